@@ -18,9 +18,28 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check engine bots bench tests workers ladder
 
-test: $(STAMP)
+test: $(STAMP) protos-check
 	$(MAKE) lint
 	$(PY) -m pytest
+
+# Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.
+PROTO_SRC := $(wildcard protos/digdown/v1/*.proto)
+PROTOC = $(PY) -m grpc_tools.protoc -I . --python_out=$(1) --grpc_python_out=$(1) \
+	--mypy_out=$(1) --mypy_grpc_out=$(1) --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
+	--plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc $(PROTO_SRC)
+
+protos: $(STAMP)
+	$(call PROTOC,.)
+
+protos-check: $(STAMP)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(call PROTOC,$$tmp) && \
+	for f in $$(cd "$$tmp" && find protos -name '*_pb2*'); do \
+	  cmp -s "$$tmp/$$f" "$$f" || { echo "stale generated file: $$f (run make protos)"; exit 1; }; \
+	done && \
+	for f in $$(find protos -name '*_pb2*'); do \
+	  test -e "$$tmp/$$f" || { echo "generated file without proto: $$f"; exit 1; }; \
+	done && echo "protos up to date"
 
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
