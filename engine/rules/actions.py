@@ -1,0 +1,89 @@
+"""Actions: one value type for every kind of decision in rules §4."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MalformedAction
+
+# kind -> the argument names it takes
+ACTION_ARGS: dict[str, tuple[str, ...]] = {
+    "EXCHANGE": ("recipe",),
+    "TRADE": ("item",),
+    "GIVE": ("item", "to_seat"),
+    "STASH": (),
+    "UNSTASH": (),
+    "DISCARD": ("item",),
+    "DONE": (),
+    "EXPLORE": (),
+    "CONTINUE": (),
+    "RETURN": (),
+    "MOVE": ("passage",),
+    "PEEK": (),
+    "READY": (),
+    "ATTEMPT": (),
+    "LEAVE": (),
+    "COMMIT": ("tool_id",),
+    "STOP": (),
+}
+_INT_ARGS = {"passage", "tool_id", "to_seat"}
+_ALL_ARGS = ("passage", "tool_id", "item", "to_seat", "recipe")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A decision. Only the arguments of its kind are set (see docs/engine-api.md)."""
+
+    kind: str
+    passage: int | None = None
+    tool_id: int | None = None
+    item: str | None = None
+    to_seat: int | None = None
+    recipe: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind}
+        for name in ACTION_ARGS.get(self.kind, ()):
+            d[name] = getattr(self, name)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Action:
+        """Parse an action, refusing unknown kinds and missing or stray arguments."""
+        if not isinstance(d, dict):
+            raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
+        kind = d.get("kind")
+        if kind not in ACTION_ARGS:
+            raise MalformedAction(f"unknown action kind {kind!r}")
+        wanted = ACTION_ARGS[kind]
+        stray = [k for k in d if k != "kind" and k not in wanted and d[k] is not None]
+        if stray:
+            raise MalformedAction(f"{kind} takes {list(wanted) or 'no arguments'}, got {stray}")
+        args: dict[str, Any] = {}
+        for name in wanted:
+            value = d.get(name)
+            if value is None:
+                raise MalformedAction(f"{kind} needs '{name}'")
+            expected = int if name in _INT_ARGS else str
+            if not isinstance(value, expected) or isinstance(value, bool):
+                raise MalformedAction(f"{kind}.{name} must be {expected.__name__}, got {value!r}")
+            args[name] = value
+        return cls(kind, **args)
+
+    def __str__(self) -> str:
+        args = [str(getattr(self, n)) for n in ACTION_ARGS.get(self.kind, ())]
+        return f"{self.kind}({', '.join(args)})" if args else self.kind
+
+
+EXPLORE = Action("EXPLORE")
+CONTINUE = Action("CONTINUE")
+RETURN = Action("RETURN")
+PEEK = Action("PEEK")
+READY = Action("READY")
+ATTEMPT = Action("ATTEMPT")
+LEAVE = Action("LEAVE")
+STOP = Action("STOP")
+STASH = Action("STASH")
+UNSTASH = Action("UNSTASH")
+DONE = Action("DONE")

@@ -1,0 +1,85 @@
+"""The 120 cards of the box: ids, and the per-game card table.
+
+Ids (documented in docs/engine-api.md): 0-49 cave cards in the order of the
+rules §8 table; then torch cards; then basic equipment (colour c at a block of
+four: two swords, two pickaxes); then exchange cards in recipe order; then
+objective cards, inventory cards, the base and the decision card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ruleset import ITEM_KINDS, PICKAXE, SWORD, CaveRow, Ruleset
+
+TOTAL_CARDS = 120
+
+
+@dataclass(frozen=True)
+class CardIds:
+    """Where each kind of card sits in the id space of one ruleset."""
+
+    cave: range
+    torches: range
+    basic: range
+    exchange: range
+    objectives: range
+    inventories: range
+    base: int
+    decision: int
+
+
+def card_ids(rules: Ruleset) -> CardIds:
+    n_cave = sum(row.count for row in rules.cave)
+    n_basic = 4 * len(rules.colours)
+    n_exchange = sum(r.count for r in rules.recipes)
+    start = 0
+    spans = []
+    for size in (n_cave, rules.torch_cards, n_basic, n_exchange, len(ITEM_KINDS), 4):
+        spans.append(range(start, start + size))
+        start += size
+    ids = CardIds(*spans, base=start, decision=start + 1)
+    if ids.decision + 1 != TOTAL_CARDS:
+        raise ValueError(f"ruleset {rules.id} does not add up to {TOTAL_CARDS} cards")
+    return ids
+
+
+def cave_rows_by_id(rules: Ruleset) -> list[CaveRow]:
+    """Cave card id -> its §8 row (rows expanded by count, in table order)."""
+    return [row for row in rules.cave for _ in range(row.count)]
+
+
+@dataclass(frozen=True)
+class ToolCard:
+    id: int
+    kind: str
+    name: str
+    strength: int
+
+
+def tool_cards(rules: Ruleset) -> dict[int, ToolCard]:
+    """Every tool card (basic and exchange) by id."""
+    ids = card_ids(rules)
+    tools: dict[int, ToolCard] = {}
+    for c, colour in enumerate(rules.colours):
+        base = ids.basic.start + 4 * c
+        for k, kind in enumerate((SWORD, SWORD, PICKAXE, PICKAXE)):
+            name = f"{colour.title()} Stone {kind.title()}"
+            tools[base + k] = ToolCard(base + k, kind, name, rules.basic_strength)
+    next_id = ids.exchange.start
+    for recipe in rules.recipes:
+        for _ in range(recipe.count):
+            name = recipe.name.replace("_", " ").title()
+            tools[next_id] = ToolCard(next_id, recipe.tool, name, recipe.strength)
+            next_id += 1
+    return tools
+
+
+def exchange_stacks(rules: Ruleset) -> dict[str, list[int]]:
+    """Recipe name -> the exchange card ids of that kind, lowest first."""
+    stacks: dict[str, list[int]] = {}
+    next_id = card_ids(rules).exchange.start
+    for recipe in rules.recipes:
+        stacks[recipe.name] = list(range(next_id, next_id + recipe.count))
+        next_id += recipe.count
+    return stacks

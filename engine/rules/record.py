@@ -1,0 +1,48 @@
+"""Game records: re-simulating a record gives the identical events and result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .actions import Action
+from .errors import IllegalAction
+from .ruleset import RULESETS
+from .setup import GameConfig
+from .state import RECORD_FORMAT, State
+
+
+def state_from_record_setup(record: dict[str, Any]) -> State:
+    """A fresh state from the record's stored cave (never the RNG)."""
+    if record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"not a {RECORD_FORMAT} record: format {record.get('format')!r}")
+    config = GameConfig.from_dict(record["config"])
+    rules = config.validate()
+    if record.get("ruleset") != rules.id or record["ruleset"] not in RULESETS:
+        raise ValueError(f"record ruleset {record.get('ruleset')!r} does not match its config")
+    return State(
+        rules, config.to_dict(), record["cave"], record.get("sleeved", []), record["first_lead"]
+    )
+
+
+def apply_entry(state: State, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    seat = entry.get("seat")
+    if "forfeit" in entry:
+        return state.forfeit(seat, entry["forfeit"])
+    if seat != state.acting_seat:
+        raise IllegalAction(f"entry for seat {seat} but seat {state.acting_seat} is to act")
+    if "fault" in entry:
+        return state.apply_default(entry["fault"])
+    action = Action.from_dict(entry["action"])
+    if entry.get("forced"):
+        if state.legal_actions() != [action]:
+            raise IllegalAction(f"entry says {action} was forced, but it was not the only action")
+        return state.apply_forced()
+    return state.apply(action)
+
+
+def replay_record(record: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Re-simulate a record: (every event from the start, result or None if unfinished)."""
+    state = state_from_record_setup(record)
+    for entry in record["entries"]:
+        apply_entry(state, entry)
+    return state.log, state.result

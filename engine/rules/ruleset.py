@@ -1,0 +1,121 @@
+"""Ruleset `dd-1` as data: the card table, counts and every numeric parameter.
+
+A later ruleset (`dd-2`, ...) is a new `Ruleset` value, not new code: the state
+machine reads every number from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DIRT, STONE, DEEPSLATE = "DIRT", "STONE", "DEEPSLATE"
+MATERIALS = (DIRT, STONE, DEEPSLATE)
+PICKAXE, SWORD = "PICKAXE", "SWORD"
+NONE, TORCH, IRON, GOLD, DIAMOND, EMERALD = "NONE", "TORCH", "IRON", "GOLD", "DIAMOND", "EMERALD"
+ITEM_KINDS = (IRON, GOLD, DIAMOND, EMERALD)
+DIFFICULTIES = ("easy", "normal", "hard", "hardcore")
+
+
+@dataclass(frozen=True)
+class CaveRow:
+    """One row of the rules §8 table."""
+
+    material: str
+    name: str
+    count: int
+    tool: str
+    strength: int
+    damage: int
+    loot: str = NONE
+    torches: int = 0
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """An exchange card kind: what it is, how many exist, and what it costs."""
+
+    name: str
+    tool: str
+    strength: int
+    count: int
+    cost: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    id: str
+    cave: tuple[CaveRow, ...]
+    recipes: tuple[Recipe, ...]
+    capacity: dict[int, int]
+    basic_tools: dict[int, tuple[int, int]]  # seats -> (swords, pickaxes) per seat
+    start_torches: dict[int, tuple[int, int]]  # seats -> (inventory, stash) per seat
+    objectives: dict[str, tuple[str, ...]]
+    trade: dict[str, int]
+    loot_points: dict[str, int]
+    torch_cards: int = 32
+    colours: tuple[str, ...] = ("RED", "BLUE", "GREEN", "YELLOW")
+    basic_strength: int = 2
+    hearts: int = 4
+    tiles: int = 5
+    passages: int = 4
+    explore_cost: int = 1
+    return_cost: int = 2
+    peek_cost: int = 1
+    base_action_limit: int = 40
+    position_action_limit: int = 12
+    turn_limit: int = 400
+    sleeves: int = 3
+    sleeve_strength: int = 2
+    sleeve_damage: int = 1
+    sleeved_names: tuple[str, ...] = ("Skeleton", "Creeper", "Enderman", "Warden")
+    deal_order: tuple[str, ...] = (DEEPSLATE, STONE, DIRT)
+    default_discard_order: tuple[str, ...] = (TORCH, IRON, GOLD, DIAMOND, EMERALD)
+    extras: dict[str, int] = field(default_factory=dict)
+
+
+P, S = PICKAXE, SWORD
+
+DD1 = Ruleset(
+    id="dd-1",
+    cave=(
+        CaveRow(DIRT, "Dirt", 3, P, 1, 0),
+        CaveRow(DIRT, "Coal Ore", 4, P, 2, 0, TORCH, 2),
+        CaveRow(DIRT, "Iron Ore", 3, P, 2, 0, IRON),
+        CaveRow(DIRT, "Zombie", 3, S, 2, 1),
+        CaveRow(DIRT, "Spider", 2, S, 2, 1),
+        CaveRow(STONE, "Coal Ore", 3, P, 2, 0, TORCH, 2),
+        CaveRow(STONE, "Iron Ore", 4, P, 2, 0, IRON),
+        CaveRow(STONE, "Gold Ore", 3, P, 4, 0, GOLD),
+        CaveRow(STONE, "Skeleton", 3, S, 4, 1),
+        CaveRow(STONE, "Creeper", 2, S, 2, 2),
+        CaveRow(STONE, "Lava", 2, P, 3, 2),
+        CaveRow(DEEPSLATE, "Deepslate Iron Ore", 2, P, 3, 0, IRON),
+        CaveRow(DEEPSLATE, "Deepslate Gold Ore", 3, P, 5, 0, GOLD),
+        CaveRow(DEEPSLATE, "Deepslate Diamond Ore", 3, P, 6, 0, DIAMOND),
+        CaveRow(DEEPSLATE, "Deepslate Emerald Ore", 2, P, 6, 0, EMERALD),
+        CaveRow(DEEPSLATE, "Skeleton", 2, S, 4, 1),
+        CaveRow(DEEPSLATE, "Creeper", 2, S, 2, 2),
+        CaveRow(DEEPSLATE, "Enderman", 2, S, 6, 2),
+        CaveRow(DEEPSLATE, "Lava", 1, P, 3, 2),
+        CaveRow(DEEPSLATE, "Warden", 1, S, 10, 4),
+    ),
+    recipes=(
+        Recipe("IRON_SWORD", S, 4, 4, ((IRON, 1),)),
+        Recipe("IRON_PICKAXE", P, 4, 4, ((IRON, 1),)),
+        Recipe("DIAMOND_SWORD", S, 6, 2, ((DIAMOND, 1), (IRON, 1))),
+        Recipe("DIAMOND_PICKAXE", P, 6, 2, ((DIAMOND, 1), (IRON, 1))),
+    ),
+    capacity={2: 8, 3: 6, 4: 6},
+    basic_tools={2: (3, 3), 3: (2, 2), 4: (2, 2)},
+    start_torches={2: (6, 4), 3: (5, 3), 4: (5, 2)},
+    objectives={
+        "easy": (IRON, GOLD),
+        "normal": (GOLD, DIAMOND),
+        "hard": (DIAMOND, EMERALD),
+        "hardcore": (DIAMOND, EMERALD),
+    },
+    trade={GOLD: 3, EMERALD: 4},
+    loot_points={IRON: 1, GOLD: 2, DIAMOND: 3, EMERALD: 3},
+)
+
+RULESETS: dict[str, Ruleset] = {DD1.id: DD1}

@@ -1,0 +1,74 @@
+"""Setting up a game (rules §2): the pinned deal of the cave, sleeves and first lead."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .cards import cave_rows_by_id
+from .pinned_random import draw_index, fisher_yates, make_rng
+from .ruleset import DIFFICULTIES, RULESETS, Ruleset
+from .state import State
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Everything that determines a game before the first action."""
+
+    seed: int = 0
+    num_seats: int = 2
+    difficulty: str = "normal"
+    ruleset: str = "dd-1"
+
+    def validate(self) -> Ruleset:
+        if self.ruleset not in RULESETS:
+            raise ValueError(f"unknown ruleset {self.ruleset!r}; known: {sorted(RULESETS)}")
+        if self.num_seats not in (2, 3, 4):
+            raise ValueError(f"num_seats must be 2, 3 or 4, got {self.num_seats}")
+        if self.difficulty not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {self.difficulty!r}")
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
+            raise ValueError(f"seed must be an integer with 0 <= seed < 2^63, got {self.seed!r}")
+        return RULESETS[self.ruleset]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameConfig:
+        return cls(
+            seed=d.get("seed", 0),
+            num_seats=d.get("num_seats", 2),
+            difficulty=d.get("difficulty", "normal"),
+            ruleset=d.get("ruleset", "dd-1"),
+        )
+
+
+def deal(rules: Ruleset, config: GameConfig) -> tuple[list[list[int]], list[int], int]:
+    """Rules §2.5-2.6 and §4: the cave (bottom -> top per passage), sleeves, first lead."""
+    rng = make_rng(config.seed)
+    rows = cave_rows_by_id(rules)
+    passages: list[list[int]] = [[] for _ in range(rules.passages)]
+    turn = 0
+    for material in rules.deal_order:
+        cards = [cid for cid, row in enumerate(rows) if row.material == material]
+        for cid in fisher_yates(cards, rng):
+            passages[turn % rules.passages].append(cid)
+            turn += 1
+    sleeved: list[int] = []
+    if config.difficulty == "hardcore":
+        mobs = [
+            cid
+            for passage in passages
+            for cid in passage
+            if rows[cid].material == rules.deal_order[0] and rows[cid].name in rules.sleeved_names
+        ]
+        sleeved = fisher_yates(mobs, rng)[: rules.sleeves]
+    first_lead = draw_index(config.num_seats, rng)
+    return passages, sleeved, first_lead
+
+
+def new_game(config: GameConfig) -> State:
+    rules = config.validate()
+    cave, sleeved, first_lead = deal(rules, config)
+    return State(rules, config.to_dict(), cave, sleeved, first_lead)
