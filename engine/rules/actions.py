@@ -31,7 +31,7 @@ _INT_ARGS = {"passage", "tool_id", "to_seat"}
 _ALL_ARGS = ("passage", "tool_id", "item", "to_seat", "recipe")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Action:
     """A decision. Only the arguments of its kind are set (see docs/engine-api.md)."""
 
@@ -74,6 +74,8 @@ class Action:
     def __str__(self) -> str:
         args = [str(getattr(self, n)) for n in ACTION_ARGS.get(self.kind, ())]
         return f"{self.kind}({', '.join(args)})" if args else self.kind
+
+    __repr__ = __str__
 
 
 EXPLORE = Action("EXPLORE")

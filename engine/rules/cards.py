@@ -83,3 +83,13 @@ def exchange_stacks(rules: Ruleset) -> dict[str, list[int]]:
         stacks[recipe.name] = list(range(next_id, next_id + recipe.count))
         next_id += recipe.count
     return stacks
+
+
+def starting_tools(rules: Ruleset, num_seats: int, seat_index: int) -> list[int]:
+    """Rules §2.1: a seat's basic equipment; at 2 seats it also takes colour i+2's."""
+    ids = card_ids(rules)
+    swords, pickaxes = rules.basic_tools[num_seats]
+    colours = [seat_index, seat_index + 2] if num_seats == 2 else [seat_index]
+    own_swords = [ids.basic.start + 4 * c + k for c in colours for k in (0, 1)]
+    own_picks = [ids.basic.start + 4 * c + k for c in colours for k in (2, 3)]
+    return own_swords[:swords] + own_picks[:pickaxes]

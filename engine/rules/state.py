@@ -12,7 +12,15 @@ from bisect import insort
 from typing import Any
 
 from .actions import Action
-from .cards import TOTAL_CARDS, CaveRow, card_ids, cave_rows_by_id, exchange_stacks, tool_cards
+from .cards import (
+    TOTAL_CARDS,
+    CaveRow,
+    card_ids,
+    cave_rows_by_id,
+    exchange_stacks,
+    starting_tools,
+    tool_cards,
+)
 from .errors import GameOver, IllegalAction
 from .ruleset import ITEM_KINDS, NONE, TORCH, Ruleset
 
@@ -174,12 +182,8 @@ class State:
     def _deal_equipment(self, n: int) -> None:
         """Rules §2.1-2.2: tools by colour, starting torches from the lowest ids."""
         rules = self.rules
-        swords, pickaxes = rules.basic_tools[n]
         for seat in self.seats:
-            colours = [seat.index, seat.index + 2] if n == 2 else [seat.index]
-            own_swords = [self.ids.basic.start + 4 * c + k for c in colours for k in (0, 1)]
-            own_picks = [self.ids.basic.start + 4 * c + k for c in colours for k in (2, 3)]
-            seat.tools = own_swords[:swords] + own_picks[:pickaxes]
+            seat.tools = starting_tools(rules, n, seat.index)
             seat.active = set(seat.tools)
         inv, stash = rules.start_torches[n]
         for seat in self.seats:
