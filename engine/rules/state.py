@@ -745,7 +745,7 @@ class State:
                 self._next_passage()
                 return
             self.res_owner = self.res_helpers.pop(0)
-        if not self.attempting:
+        if not self.attempting or i not in self.committers:
             return
         pos = self.committers.index(i)
         self.committers.remove(i)
