@@ -1,0 +1,91 @@
+"""Replay verification: re-simulate a record from its stored cave and compare.
+
+A replay is only trustworthy if the engine, fed the same cave and decisions,
+produces the same events and result. This answers "where does it first
+differ" in words a person can act on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import wire
+from engine.rules import replay_record
+from protos.digdown.v1 import engine_pb2, game_pb2
+
+
+def _normal(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events as they look after a trip over the wire (so both sides compare alike)."""
+    return [wire.event_from_proto(wire.event_to_proto(e)) for e in events]
+
+
+def _describe(expected: dict[str, Any], got: dict[str, Any]) -> str:
+    keys = sorted(set(expected) | set(got))
+    diffs = [f"{k}: stored {expected.get(k)!r}, engine {got.get(k)!r}" for k in keys
+             if expected.get(k) != got.get(k)]  # fmt: skip
+    return "; ".join(diffs)
+
+
+def first_event_difference(
+    expected: list[dict[str, Any]], got: list[dict[str, Any]]
+) -> tuple[int, str] | None:
+    """(index, description) of the first differing event, or None if equal."""
+    for i, (e, g) in enumerate(zip(expected, got, strict=False)):
+        if e != g:
+            return i, f"event {i} ({e.get('kind')} vs {g.get('kind')}) differs: {_describe(e, g)}"
+    if len(expected) != len(got):
+        i = min(len(expected), len(got))
+        return i, f"stored replay has {len(expected)} events, re-simulation {len(got)}"
+    return None
+
+
+def verify(
+    record: dict[str, Any],
+    expected_events: list[dict[str, Any]] | None,
+    expected_result: dict[str, Any] | None,
+) -> engine_pb2.VerifyReplayResponse:
+    """Re-simulate `record`; compare with the expected events (if any) and result (if any)."""
+    try:
+        events, result = replay_record(record)
+    except Exception as exc:  # any failure of a hostile or corrupt record is a verdict
+        return engine_pb2.VerifyReplayResponse(
+            ok=False, first_difference=f"cannot re-simulate: {exc}", event_index=-1
+        )
+    got = _normal(events)
+    response = engine_pb2.VerifyReplayResponse(ok=True, event_index=-1, num_events=len(got))
+    if result is not None:
+        response.result.CopyFrom(wire.result_to_proto(result))
+    if expected_events:
+        diff = first_event_difference(_normal(expected_events), got)
+        if diff is not None:
+            response.ok = False
+            response.event_index, response.first_difference = diff
+            return response
+    if expected_result is not None:
+        if result is None:
+            response.ok = False
+            response.first_difference = "the record does not reach the end of the game"
+        else:
+            mine = wire.result_from_proto(wire.result_to_proto(result))
+            if mine != expected_result:
+                response.ok = False
+                response.first_difference = "result differs: " + _describe(expected_result, mine)
+    return response
+
+
+def verify_request(request: engine_pb2.VerifyReplayRequest) -> engine_pb2.VerifyReplayResponse:
+    """VerifyReplay for either subject; WireError for a request that cannot be read."""
+    which = request.WhichOneof("subject")
+    if which == "replay":
+        replay: game_pb2.Replay = request.replay
+        record = wire.replay_to_record(replay)
+        events = [wire.event_from_proto(e) for e in replay.events]
+        result = wire.result_from_proto(replay.result) if replay.HasField("result") else None
+        return verify(record, events, result)
+    if which == "record":
+        subject = request.record
+        record = wire.record_from_proto(subject.record)
+        events = [wire.event_from_proto(e) for e in subject.events]
+        result = wire.result_from_proto(subject.result) if subject.HasField("result") else None
+        return verify(record, events, result)
+    raise wire.WireError("VerifyReplayRequest needs a record or a replay")
