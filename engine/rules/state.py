@@ -22,6 +22,8 @@ from .cards import (
     tool_cards,
 )
 from .errors import GameOver, IllegalAction
+from .legal import default_action, legal_actions, why_illegal
+from .ranking import build_result
 from .ruleset import ITEM_KINDS, NONE, TORCH, Ruleset
 
 ENGINE_VERSION = "digdown-engine/0.1.0"
@@ -207,8 +209,6 @@ class State:
         if not self.is_over:
             return None
         if self._result is None:
-            from .ranking import build_result
-
             self._result = build_result(self)
         return self._result
 
@@ -234,14 +234,10 @@ class State:
         if self._legal is None:
             if self.is_over:
                 return []
-            from .legal import legal_actions
-
             self._legal = legal_actions(self)
         return self._legal
 
     def default_action(self) -> Action:
-        from .legal import default_action
-
         if self.is_over:
             raise GameOver("the game is over")
         return default_action(self)
@@ -296,8 +292,6 @@ class State:
         if self.is_over:
             raise GameOver("the game is over")
         if action not in self.legal_actions():
-            from .legal import why_illegal
-
             raise IllegalAction(why_illegal(self, action))
 
     def _fault(self, seat: Seat, reason: str) -> list[dict[str, Any]]:
