@@ -1,0 +1,80 @@
+"""Admin for bots and versions, with moderation actions that call the services."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from ladder.bots.models import Bot, BotVersion
+from ladder.bots.services import bot_suspend, bot_unsuspend
+from ladder.common.exceptions import ApplicationError
+
+
+class BotVersionInline(admin.TabularInline):
+    model = BotVersion
+    extra = 0
+    can_delete = False
+    fields = (
+        "number",
+        "archive",
+        "archive_sha256",
+        "archive_size",
+        "entry_point",
+        "endpoint",
+        "created_at",
+    )
+    readonly_fields = fields
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Bot)
+class BotAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "owner",
+        "kind",
+        "is_active",
+        "rating_points",
+        "games",
+        "retired_at",
+        "created_at",
+    )
+    list_filter = ("kind", "is_active", ("retired_at", admin.EmptyFieldListFilter), "created_at")
+    search_fields = ("name", "owner__username", "suspended_reason")
+    readonly_fields = ("rating", "games", "created_at", "updated_at", "retired_at")
+    inlines = [BotVersionInline]
+    actions = ["suspend", "unsuspend"]
+
+    @admin.display(description="rating", ordering="rating")
+    def rating_points(self, obj: Bot) -> str:
+        return f"{obj.rating / 100:.2f}"
+
+    @admin.action(description="Suspend selected bots (reason: moderation)")
+    def suspend(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
+        for bot in queryset:
+            bot_suspend(user=request.user, bot_id=bot.pk, reason=f"suspended by {request.user}")
+        self.message_user(request, f"{queryset.count()} bot(s) suspended", messages.SUCCESS)
+
+    @admin.action(description="Unsuspend selected bots")
+    def unsuspend(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
+        for bot in queryset:
+            try:
+                bot_unsuspend(user=request.user, bot_id=bot.pk)
+            except ApplicationError as exc:
+                self.message_user(request, f"{bot}: {exc.message}", messages.WARNING)
+
+
+@admin.register(BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    list_display = ("bot", "number", "archive_size", "endpoint", "created_at")
+    list_filter = ("bot__kind", "created_at")
+    search_fields = ("bot__name", "archive_sha256", "endpoint")
+    readonly_fields = [f.name for f in BotVersion._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Versions come only through validated uploads.
+        return False

@@ -1,0 +1,81 @@
+"""Bots and their immutable versions.
+
+The current rating lives on the Bot (integer hundredths, see ``ladder.ratings.elo``)
+so that uploading a new version keeps it; the history lives on MatchSeat rows.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models.functions import Lower
+
+BOT_NAME_VALIDATOR = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$",
+    "3-32 characters: letters, digits, '_', '.', '-'; starting with a letter or digit.",
+)
+
+
+def _start_rating() -> int:
+    return settings.LADDER_ELO_START
+
+
+class Bot(models.Model):
+    """A player of the ladder, owned by one user."""
+
+    class Kind(models.TextChoices):
+        HOSTED = "hosted", "hosted (uploaded Python)"
+        REMOTE = "remote", "remote (registered endpoint)"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots"
+    )
+    name = models.CharField(max_length=32, unique=True, validators=[BOT_NAME_VALIDATOR])
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    description = models.CharField(max_length=500, blank=True)
+    is_active = models.BooleanField(default=True, db_index=True)
+    suspended_reason = models.CharField(max_length=500, blank=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+    rating = models.IntegerField(default=_start_rating, help_text="Hundredths of an Elo point.")
+    games = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="bot_name_ci_unique"),
+        ]
+        indexes = [models.Index(fields=["-rating", "id"], name="bot_rating_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def playable(self) -> bool:
+        """May be scheduled: active, not retired, and has a version."""
+        return self.is_active and self.retired_at is None
+
+
+class BotVersion(models.Model):
+    """One immutable submission: an archive (hosted) or an endpoint (remote)."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    archive = models.FileField(upload_to="bots/", blank=True, max_length=255)
+    archive_sha256 = models.CharField(max_length=64, blank=True)
+    archive_size = models.PositiveIntegerField(default=0)
+    entry_point = models.CharField(max_length=255, blank=True)
+    endpoint = models.CharField(max_length=300, blank=True)
+    validation_log = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["bot", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["bot", "number"], name="botversion_bot_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot.name} v{self.number}"

@@ -1,0 +1,213 @@
+"""Bot services: create, change, delete, upload a version, set an endpoint, moderate.
+
+Authorization lives here (not in views) so the REST API and the gRPC service
+enforce the same rules: only the owner changes or deletes a bot; staff moderate
+(suspend/unsuspend). Versions are immutable and numbered per bot; a new version
+never touches the bot's rating.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import PurePosixPath
+
+from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from ladder.accounts.models import User
+from ladder.bots.endpoints import Resolver, endpoint_check
+from ladder.bots.models import Bot, BotVersion
+from ladder.bots.uploads import UploadReport, validate_upload
+from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+
+
+class UploadRejected(ApplicationError):
+    """The uploaded source failed validation; ``report`` says why."""
+
+    code = "upload_rejected"
+
+    def __init__(self, report: UploadReport) -> None:
+        super().__init__(
+            "upload rejected: " + "; ".join(report.errors),
+            extra={"report": report.as_text().splitlines(), "errors": report.errors},
+        )
+        self.report = report
+
+
+def _validation_message(exc: ValidationError) -> str:
+    if hasattr(exc, "message_dict"):
+        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+def _lock_owned_bot(*, user: User, bot_id: int) -> Bot:
+    """Lock and return a bot the user owns; 404 if missing, 403 if someone else's."""
+    bot = Bot.objects.select_for_update().filter(pk=bot_id).first()
+    if bot is None:
+        raise NotFound("no such bot")
+    if bot.owner_id != user.pk:
+        raise PermissionDenied("only the owner can change this bot")
+    if bot.retired_at is not None:
+        raise Conflict("this bot is retired")
+    return bot
+
+
+@transaction.atomic
+def bot_create(
+    *,
+    owner: User,
+    name: str,
+    kind: str,
+    description: str = "",
+    endpoint: str | None = None,
+    resolver: Resolver | None = None,
+) -> Bot:
+    """Create a bot; a remote bot may register its endpoint at once."""
+    if kind not in Bot.Kind.values:
+        raise ApplicationError(f"kind must be one of {', '.join(Bot.Kind.values)}")
+    if endpoint and kind != Bot.Kind.REMOTE:
+        raise ApplicationError("only remote bots have an endpoint")
+    checked = endpoint_check(endpoint, resolver=resolver) if endpoint else None
+    bot = Bot(owner=owner, name=name.strip(), kind=kind, description=description)
+    try:
+        bot.full_clean()
+    except ValidationError as exc:
+        if Bot.objects.filter(name__iexact=bot.name).exists():
+            raise Conflict(f"a bot named {bot.name!r} already exists") from exc
+        raise ApplicationError(_validation_message(exc)) from exc
+    if Bot.objects.filter(name__iexact=bot.name).exists():
+        raise Conflict(f"a bot named {bot.name!r} already exists")
+    try:
+        with transaction.atomic():
+            bot.save()
+    except IntegrityError as exc:
+        raise Conflict(f"a bot named {bot.name!r} already exists") from exc
+    if checked is not None:
+        BotVersion.objects.create(bot=bot, number=1, endpoint=checked.target)
+    return bot
+
+
+@transaction.atomic
+def bot_update(*, user: User, bot_id: int, description: str | None = None) -> Bot:
+    """Change the owner-editable fields of a bot."""
+    bot = _lock_owned_bot(user=user, bot_id=bot_id)
+    if description is not None:
+        bot.description = description
+    bot.full_clean()
+    bot.save(update_fields=["description", "updated_at"])
+    return bot
+
+
+@transaction.atomic
+def bot_delete(*, user: User, bot_id: int) -> bool:
+    """Delete a bot; one that has played is retired instead so history stays whole.
+
+    Returns True when the row was deleted, False when it was retired.
+    """
+    bot = _lock_owned_bot(user=user, bot_id=bot_id)
+    if not bot.seats.exists():
+        names = list(bot.versions.exclude(archive="").values_list("archive", flat=True))
+        bot.delete()
+        transaction.on_commit(lambda: [default_storage.delete(n) for n in names])
+        return True
+    bot.retired_at = timezone.now()
+    bot.is_active = False
+    bot.save(update_fields=["retired_at", "is_active", "updated_at"])
+    return False
+
+
+def _next_number(bot: Bot) -> int:
+    return (bot.versions.aggregate(m=Max("number"))["m"] or 0) + 1
+
+
+def bot_version_upload(
+    *, user: User, bot_id: int, filename: str, data: bytes, entry_point: str | None = None
+) -> BotVersion:
+    """Validate uploaded source and store it as the bot's next version.
+
+    Validation runs before anything is written; on rejection nothing is stored and
+    UploadRejected carries the report.
+    """
+    report = validate_upload(filename=filename, data=data, entry_point=entry_point or None)
+    if not report.ok:
+        raise UploadRejected(report)
+    digest = hashlib.sha256(data).hexdigest()
+    suffix = ".zip" if report.kind == "zip" else ".py"
+    with transaction.atomic():
+        bot = _lock_owned_bot(user=user, bot_id=bot_id)
+        if bot.kind != Bot.Kind.HOSTED:
+            raise ApplicationError("only hosted bots take uploads; set an endpoint instead")
+        number = _next_number(bot)
+        stored = default_storage.save(
+            str(PurePosixPath("bots", str(bot.pk), f"v{number}-{digest[:16]}{suffix}")),
+            ContentFile(data),
+        )
+        try:
+            version = BotVersion.objects.create(
+                bot=bot,
+                number=number,
+                archive=stored,
+                archive_sha256=digest,
+                archive_size=len(data),
+                entry_point=report.entry_point,
+                validation_log=report.as_text(),
+            )
+        except BaseException:
+            default_storage.delete(stored)
+            raise
+    return version
+
+
+@transaction.atomic
+def bot_set_endpoint(
+    *, user: User, bot_id: int, endpoint: str, resolver: Resolver | None = None
+) -> BotVersion:
+    """Register a remote bot's (new) endpoint as its next version."""
+    checked = endpoint_check(endpoint, resolver=resolver)
+    bot = _lock_owned_bot(user=user, bot_id=bot_id)
+    if bot.kind != Bot.Kind.REMOTE:
+        raise ApplicationError("only remote bots have an endpoint; upload a version instead")
+    return BotVersion.objects.create(
+        bot=bot,
+        number=_next_number(bot),
+        endpoint=checked.target,
+        validation_log=f"{checked.target}: resolves to {', '.join(checked.addresses)}",
+    )
+
+
+def _lock_for_staff(*, user: User, bot_id: int) -> Bot:
+    if not user.is_staff:
+        raise PermissionDenied("only staff can moderate bots")
+    bot = Bot.objects.select_for_update().filter(pk=bot_id).first()
+    if bot is None:
+        raise NotFound("no such bot")
+    return bot
+
+
+@transaction.atomic
+def bot_suspend(*, user: User, bot_id: int, reason: str) -> Bot:
+    """Staff: stop a bot from being scheduled, with a reason its owner sees."""
+    reason = reason.strip()
+    if not reason:
+        raise ApplicationError("a reason is required to suspend a bot")
+    bot = _lock_for_staff(user=user, bot_id=bot_id)
+    bot.is_active = False
+    bot.suspended_reason = reason[:500]
+    bot.save(update_fields=["is_active", "suspended_reason", "updated_at"])
+    return bot
+
+
+@transaction.atomic
+def bot_unsuspend(*, user: User, bot_id: int) -> Bot:
+    """Staff: make a suspended bot active again."""
+    bot = _lock_for_staff(user=user, bot_id=bot_id)
+    if bot.retired_at is not None:
+        raise Conflict("a retired bot cannot be reactivated")
+    bot.is_active = True
+    bot.suspended_reason = ""
+    bot.save(update_fields=["is_active", "suspended_reason", "updated_at"])
+    return bot

@@ -1,0 +1,137 @@
+"""Tournaments, matches, seats and the one recorded result of a match.
+
+``MatchResult`` is a one-to-one row per match: the database itself refuses a
+second result (aiarena's shape). Its auto-increment id is the order in which
+results were recorded; ``rerate`` replays ratings in that order.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Tournament(models.Model):
+    """A named set of participants; formats and standings come with a later issue."""
+
+    class Format(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "round robin"
+        SWISS = "swiss", "swiss"
+
+    name = models.CharField(max_length=100, unique=True)
+    format = models.CharField(max_length=16, choices=Format.choices, default=Format.ROUND_ROBIN)
+    participants = models.ManyToManyField("bots.Bot", related_name="tournaments", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Match(models.Model):
+    """A game between 2-4 bots, from queued to finished (or errored/cancelled)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        FINISHED = "finished"
+        ERRORED = "errored"
+        CANCELLED = "cancelled"
+
+    class Difficulty(models.TextChoices):
+        EASY = "easy"
+        NORMAL = "normal"
+        HARD = "hard"
+        HARDCORE = "hardcore"
+
+    ruleset = models.CharField(max_length=16, default="dd-1")
+    seed = models.BigIntegerField()
+    difficulty = models.CharField(max_length=10, choices=Difficulty.choices, default="normal")
+    rated = models.BooleanField(default=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    tournament = models.ForeignKey(
+        Tournament, null=True, blank=True, on_delete=models.PROTECT, related_name="matches"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    claimed_by = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    replay = models.FileField(upload_to="replays/", blank=True, max_length=255)
+    replay_sha256 = models.CharField(max_length=64, blank=True)
+    replay_size = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "matches"
+        constraints = [
+            models.CheckConstraint(condition=Q(seed__gte=0), name="match_seed_nonnegative"),
+            models.CheckConstraint(
+                condition=~Q(status="finished") | ~Q(replay_sha256=""),
+                name="match_finished_has_replay",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.pk} ({self.status})"
+
+
+class MatchSeat(models.Model):
+    """One bot's seat in one match, with its outcome and rating before/after."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="seats")
+    version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="seats")
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    score = models.IntegerField(null=True, blank=True, help_text="Loot points at the end.")
+    faults = models.PositiveSmallIntegerField(default=0)
+    ended = models.CharField(max_length=12, blank=True)
+    forfeit_reason = models.CharField(max_length=200, blank=True)
+    rating_before = models.IntegerField(null=True, blank=True)
+    rating_after = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["match", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "seat"], name="matchseat_match_seat_unique"),
+            models.UniqueConstraint(fields=["match", "bot"], name="matchseat_match_bot_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.match_id} seat {self.seat}: {self.bot_id}"
+
+    @property
+    def rating_delta(self) -> int | None:
+        if self.rating_before is None or self.rating_after is None:
+            return None
+        return self.rating_after - self.rating_before
+
+
+class MatchResult(models.Model):
+    """The single recorded result of a match; its id orders rating updates."""
+
+    match = models.OneToOneField(Match, on_delete=models.CASCADE, related_name="result")
+    reason = models.CharField(max_length=20)
+    winner = models.SmallIntegerField(help_text="Winning seat or -1.")
+    turns = models.PositiveIntegerField(default=0)
+    rounds = models.PositiveIntegerField(default=0)
+    data = models.JSONField(help_text="The engine's Result dict, as recorded.")
+    elo_k = models.FloatField(help_text="K used for this match (0 when unrated).")
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"result #{self.pk} of match {self.match_id}"

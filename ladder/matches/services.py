@@ -1,0 +1,273 @@
+"""Match services: create (a challenge), claim, record the result exactly once, cancel.
+
+``match_record_result`` is the single writer of a finished match. Locks are
+always taken in the same order — the match row, then the seated bots ordered by
+pk — so concurrent recordings never deadlock on PostgreSQL; on SQLite the
+IMMEDIATE transactions serialize writers instead (select_for_update is a no-op
+there). The state check under the match lock makes a second call a no-op.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ladder.accounts.models import User
+from ladder.bots.models import Bot, BotVersion
+from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
+from ladder.matches.replays import replay_store
+from ladder.ratings.services import ratings_apply
+
+RESULT_REASONS = {"won", "last_standing", "cave_exhausted", "turn_limit"}
+SEAT_ENDINGS = {"won", "finished", "eliminated", "forfeited"}
+OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    """``recorded`` is False when the match already had its result (a retry)."""
+
+    match: Match
+    recorded: bool
+
+
+def match_create(
+    *,
+    bot_ids: Sequence[int],
+    requested_by: User | None = None,
+    seed: int | None = None,
+    difficulty: str = Match.Difficulty.NORMAL,
+    rated: bool = True,
+    tournament: Tournament | None = None,
+) -> Match:
+    """Queue a match between 2-4 distinct playable bots, seated in the given order.
+
+    A user (a challenge) must own one of the bots unless staff; ``requested_by=None``
+    is the matchmaker. Each seat plays the bot's latest version.
+    """
+    ids = list(bot_ids)
+    if not 2 <= len(ids) <= 4:
+        raise ApplicationError("a match has 2 to 4 bots")
+    if len(set(ids)) != len(ids):
+        raise ApplicationError("a bot cannot take two seats")
+    if difficulty not in Match.Difficulty.values:
+        raise ApplicationError(f"difficulty must be one of {', '.join(Match.Difficulty.values)}")
+    if seed is None:
+        seed = secrets.randbelow(2**63)
+    elif not 0 <= seed < 2**63:
+        raise ApplicationError("seed must be in [0, 2^63)")
+    with transaction.atomic():
+        bots = {b.pk: b for b in Bot.objects.filter(pk__in=ids)}
+        missing = [i for i in ids if i not in bots]
+        if missing:
+            raise NotFound(f"no such bot: {', '.join(map(str, missing))}")
+        challenger = requested_by is not None and not requested_by.is_staff
+        if challenger and not any(b.owner_id == requested_by.pk for b in bots.values()):
+            raise PermissionDenied("a challenge must include one of your own bots")
+        versions: dict[int, BotVersion] = {}
+        for i in ids:
+            bot = bots[i]
+            if not bot.playable:
+                raise Conflict(f"bot {bot.name} is not active")
+            version = bot.versions.order_by("-number").first()
+            if version is None:
+                raise Conflict(f"bot {bot.name} has no version yet")
+            versions[i] = version
+        match = Match(
+            seed=seed,
+            difficulty=difficulty,
+            rated=rated,
+            tournament=tournament,
+            requested_by=requested_by,
+        )
+        match.full_clean()
+        match.save()
+        MatchSeat.objects.bulk_create(
+            MatchSeat(match=match, seat=n, bot_id=i, version=versions[i]) for n, i in enumerate(ids)
+        )
+    return match
+
+
+@transaction.atomic
+def match_start(*, match_id: int, worker: str, lease_seconds: int = 600) -> Match:
+    """Claim a queued match (or one whose lease expired) for a worker."""
+    match = Match.objects.select_for_update().filter(pk=match_id).first()
+    if match is None:
+        raise NotFound("no such match")
+    now = timezone.now()
+    expired = match.status == Match.Status.RUNNING and (
+        match.lease_expires_at is None or match.lease_expires_at < now
+    )
+    if match.status != Match.Status.QUEUED and not expired:
+        raise Conflict(f"match is {match.status}")
+    match.status = Match.Status.RUNNING
+    match.attempts += 1
+    match.claimed_by = worker[:100]
+    match.started_at = match.started_at or now
+    match.lease_expires_at = now + timedelta(seconds=lease_seconds)
+    match.save(update_fields=["status", "attempts", "claimed_by", "started_at", "lease_expires_at"])
+    return match
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ApplicationError(f"result: {what} must be an integer")
+    return value
+
+
+def _parse_result(result: Mapping[str, Any], n: int) -> tuple[list[int], list[dict[str, Any]]]:
+    """Check an engine Result dict (docs/engine-api.md) against ``n`` seats."""
+    if not isinstance(result, Mapping):
+        raise ApplicationError("result must be an object")
+    reason = result.get("reason")
+    if reason not in RESULT_REASONS:
+        raise ApplicationError(f"result: reason must be one of {', '.join(sorted(RESULT_REASONS))}")
+    winner = _int(result.get("winner"), "winner")
+    if not -1 <= winner < n:
+        raise ApplicationError("result: winner must be a seat or -1")
+    ranks_raw = result.get("ranks")
+    if not isinstance(ranks_raw, list) or len(ranks_raw) != n:
+        raise ApplicationError(f"result: ranks must list one rank per seat ({n})")
+    ranks = [_int(r, "rank") for r in ranks_raw]
+    if any(not 1 <= r <= n for r in ranks):
+        raise ApplicationError(f"result: ranks must be between 1 and {n}")
+    seats_raw = result.get("seats", [])
+    if not isinstance(seats_raw, list):
+        raise ApplicationError("result: seats must be a list")
+    per_seat: list[dict[str, Any]] = [{} for _ in range(n)]
+    for item in seats_raw:
+        if not isinstance(item, Mapping):
+            raise ApplicationError("result: each seat result must be an object")
+        s = _int(item.get("seat"), "seat")
+        if not 0 <= s < n:
+            raise ApplicationError(f"result: seat {s} is not in this match")
+        if "rank" in item and item["rank"] != ranks[s]:
+            raise ApplicationError(f"result: seat {s} rank disagrees with ranks")
+        ended = item.get("ended", "")
+        if ended and ended not in SEAT_ENDINGS:
+            raise ApplicationError(f"result: seat {s} ended must be one of {sorted(SEAT_ENDINGS)}")
+        per_seat[s] = dict(item)
+    return ranks, per_seat
+
+
+def match_record_result(
+    *, match_id: int, result: Mapping[str, Any], replay_bytes: bytes, k: float | None = None
+) -> RecordOutcome:
+    """Record a finished match: result, seats, replay and ratings, exactly once.
+
+    The replay is stored first under a content-addressed name (idempotent), then
+    one transaction locks the match, checks it is still open, locks the bots by
+    pk, writes the MatchResult (one per match, enforced by the database), the
+    seats, the ratings and the finished state. A second call for a finished
+    match changes nothing and returns ``recorded=False``; a cancelled or errored
+    match is refused with Conflict.
+    """
+    current = Match.objects.filter(pk=match_id).values_list("status", flat=True).first()
+    if current is None:
+        raise NotFound("no such match")
+    if current == Match.Status.FINISHED:
+        return RecordOutcome(match=Match.objects.get(pk=match_id), recorded=False)
+    if current not in OPEN_STATES:
+        raise Conflict(f"match is {current}; its result cannot be recorded")
+    n = MatchSeat.objects.filter(match_id=match_id).count()
+    ranks, per_seat = _parse_result(result, n)
+    stored = replay_store(match_id=match_id, data=replay_bytes)
+    k_used = float(settings.LADDER_ELO_K if k is None else k)
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status == Match.Status.FINISHED:
+            return RecordOutcome(match=match, recorded=False)
+        if match.status not in OPEN_STATES:
+            raise Conflict(f"match is {match.status}; its result cannot be recorded")
+        seats = list(match.seats.order_by("seat"))
+        bots = {
+            b.pk: b
+            for b in Bot.objects.select_for_update()
+            .filter(pk__in=[s.bot_id for s in seats])
+            .order_by("pk")
+        }
+        # Allocated after every lock is held, so results that share a bot get ids
+        # in the order their rating changes were applied (rerate relies on it).
+        MatchResult.objects.create(
+            match=match,
+            reason=str(result["reason"]),
+            winner=int(result["winner"]),
+            turns=int(result.get("turns") or 0),
+            rounds=int(result.get("rounds") or 0),
+            data=dict(result),
+            elo_k=k_used if match.rated else 0.0,
+        )
+        ratings_apply(seats=seats, bots=bots, ranks=ranks, k=k_used if match.rated else 0.0)
+        for seat, rank, info in zip(seats, ranks, per_seat, strict=True):
+            seat.rank = rank
+            seat.score = (
+                info.get("loot_points") if isinstance(info.get("loot_points"), int) else None
+            )
+            seat.faults = max(0, int(info.get("faults") or 0))
+            seat.ended = str(info.get("ended") or "")
+            seat.forfeit_reason = (
+                str(info.get("reason") or "forfeited")[:200] if seat.ended == "forfeited" else ""
+            )
+        MatchSeat.objects.bulk_update(
+            seats,
+            ["rank", "score", "faults", "ended", "forfeit_reason", "rating_before", "rating_after"],
+        )
+        Bot.objects.bulk_update(list(bots.values()), ["rating", "games"])
+        match.status = Match.Status.FINISHED
+        match.finished_at = timezone.now()
+        match.lease_expires_at = None
+        match.replay.name = stored.name
+        match.replay_sha256 = stored.sha256
+        match.replay_size = stored.size
+        match.error = ""
+        match.save(
+            update_fields=[
+                "status", "finished_at", "lease_expires_at", "replay", "replay_sha256",
+                "replay_size", "error",
+            ]
+        )  # fmt: skip
+    return RecordOutcome(match=match, recorded=True)
+
+
+@transaction.atomic
+def match_fail(*, match_id: int, error: str) -> Match:
+    """Mark an open match errored (no rating change)."""
+    match = Match.objects.select_for_update().filter(pk=match_id).first()
+    if match is None:
+        raise NotFound("no such match")
+    if match.status not in OPEN_STATES:
+        raise Conflict(f"match is {match.status}")
+    match.status = Match.Status.ERRORED
+    match.error = error[:10000]
+    match.finished_at = timezone.now()
+    match.lease_expires_at = None
+    match.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    return match
+
+
+@transaction.atomic
+def match_cancel(*, match_id: int, user: User | None, reason: str = "") -> Match:
+    """Cancel a queued or running match (staff, or the system with ``user=None``)."""
+    if user is not None and not user.is_staff:
+        raise PermissionDenied("only staff can cancel matches")
+    match = Match.objects.select_for_update().filter(pk=match_id).first()
+    if match is None:
+        raise NotFound("no such match")
+    if match.status == Match.Status.CANCELLED:
+        return match
+    if match.status not in OPEN_STATES:
+        raise Conflict(f"match is {match.status}; only queued or running matches can be cancelled")
+    match.status = Match.Status.CANCELLED
+    match.error = (reason or "cancelled")[:10000]
+    match.finished_at = timezone.now()
+    match.lease_expires_at = None
+    match.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    return match

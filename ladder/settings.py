@@ -1,0 +1,204 @@
+"""Django settings, read from the environment in this one place.
+
+Every value has an embedded default so ``python manage.py runserver`` works on a
+fresh checkout (SQLite in ``var/``, local files in ``var/media``). Production-like
+deployments set ``DATABASE_URL`` (PostgreSQL), ``DJANGO_SECRET_KEY``,
+``DJANGO_DEBUG=0`` and, for an S3-compatible store, ``LADDER_STORAGE=s3``.
+
+Environment variables
+---------------------
+DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), DJANGO_ALLOWED_HOSTS (comma list)
+DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMMEDIATE, busy timeout)
+LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
+LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
+LADDER_STORAGE          ``file`` (default) or ``s3`` (needs django-storages, not installed here;
+                        then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+                        AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME are read by django-storages)
+LADDER_ELO_K            K factor (default 32)
+LADDER_ELO_START        start rating in points (default 1500)
+LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
+LADDER_DEV_MODE         1 allows loopback bot endpoints (default: DJANGO_DEBUG)
+LADDER_ENDPOINT_ALLOWED_NETWORKS  comma list of CIDRs allowed in addition to public addresses
+LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (default 8 MiB),
+LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
+LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("LADDER_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Read a boolean env var; accepts 1/0, true/false, yes/no."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    """Read a comma-separated env var into a list without empty items."""
+    return [p.strip() for p in os.environ.get(name, default).split(",") if p.strip()]
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-insecure-change-me-" + "x" * 32)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "ladder.accounts",
+    "ladder.bots",
+    "ladder.matches",
+    "ladder.ratings",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "ladder.urls"
+WSGI_APPLICATION = "ladder.wsgi.application"
+AUTH_USER_MODEL = "accounts.User"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+# --- database ---------------------------------------------------------------
+SQLITE_TIMEOUT = int(os.environ.get("LADDER_SQLITE_TIMEOUT", "20"))
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'ladder.sqlite3'}",
+        conn_max_age=0,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # D2: BEGIN IMMEDIATE takes the write lock up front, so the busy timeout applies
+    # instead of failing at once on a read→write upgrade; WAL lets readers run alongside.
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": SQLITE_TIMEOUT,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # D3: tests need a real file so that other processes see the same database.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("LADDER_SQLITE_TEST_NAME", str(VAR_DIR / "test-ladder.sqlite3"))
+    }
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# --- storage ----------------------------------------------------------------
+MEDIA_ROOT = os.environ.get("LADDER_MEDIA_ROOT", str(VAR_DIR / "media"))
+MEDIA_URL = "/media/"
+STATIC_URL = "/static/"
+STATIC_ROOT = os.environ.get("LADDER_STATIC_ROOT", str(VAR_DIR / "static"))
+LADDER_STORAGE = os.environ.get("LADDER_STORAGE", "file")
+if LADDER_STORAGE == "s3":
+    _default_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {"file_overwrite": False, "default_acl": "private", "querystring_auth": True},
+    }
+elif LADDER_STORAGE == "file":
+    _default_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+else:
+    raise RuntimeError(f"LADDER_STORAGE must be 'file' or 's3', not {LADDER_STORAGE!r}")
+STORAGES = {
+    "default": _default_storage,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# --- ladder -------------------------------------------------------------------
+LADDER_ELO_K = float(os.environ.get("LADDER_ELO_K", "32"))
+LADDER_ELO_START = round(float(os.environ.get("LADDER_ELO_START", "1500")) * 100)
+LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))
+LADDER_DEV_MODE = env_bool("LADDER_DEV_MODE", DEBUG)
+LADDER_ENDPOINT_ALLOWED_NETWORKS = env_list("LADDER_ENDPOINT_ALLOWED_NETWORKS")
+LADDER_UPLOAD_MAX_BYTES = int(os.environ.get("LADDER_UPLOAD_MAX_BYTES", str(1024 * 1024)))
+LADDER_UPLOAD_MAX_UNPACKED_BYTES = int(
+    os.environ.get("LADDER_UPLOAD_MAX_UNPACKED_BYTES", str(8 * 1024 * 1024))
+)
+LADDER_UPLOAD_MAX_FILES = int(os.environ.get("LADDER_UPLOAD_MAX_FILES", "200"))
+LADDER_REPLAY_MAX_BYTES = int(os.environ.get("LADDER_REPLAY_MAX_BYTES", str(32 * 1024 * 1024)))
+# Multipart uploads above this size go to a temp file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = LADDER_UPLOAD_MAX_BYTES + 64 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# --- REST API -----------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "ladder.api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "ladder.api.throttling.AnonThrottle",
+        "ladder.api.throttling.UserThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("LADDER_THROTTLE_ANON", "60/min"),
+        "user": os.environ.get("LADDER_THROTTLE_USER", "600/min"),
+    },
+    "DEFAULT_PAGINATION_CLASS": "ladder.api.pagination.Pagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(
+        "rest_framework.renderers.BrowsableAPIRenderer"
+    )
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Digging Down Ladder API",
+    "DESCRIPTION": "Bots, versions, matches, ratings and replays of the Digging Down ladder.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
