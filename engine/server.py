@@ -206,8 +206,11 @@ class EngineServer:
             names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
             reflection.enable_server_reflection(names, self.server)
         host = listen.rsplit(":", 1)[0]
-        self.port = self.server.add_insecure_port(listen)
-        if self.port == 0:  # grpc reports a failed bind as port 0 (pitfall G5)
+        try:
+            self.port = self.server.add_insecure_port(listen)
+        except RuntimeError:  # newer grpcio raises on a failed bind ...
+            self.port = 0
+        if self.port == 0:  # ... older ones returned port 0 (pitfall G5)
             raise OSError(f"cannot listen on {listen} (address in use or invalid)")
         self.address = f"{host}:{self.port}"
         self._stop = threading.Event()
