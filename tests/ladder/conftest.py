@@ -1,0 +1,119 @@
+"""Fixtures for the ladder tests: isolated media storage, users, bots, finished matches."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from rest_framework.test import APIClient
+
+HIGH_RATES = {"anon": "100000/min", "user": "100000/min"}
+
+
+@pytest.fixture(autouse=True)
+def _ladder_settings(settings: Any, tmp_path: Any) -> None:
+    """Each test gets its own media root and throttles it will not hit."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.LADDER_DEV_MODE = False
+    settings.LADDER_ENDPOINT_ALLOWED_NETWORKS = []
+    rf = dict(settings.REST_FRAMEWORK)
+    rf["DEFAULT_THROTTLE_RATES"] = dict(HIGH_RATES)
+    settings.REST_FRAMEWORK = rf
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _database_is_real(django_db_setup: Any, django_db_blocker: Any) -> None:
+    """CI must exercise the database it was told to use; never fall back silently."""
+    with django_db_blocker.unblock():
+        vendor = connection.vendor
+    wanted = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
+    assert vendor == wanted, f"tests run on {vendor}, DATABASE_URL asks for {wanted}"
+
+
+def make_replay(match_id: int, extra: str = "") -> bytes:
+    return gzip.compress(
+        json.dumps({"format": "digdown-record/1", "match": match_id, "x": extra}).encode(), mtime=0
+    )
+
+
+def make_result(ranks: Sequence[int]) -> dict[str, Any]:
+    """An engine Result dict (docs/engine-api.md) for the given ranks."""
+    winners = [i for i, r in enumerate(ranks) if r == 1]
+    return {
+        "reason": "won",
+        "winner": winners[0] if len(winners) == 1 else -1,
+        "turns": 30,
+        "rounds": 3,
+        "ranks": list(ranks),
+        "seats": [
+            {
+                "seat": i,
+                "rank": r,
+                "objectives": 4,
+                "completed": [],
+                "loot_points": 10 - r,
+                "torches": 1,
+                "faults": 0,
+                "ended": "won" if r == 1 else "finished",
+                "reason": "",
+            }
+            for i, r in enumerate(ranks)
+        ],
+    }
+
+
+@pytest.fixture
+def make_user(db: Any) -> Callable[..., Any]:
+    from ladder.accounts.models import User
+
+    def _make(username: str, *, staff: bool = False, password: str = "pw-12345678") -> Any:
+        return User.objects.create_user(username=username, password=password, is_staff=staff)
+
+    return _make
+
+
+@pytest.fixture
+def make_bot(db: Any) -> Callable[..., Any]:
+    """A hosted bot with one valid version, created through the services."""
+    from ladder.bots.services import bot_create, bot_version_upload
+
+    def _make(owner: Any, name: str) -> Any:
+        bot = bot_create(owner=owner, name=name, kind="hosted")
+        bot_version_upload(
+            user=owner, bot_id=bot.pk, filename="bot.py", data=b"def act(obs):\n    return 0\n"
+        )
+        return bot
+
+    return _make
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def token_for() -> Callable[[Any], str]:
+    from ladder.accounts.services import token_create
+
+    def _make(user: Any) -> str:
+        return token_create(user=user, name="test").secret
+
+    return _make
+
+
+def record(match: Any, ranks: Sequence[int]) -> Any:
+    from ladder.matches.services import match_record_result
+
+    return match_record_result(
+        match_id=match.pk, result=make_result(ranks), replay_bytes=make_replay(match.pk)
+    )
+
+
+assert settings  # imported for type checkers of fixtures above
