@@ -157,16 +157,16 @@ class GameStore:
             raise invalid(f"bad game config: {exc}") from None
         if seats and len(seats) != cfg["num_seats"]:
             raise invalid(f"{len(seats)} seat labels given for {cfg['num_seats']} seats")
+        game = Game(game_id=str(uuid.uuid4()), state=state, seats=list(seats))
+        events = list(state.log)
+        events.extend(game.play_forced())  # before anyone else can see the game
         with self._lock:
             if len(self._games) >= self.max_games:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"too many live games ({self.max_games}); close finished games",
                 )
-            game = Game(game_id=str(uuid.uuid4()), state=state, seats=list(seats))
             self._games[game.game_id] = game
-        events = list(state.log)
-        events.extend(game.play_forced())
         log.info(
             "game %s started: seats=%d difficulty=%s",
             game.game_id,

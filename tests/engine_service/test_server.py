@@ -37,6 +37,14 @@ def play_out(
     """Play random legal actions to the end; returns every event, the result, decisions asked."""
     rng = random.Random(seed)
     events = [wire.event_from_proto(e) for e in start.events]
+    public: set[int] = set()  # cave card ids whose face an event made public
+
+    def note(new_events: Any) -> None:
+        for e in new_events:
+            if e.kind in ("PEEK", "REVEAL"):
+                public.add(e.card.id)
+
+    note(start.events)
     reply: Any = start
     asked = 0
     while reply.WhichOneof("next") == "decision":
@@ -44,12 +52,22 @@ def play_out(
         assert len(d.legal_actions) >= 2, "single-choice decisions are the engine's to play"
         assert d.observation.acting_seat == d.seat == d.observation.seat
         assert d.default_action in d.legal_actions
+        # No face is shown that no public event (peek, reveal) has shown before.
+        shown = {p.top.id for p in d.observation.passages if p.HasField("top")}
+        if d.observation.HasField("resolution"):
+            shown.add(d.observation.resolution.card.id)
+        assert shown <= public, f"hidden faces leaked: {shown - public}"
         request = engine_pb2.StepRequest(
-            game_id=start.game_id, seat=d.seat, action=rng.choice(d.legal_actions), ply=d.ply
+            game_id=start.game_id,
+            seat=d.seat,
+            action=rng.choice(d.legal_actions),
+            ply=d.ply,
+            think_time_ms=7 + d.ply,
         )
         reply = engine.stub.Step(request, timeout=T)
         assert reply.WhichOneof("next") == "result" or reply.decision.ply > d.ply
         events.extend(wire.event_from_proto(e) for e in reply.events)
+        note(reply.events)
         asked += 1
     return events, reply.result, asked
 
@@ -83,6 +101,8 @@ def test_full_game_over_grpc_streams_every_event_and_replays(
         events
     )
     assert sum(not d.forced for d in replay.decisions) == asked
+    for ply, dec in enumerate(replay.decisions):
+        assert dec.think_time_ms == (0 if dec.forced else 7 + ply)
     verdict = engine.stub.VerifyReplay(engine_pb2.VerifyReplayRequest(replay=replay), timeout=T)
     assert verdict.ok, verdict.first_difference
     assert verdict.num_events == len(events)
