@@ -352,7 +352,7 @@ def test_second_engine_on_a_taken_port_fails_loudly(engine: EngineProcess, tmp_p
 
 def test_console_script_help_runs() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "engine.server", "--help"],
+        [str(Path(sys.executable).parent / "digdown-engine"), "--help"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -360,3 +360,17 @@ def test_console_script_help_runs() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert "--listen" in out.stdout
+
+
+def test_live_game_limit_is_resource_exhausted(tmp_path: Path) -> None:
+    engine = start_engine(tmp_path, "--max-games", "2")
+    try:
+        first = new_game(engine, seed=71)
+        new_game(engine, seed=72)
+        with pytest.raises(grpc.RpcError) as err:
+            new_game(engine, seed=73)
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        engine.stub.CloseGame(engine_pb2.CloseGameRequest(game_id=first.game_id), timeout=T)
+        assert new_game(engine, seed=74).game_id
+    finally:
+        stop_engine(engine)
