@@ -19,10 +19,12 @@ is worth far more than anything else), estimates unknown tops from the public
 from __future__ import annotations
 
 import random
+from functools import cache
 from itertools import combinations
 from typing import Any
 
 from engine.rules import RULESETS, Action
+from engine.rules.ruleset import CaveRow
 
 from .base import Observation
 
@@ -34,6 +36,12 @@ SECURE_FACTOR = 0.6  # unsecured loot may still be lost on the way home
 TORCH_VALUE = 1.0
 RETURN_LOOT = 3.0  # unsecured loot worth securing while the return can be paid
 POINTS = {"IRON": 1, "GOLD": 2, "DIAMOND": 3, "EMERALD": 3}
+
+
+@cache
+def _rows_by_face(ruleset: str) -> dict[tuple[str, str], CaveRow]:
+    """(material, name) -> its §8 row: what an unseen face would be."""
+    return {(r.material, r.name): r for r in RULESETS[ruleset].cave}
 
 
 def _cheapest(tools: list[dict[str, Any]], need: int) -> list[dict[str, Any]] | None:
@@ -61,6 +69,9 @@ class _View:
         self.hearts: int = obs["hearts"]
         done = set(self.me["completed"])
         self.todo = [o for o in obs["objectives"] if o not in done]
+        # One decision evaluates the same few card faces many times over.
+        self._owner_cache: dict[tuple[Any, ...], float] = {}
+        self._pool_cache: dict[tuple[str, bool], list[tuple[float, dict[str, Any]]]] = {}
 
     def active(self, player: dict[str, Any], kind: str) -> list[dict[str, Any]]:
         return [t for t in player["tools"] if t["active"] and t["kind"] == kind]
@@ -111,8 +122,15 @@ class _View:
             return 2.0 + self.unsecured_value()
         return damage * (1.5 if self.hearts - damage <= 1 else 1.0)
 
-    def owner_value(self, card: dict[str, Any], helpers: int = 0) -> float:
+    def owner_value(self, card: dict[str, Any]) -> float:
         """Expected value of owning this face-up card: attempt it if worth it, else leave."""
+        key = (card["tool"], card["strength"], card["damage"], card["loot"], card["torches"])
+        value = self._owner_cache.get(key)
+        if value is None:
+            value = self._owner_cache[key] = self._owner_value(card)
+        return value
+
+    def _owner_value(self, card: dict[str, Any]) -> float:
         leave = -self.damage_cost(card["damage"])
         tools = self.active(self.me, card["tool"])
         use = _cheapest(tools, card["strength"])
@@ -125,9 +143,13 @@ class _View:
         """(probability, card) for the top of a passage, from the public unseen counts."""
         if "top" in passage:
             return [(1.0, passage["top"])]
-        material = passage["backs"][-1]
-        sleeved = passage["sleeved"][-1]
-        rows = {(r.material, r.name): r for r in self.rules.cave}
+        key = (passage["backs"][-1], passage["sleeved"][-1])
+        if key not in self._pool_cache:
+            self._pool_cache[key] = self._pool(*key)
+        return self._pool_cache[key]
+
+    def _pool(self, material: str, sleeved: bool) -> list[tuple[float, dict[str, Any]]]:
+        rows = _rows_by_face(self.rules.id)
         pool = []
         for entry in self.obs["unseen"]:
             if entry["material"] != material:
