@@ -1,0 +1,130 @@
+"""Hosted-bot uploads: crafted hostile archives are rejected with clear errors, nothing stored."""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from typing import Any
+
+import pytest
+from django.core.files.storage import default_storage
+
+from ladder.bots.models import BotVersion
+from ladder.bots.services import UploadRejected, bot_create, bot_version_upload
+from ladder.bots.uploads import validate_upload
+
+pytestmark = pytest.mark.django_db
+
+GOOD = b"def act(observation, legal):\n    return legal[0]\n"
+
+
+def zip_of(members: list[tuple[Any, bytes]], *, method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def symlink_zip() -> bytes:
+    info = zipfile.ZipInfo("link")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return zip_of([("bot.py", GOOD), (info, b"/etc/passwd")])
+
+
+def big_zip() -> bytes:
+    """9 MiB of zeros (about 9 KiB compressed): over the 8 MiB unpacked cap."""
+    return zip_of([("bot.py", GOOD), ("big.txt", b"\0" * (9 * 1024 * 1024))])
+
+
+ATTACKS = {
+    "zip slip ..": (zip_of([("bot.py", GOOD), ("../../evil.py", GOOD)]), "unsafe path"),
+    "absolute path": (zip_of([("bot.py", GOOD), ("/etc/cron.d/x", b"x")]), "unsafe path"),
+    "windows drive": (zip_of([("bot.py", GOOD), ("C:\\x.py", GOOD)]), "unsafe path"),
+    "symlink": (symlink_zip(), "not a regular file"),
+    "zip bomb": (big_zip(), "zip bomb"),
+    "nested zip by name": (zip_of([("bot.py", GOOD), ("inner.zip", b"x")]), "nested archives"),
+    "nested zip by magic": (
+        zip_of([("bot.py", GOOD), ("data.bin", zip_of([("a", b"a")]))]),
+        "nested archives",
+    ),
+    "too many files": (zip_of([(f"f{i}.txt", b"") for i in range(201)]), "entries; the limit"),
+    "missing entry point": (zip_of([("lib.py", GOOD)]), "missing entry point"),
+    "bad encoding": (zip_of([("bot.py", b"x = '\xff\xfe'\n")]), "not UTF-8"),
+    "syntax error": (zip_of([("bot.py", b"def (:\n")]), "syntax error"),
+    "duplicate": (zip_of([("bot.py", GOOD), ("BOT.py", GOOD)]), "duplicate"),
+    "not a zip": (b"PK\x03\x04garbage" * 10, "not a readable zip"),
+    "tarball": (b"\x1f\x8b\x08\x00" + b"\0" * 100, "only a .py file or a .zip"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_attack_rejected_nothing_stored(name: str, make_user: Any) -> None:
+    data, message = ATTACKS[name]
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="victim", kind="hosted")
+    filename = "bot.tar.gz" if name == "tarball" else "bot.zip"
+    with pytest.raises(UploadRejected) as exc:
+        bot_version_upload(user=owner, bot_id=bot.pk, filename=filename, data=data)
+    assert message in exc.value.message
+    assert exc.value.extra["errors"]
+    assert not BotVersion.objects.filter(bot=bot).exists()
+    assert not default_storage.exists(f"bots/{bot.pk}")
+
+
+def test_zip_bomb_counts_decompressed_bytes_and_stops_early() -> None:
+    # 64 MiB of zeros compresses to ~64 KiB; the counter stops at the 8 MiB cap.
+    bomb = zip_of([("bot.py", GOOD), ("zeros", b"\0" * (64 * 1024 * 1024))])
+    assert len(bomb) < 1024 * 1024
+    report = validate_upload(filename="bomb.zip", data=bomb)
+    assert not report.ok
+    assert "zip bomb" in report.errors[0]
+    assert 8 * 1024 * 1024 < report.unpacked_size <= 8 * 1024 * 1024 + 64 * 1024
+
+
+def test_lying_header_is_rejected() -> None:
+    """Declared sizes (local header and central directory) say 10 bytes; 9 MiB follow."""
+    data = bytearray(zip_of([("bot.py", GOOD), ("big", b"\0" * (9 * 1024 * 1024))]))
+    eocd = data.rfind(b"PK\x05\x06")
+    p = int.from_bytes(data[eocd + 16 : eocd + 20], "little")
+    while data[p : p + 4] == b"PK\x01\x02":
+        n, m, k = (int.from_bytes(data[p + o : p + o + 2], "little") for o in (28, 30, 32))
+        if bytes(data[p + 46 : p + 46 + n]) == b"big":
+            data[p + 24 : p + 28] = (10).to_bytes(4, "little")
+            local = int.from_bytes(data[p + 42 : p + 46], "little")
+            data[local + 22 : local + 26] = (10).to_bytes(4, "little")
+        p += 46 + n + m + k
+    report = validate_upload(filename="liar.zip", data=bytes(data))
+    assert not report.ok
+    assert "big: cannot be decompressed" in report.errors[0]
+    assert report.unpacked_size < 1024 * 1024
+
+
+def test_oversized_upload(make_user: Any) -> None:
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="big-one", kind="hosted")
+    with pytest.raises(UploadRejected, match="the limit is 1048576"):
+        bot_version_upload(
+            user=owner, bot_id=bot.pk, filename="bot.py", data=b"#" * (1024 * 1024 + 1)
+        )
+
+
+def test_valid_zip_with_named_entry_point(make_user: Any) -> None:
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="zipped", kind="hosted")
+    data = zip_of([("pkg/__init__.py", b""), ("pkg/run.py", GOOD), ("README.txt", b"hi")])
+    version = bot_version_upload(
+        user=owner, bot_id=bot.pk, filename="bot.zip", data=data, entry_point="pkg/run.py"
+    )
+    assert version.entry_point == "pkg/run.py"
+    assert "ok: entry point pkg/run.py" in version.validation_log
+    with default_storage.open(version.archive.name, "rb") as fh:
+        assert fh.read() == data
+
+
+def test_remote_bot_takes_no_upload(make_user: Any) -> None:
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="remote-one", kind="remote")
+    with pytest.raises(Exception, match="only hosted bots"):
+        bot_version_upload(user=owner, bot_id=bot.pk, filename="bot.py", data=GOOD)
