@@ -44,18 +44,29 @@ def _rows_by_face(ruleset: str) -> dict[tuple[str, str], CaveRow]:
     return {(r.material, r.name): r for r in RULESETS[ruleset].cave}
 
 
-def _cheapest(tools: list[dict[str, Any]], need: int) -> list[dict[str, Any]] | None:
-    """The set of tools that reaches `need` with the least strength (then fewest tools)."""
+@cache
+def _cheapest_indices(strengths: tuple[int, ...], need: int) -> tuple[int, ...] | None:
+    """Indices of the subset reaching `need` with the least strength (then fewest tools).
+
+    Cached on the strengths alone: a seat holds a handful of tools, so the
+    distinct (strengths, need) pairs of a whole simulation are few.
+    """
     if need <= 0:
-        return []
-    best: list[dict[str, Any]] | None = None
+        return ()
+    best: tuple[int, ...] | None = None
     best_key = (10**9, 10**9)
-    for k in range(1, len(tools) + 1):
-        for combo in combinations(tools, k):
-            total = sum(t["strength"] for t in combo)
+    for k in range(1, len(strengths) + 1):
+        for combo in combinations(range(len(strengths)), k):
+            total = sum(strengths[i] for i in combo)
             if total >= need and (total, k) < best_key:
-                best, best_key = list(combo), (total, k)
+                best, best_key = combo, (total, k)
     return best
+
+
+def _cheapest(tools: list[dict[str, Any]], need: int) -> list[dict[str, Any]] | None:
+    """The tools that reach `need` with the least strength, or None if they cannot."""
+    picked = _cheapest_indices(tuple(t["strength"] for t in tools), need)
+    return None if picked is None else [tools[i] for i in picked]
 
 
 class _View:
