@@ -1,0 +1,28 @@
+"""The random bot over gRPC: `python -m bots.random_bot --listen 127.0.0.1:50061`.
+
+Wraps engine/bots' RandomBot (one seeded instance per game and seat), so the
+ladder always has a floor opponent that speaks the real protocol.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from bots import sdk
+from engine.bots import RandomBot
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = sdk.parse_args(argv, __doc__.splitlines()[0])
+    return sdk.serve(
+        factory=sdk.seeded_rng_factory(RandomBot, args.seed),
+        listen=args.listen,
+        name=args.name or "random",
+        version="1",
+        port_file=args.port_file,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Channels, probes and error types of the match runner.
+
+Kept apart from the match loop so the network policy (message limits,
+reconnect backoff, what counts as "the bot is gone") is in one place.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Any
+
+import grpc
+
+
+class RunnerError(Exception):
+    """A match could not be played to the end; nothing was written."""
+
+    retryable = False
+
+
+class EngineUnavailable(RunnerError):
+    """The engine is gone or restarted (UNAVAILABLE, deadline, game lost).
+
+    Retryable: the match itself is fine, play it again (on the same or another
+    engine). Bots are never blamed for it and no replay is written.
+    """
+
+    retryable = True
+
+
+class EngineError(RunnerError):
+    """The engine refused a request it should have accepted (a bug, not a bot's fault)."""
+
+
+def engine_channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
+    """Engine channel: room for a whole replay (pitfall G2); quick reconnects."""
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 1000),
+        ("grpc.enable_retries", 0),  # the runner retries Step itself (safe with `ply`)
+    ]
+
+
+def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tuple[str, Any]]:
+    """Bot channel: a reply larger than `max_reply_bytes` is a RESOURCE_EXHAUSTED fault, not
+    an allocation (pitfall G2); short reconnect backoff so a bot that dropped one
+    connection is asked again at the next decision instead of failing fast for seconds."""
+    return [
+        ("grpc.max_receive_message_length", max_reply_bytes),
+        ("grpc.max_send_message_length", max_request_bytes),
+        ("grpc.initial_reconnect_backoff_ms", 50),
+        ("grpc.min_reconnect_backoff_ms", 50),
+        ("grpc.max_reconnect_backoff_ms", 500),
+        ("grpc.enable_retries", 0),  # a retried Act would hide faults and double the time
+        ("grpc.max_metadata_size", 16 * 1024),
+    ]
+
+
+def probe(address: str, timeout_s: float) -> str:
+    """Can anything accept a connection at `address` right now?
+
+    Returns "open", "refused" (nothing listens: the bot process is gone), or
+    "unknown" (timeout, unsupported address form, resolution failure). Only
+    "refused" is proof of a dead bot; everything else stays a fault.
+    """
+    family: int
+    target: Any
+    if address.startswith("unix:"):
+        family, target = socket.AF_UNIX, address[len("unix:") :].removeprefix("//")
+    else:
+        addr = address.removeprefix("ipv4:").removeprefix("dns:///").removeprefix("ipv6:")
+        host, sep, port = addr.rpartition(":")
+        if not sep or not port.isdigit():
+            return "unknown"
+        host = host.strip("[]")
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        target = (host, int(port))
+        if family == socket.AF_INET and not _is_ip(host):
+            try:
+                target = (socket.gethostbyname(host), int(port))
+            except OSError:
+                return "unknown"  # DNS may be down for a moment; not proof of death
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.settimeout(timeout_s)
+    try:
+        sock.connect(target)
+        return "open"
+    except (ConnectionRefusedError, FileNotFoundError):
+        return "refused"
+    except OSError as exc:
+        if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
+            return "refused"
+        return "unknown"
+    finally:
+        sock.close()
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        socket.inet_aton(host)
+        return True
+    except OSError:
+        return False
+
+
+def rpc_code(exc: grpc.RpcError) -> grpc.StatusCode:
+    code = exc.code() if hasattr(exc, "code") else None
+    return code if isinstance(code, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
+
+
+def rpc_details(exc: grpc.RpcError, limit: int = 200) -> str:
+    """The status message, truncated and on one line (it may come from a hostile bot)."""
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    text = " ".join(str(details or "").split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
