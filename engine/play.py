@@ -95,12 +95,21 @@ def cmd_play(argv: Sequence[str]) -> int:
         return EX_SOFTWARE
     result = outcome.result
     if args.json:
-        print(json.dumps({
-            "game_id": outcome.game_id, "result": result, "seats": outcome.seats,
-            "faults": outcome.replay["faults"], "decisions": outcome.decisions,
-            "duration_s": round(outcome.duration_s, 3), "verified": outcome.verified,
-            "replay": str(outcome.replay_path) if outcome.replay_path else None,
-        }, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "game_id": outcome.game_id,
+                    "result": result,
+                    "seats": outcome.seats,
+                    "faults": outcome.replay["faults"],
+                    "decisions": outcome.decisions,
+                    "duration_s": round(outcome.duration_s, 3),
+                    "verified": outcome.verified,
+                    "replay": str(outcome.replay_path) if outcome.replay_path else None,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(
         f"game {outcome.game_id}: {result.get('reason')}, {result.get('rounds')} rounds, "

@@ -71,6 +71,9 @@ class TimeControl:
     max_reply_bytes: int = 64 * 1024  # a DecisionReply is < 100 bytes; larger is a fault
     max_request_bytes: int = 4 * 1024 * 1024
     probe_s: float = 0.2  # connect probe after UNAVAILABLE (is anything listening?)
+    # A process that just died may still hold its port for a moment: probe a few times.
+    probe_attempts: int = 3
+    probe_interval_s: float = 0.1
     engine_timeout_s: float = 10.0  # every engine call
     engine_retries: int = 2  # extra attempts of an idempotent engine call
     max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
@@ -238,7 +241,7 @@ class Match:
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     if st.spec.is_alive is not None and not st.spec.is_alive():
                         dead.append((st.seat, "bot process exited before the game"))
-                    elif probe(st.spec.address, tc.probe_s) == "refused":
+                    elif self._gone(st.spec.address):
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
                 log.warning("seat %d handshake failed: %s", st.seat, st.handshake)
                 continue
@@ -251,6 +254,16 @@ class Match:
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
         return dead
+
+    def _gone(self, address: str) -> bool:
+        """Nothing listens at `address` (checked a few times: proof of a dead bot)."""
+        tc = self.time_control
+        for attempt in range(max(1, tc.probe_attempts)):
+            if attempt:
+                time.sleep(tc.probe_interval_s)
+            if probe(address, tc.probe_s) == "refused":
+                return True
+        return False
 
     def _ask(self, st: SeatState, decision: engine_pb2.Decision) -> _Answer:
         """Ask one bot for one decision; every failure becomes a fault or a forfeit."""
@@ -298,20 +311,27 @@ class Match:
         assert reply is not None
         if not reply.HasField("action") or reply.action.WhichOneof("kind") is None:
             return _Answer(
-                "fault", reason="malformed: reply without an action", think_ms=think_ms,
+                "fault",
+                reason="malformed: reply without an action",
+                think_ms=think_ms,
                 fault_kind="malformed",
-            )  # fmt: skip
+            )
         try:
             key = _action_key(reply.action)
         except wire.WireError as exc:
-            return _Answer("fault", reason=f"malformed: {exc}", think_ms=think_ms,
-                           fault_kind="malformed")  # fmt: skip
+            return _Answer(
+                "fault", reason=f"malformed: {exc}", think_ms=think_ms, fault_kind="malformed"
+            )
         for legal in decision.legal_actions:
             if _action_key(legal) == key:
                 return _Answer("action", action=legal, think_ms=think_ms)
         shown = str(dict(key))[:120]
-        return _Answer("fault", reason=f"illegal: {shown} is not a legal action",
-                       think_ms=think_ms, fault_kind="illegal")  # fmt: skip
+        return _Answer(
+            "fault",
+            reason=f"illegal: {shown} is not a legal action",
+            think_ms=think_ms,
+            fault_kind="illegal",
+        )
 
     def _classify(
         self, st: SeatState, exc: grpc.RpcError, elapsed: float, think_ms: int
@@ -320,31 +340,43 @@ class Match:
         detail = rpc_details(exc)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             st.bank_s = 0.0
-            return _Answer("fault", reason=f"timeout: no answer within {elapsed:.3f} s "
-                           "(deadline and bank exceeded)", think_ms=think_ms,
-                           fault_kind="timeout")  # fmt: skip
+            return _Answer(
+                "fault",
+                reason=f"timeout: no answer within {elapsed:.3f} s (deadline and bank exceeded)",
+                think_ms=think_ms,
+                fault_kind="timeout",
+            )
         if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
             kind = "too_large" if "larger than max" in detail else "error"
-            return _Answer("fault", reason=f"{kind}: {detail}", think_ms=think_ms,
-                           fault_kind=kind)  # fmt: skip
+            return _Answer("fault", reason=f"{kind}: {detail}", think_ms=think_ms, fault_kind=kind)
         if code == grpc.StatusCode.UNAVAILABLE:
             if st.spec.is_alive is not None and not st.spec.is_alive():
-                return _Answer("forfeit", reason="dead: bot process exited", think_ms=think_ms,
-                               fault_kind="dead")  # fmt: skip
-            if probe(st.spec.address, self.time_control.probe_s) == "refused":
+                return _Answer(
+                    "forfeit",
+                    reason="dead: bot process exited",
+                    think_ms=think_ms,
+                    fault_kind="dead",
+                )
+            if self._gone(st.spec.address):
                 return _Answer(
                     "forfeit",
                     reason=f"dead: connection lost ({detail}) and nothing listens any more",
                     think_ms=think_ms,
                     fault_kind="dead",
                 )
-            return _Answer("fault", reason=f"unavailable: {detail}", think_ms=think_ms,
-                           fault_kind="unavailable")  # fmt: skip
+            return _Answer(
+                "fault",
+                reason=f"unavailable: {detail}",
+                think_ms=think_ms,
+                fault_kind="unavailable",
+            )
         if code == grpc.StatusCode.INTERNAL and "deserializ" in detail.lower():
-            return _Answer("fault", reason=f"malformed: {detail}", think_ms=think_ms,
-                           fault_kind="malformed")  # fmt: skip
-        return _Answer("fault", reason=f"error: {code.name}: {detail}", think_ms=think_ms,
-                       fault_kind="error")  # fmt: skip
+            return _Answer(
+                "fault", reason=f"malformed: {detail}", think_ms=think_ms, fault_kind="malformed"
+            )
+        return _Answer(
+            "fault", reason=f"error: {code.name}: {detail}", think_ms=think_ms, fault_kind="error"
+        )
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -367,8 +399,14 @@ class Match:
             request.forfeit = answer.reason
         if answer.kind != "action":
             st = self.seats[seat]
-            fault = Fault(seat, ply, answer.fault_kind, answer.reason, answer.think_ms,
-                          forfeit=answer.kind == "forfeit")  # fmt: skip
+            fault = Fault(
+                seat,
+                ply,
+                answer.fault_kind,
+                answer.reason,
+                answer.think_ms,
+                forfeit=answer.kind == "forfeit",
+            )
             self.faults.append(fault)
             if answer.kind == "fault":
                 st.faults += 1
@@ -413,8 +451,9 @@ class Match:
                 if next_.WhichOneof("next") != "decision":
                     break
                 ply = next_.decision.ply
-                next_ = self._step(seat, ply, _Answer("forfeit", reason=reason,
-                                                      fault_kind="unreachable"))  # fmt: skip
+                next_ = self._step(
+                    seat, ply, _Answer("forfeit", reason=reason, fault_kind="unreachable")
+                )
             while next_.WhichOneof("next") == "decision":
                 decision: engine_pb2.Decision = next_.decision
                 st = self.seats[decision.seat]
@@ -430,8 +469,11 @@ class Match:
             duration = time.monotonic() - started
             seats = [self._seat_summary(st) for st in self.seats]
             for s, info in zip(doc["seats"], seats, strict=False):
-                s.update(address=info["address"], protocol_version=info["protocol_version"],
-                         handshake=info["handshake"])  # fmt: skip
+                s.update(
+                    address=info["address"],
+                    protocol_version=info["protocol_version"],
+                    handshake=info["handshake"],
+                )
             doc["runner_version"] = RUNNER_VERSION
             doc["time_control"] = {
                 "decision_ms": int(tc.decision_s * 1000),
@@ -526,8 +568,9 @@ def run_match(
     )
     outcome = match.play()
     if verify:
-        response = verify_replay(engine_address, outcome.replay,
-                                 timeout_s=match.time_control.engine_timeout_s)  # fmt: skip
+        response = verify_replay(
+            engine_address, outcome.replay, timeout_s=match.time_control.engine_timeout_s
+        )
         outcome.verified = response.ok
         if not response.ok:
             raise EngineError(f"replay does not verify: {response.first_difference}")
