@@ -1,0 +1,111 @@
+"""Settings from the environment, and the admin's moderation pages and actions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from ladder.bots.models import Bot
+from ladder.matches.models import Match
+from ladder.matches.services import match_create
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def settings_with(env: dict[str, str]) -> dict[str, Any]:
+    code = (
+        "import json, django; django.setup(); from django.conf import settings as s;"
+        "print(json.dumps({'db': s.DATABASES['default'], 'storage': s.STORAGES['default'],"
+        " 'k': s.LADDER_ELO_K}, default=str))"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "LADDER_"))}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**clean, "DJANGO_SETTINGS_MODULE": "ladder.settings", **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def test_sqlite_default_is_wal_immediate_with_busy_timeout(tmp_path: Path) -> None:
+    s = settings_with({"LADDER_VAR_DIR": str(tmp_path)})
+    db = s["db"]
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == str(tmp_path / "ladder.sqlite3")
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert db["OPTIONS"]["timeout"] >= 5
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+    assert s["storage"]["BACKEND"] == "django.core.files.storage.FileSystemStorage"
+
+
+def test_postgres_and_s3_from_environment(tmp_path: Path) -> None:
+    s = settings_with(
+        {
+            "DATABASE_URL": "postgres://u:p@db.internal:5433/ladder",
+            "LADDER_STORAGE": "s3",
+            "LADDER_ELO_K": "24",
+            "LADDER_VAR_DIR": str(tmp_path),
+        }
+    )
+    assert s["db"]["ENGINE"] == "django.db.backends.postgresql"
+    assert (s["db"]["HOST"], s["db"]["PORT"], s["db"]["NAME"]) == ("db.internal", 5433, "ladder")
+    assert "transaction_mode" not in s["db"].get("OPTIONS", {})
+    assert s["storage"]["BACKEND"] == "storages.backends.s3.S3Storage"
+    assert s["k"] == 24.0
+
+
+def test_live_database_settings(db: Any) -> None:
+    """SQLite really runs in WAL mode; PostgreSQL is a version with row locks we rely on."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        if connection.vendor == "sqlite":
+            cur.execute("PRAGMA journal_mode")
+            assert cur.fetchone()[0].lower() == "wal"
+        else:
+            assert connection.vendor == "postgresql"
+            assert connection.pg_version >= 120000
+
+
+@pytest.mark.django_db
+def test_admin_pages_and_moderation_actions(make_user: Any, make_bot: Any) -> None:
+    staff = make_user("root", staff=True)
+    staff.is_superuser = True
+    staff.save()
+    alice = make_user("alice")
+    b1, b2 = make_bot(alice, "adm-1"), make_bot(alice, "adm-2")
+    match = match_create(bot_ids=[b1.pk, b2.pk], requested_by=alice)
+    client = Client()
+    client.force_login(staff)
+    for url in [
+        "/admin/accounts/user/",
+        "/admin/accounts/apitoken/",
+        "/admin/bots/bot/?q=adm&kind__exact=hosted",
+        "/admin/bots/botversion/",
+        "/admin/matches/match/?status__exact=queued&q=adm-1",
+        "/admin/matches/matchseat/",
+        "/admin/matches/matchresult/",
+        "/admin/matches/tournament/",
+        f"/admin/bots/bot/{b1.pk}/change/",
+        f"/admin/matches/match/{match.pk}/change/",
+    ]:
+        assert client.get(url).status_code == 200, url
+    r = client.post(
+        "/admin/bots/bot/", {"action": "suspend", "_selected_action": [b1.pk]}, follow=True
+    )
+    assert r.status_code == 200
+    bot = Bot.objects.get(pk=b1.pk)
+    assert not bot.is_active and "root" in bot.suspended_reason
+    client.post("/admin/matches/match/", {"action": "cancel", "_selected_action": [match.pk]})
+    assert Match.objects.get(pk=match.pk).status == Match.Status.CANCELLED
