@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -287,13 +288,19 @@ class BotVersionsApi(APIView):
         request={"multipart/form-data": InputSerializer}, responses={201: VersionOut, **ERRORS}
     )
     def post(self, request: Request, bot_id: int) -> Response:
+        limit = settings.LADDER_UPLOAD_MAX_BYTES
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        if declared.isdigit() and int(declared) > limit + 64 * 1024:
+            # Refuse before the multipart parser spools a huge body to disk.
+            return Response(
+                {"error": "too_large", "detail": f"uploads are limited to {limit} bytes"},
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         upload = s.validated_data["file"]
-        # Read one byte past the limit: the service reports the size without us buffering more.
-        from django.conf import settings
-
-        data = upload.read(settings.LADDER_UPLOAD_MAX_BYTES + 1)
+        # One byte past the limit is enough for the service to report the size.
+        data = upload.read(limit + 1)
         version = bot_services.bot_version_upload(
             user=request.user,
             bot_id=bot_id,

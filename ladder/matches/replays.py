@@ -68,14 +68,30 @@ def replay_name(match_id: int, sha256: str) -> str:
     return f"replays/{match_id}/{sha256}.json.gz"
 
 
+def _stored_digest(name: str) -> str | None:
+    """sha256 of a stored file, or None when it is missing."""
+    try:
+        with default_storage.open(name, "rb") as fh:
+            h = hashlib.sha256()
+            for chunk in iter(lambda: fh.read(CHUNK), b""):
+                h.update(chunk)
+            return h.hexdigest()
+    except FileNotFoundError:
+        return None
+
+
 def replay_store(*, match_id: int, data: bytes) -> StoredReplay:
-    """Check and store a replay (idempotent: same bytes, same name, written once)."""
+    """Check and store a replay; idempotent for identical bytes.
+
+    A file already under the content-addressed name is reused only if its bytes
+    hash to the same sha256 (a concurrent writer may still be half-way through);
+    otherwise the storage picks a fresh name, so a match never points at a
+    partial file. Losers of a race leave an orphan file, never a wrong one.
+    """
     digest = replay_check(data)
     name = replay_name(match_id, digest)
-    if not default_storage.exists(name):
-        saved = default_storage.save(name, ContentFile(data))
-        if saved != name:  # a concurrent writer won the race with identical bytes
-            default_storage.delete(saved)
+    if _stored_digest(name) != digest:
+        name = default_storage.save(name, ContentFile(data))
     return StoredReplay(name=name, sha256=digest, size=len(data))
 
 

@@ -251,3 +251,12 @@ def test_throttling(api: APIClient, settings: Any, world: dict[str, Any]) -> Non
     codes = [world["b"].get("/api/v1/bots/").status_code for _ in range(6)]
     assert codes == [200] * 5 + [429]
     cache.clear()
+
+
+def test_huge_upload_refused_before_parsing(world: dict[str, Any]) -> None:
+    a1 = world["bots"][0]
+    big = io.BytesIO(b"#" * (2 * 1024 * 1024))
+    big.name = "bot.py"
+    r = world["a"].post(f"/api/v1/bots/{a1.pk}/versions/", {"file": big}, format="multipart")
+    assert r.status_code == 413 and r.json()["error"] == "too_large"
+    assert BotVersion.objects.filter(bot=a1).count() == 1

@@ -234,3 +234,21 @@ def test_rerate_check_passes_then_detects_tampering(four: Any, capsys: Any) -> N
     call_command("rerate")
     call_command("rerate", "--check")
     assert "0 mismatches" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_half_written_replay_file_is_not_reused(four: Any) -> None:
+    """A partial file under the content-addressed name (a concurrent writer) is never referenced."""
+    from django.core.files.base import ContentFile
+
+    from ladder.matches.replays import replay_name
+
+    alice, bots = four
+    match = match_create(bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice)
+    replay = make_replay(match.pk)
+    digest = hashlib.sha256(replay).hexdigest()
+    default_storage.save(replay_name(match.pk, digest), ContentFile(replay[:10]))
+    record(match, [1, 2])
+    match.refresh_from_db()
+    assert match.replay.name != replay_name(match.pk, digest)
+    with default_storage.open(match.replay.name, "rb") as fh:
+        assert hashlib.sha256(fh.read()).hexdigest() == match.replay_sha256 == digest
