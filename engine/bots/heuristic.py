@@ -35,6 +35,8 @@ TOOL_COST = 0.1  # per point of tool strength spent (tools are gone for the roun
 SECURE_FACTOR = 0.6  # unsecured loot may still be lost on the way home
 TORCH_VALUE = 1.0
 RETURN_LOOT = 3.0  # unsecured loot worth securing while the return can be paid
+PEEK_PRICE = 1.0  # a peek's torch, in value units, while torches are plentiful
+PEEK_PRICE_LOW = 3.0  # ... and once it would eat into the torches kept for the return
 POINTS = {"IRON": 1, "GOLD": 2, "DIAMOND": 3, "EMERALD": 3}
 
 
@@ -330,7 +332,7 @@ class HeuristicBot:
         informed = sum(pr * max(view.owner_value(c), alt) for pr, c in cands)
         torches = view.me["torches"]
         reserve = view.rules.return_cost + 1
-        price = TORCH_VALUE * (1.0 if torches > reserve else 3.0)
+        price = PEEK_PRICE if torches > reserve else PEEK_PRICE_LOW
         return torches > 1 and informed - blind > price
 
     # ---------------------------------------------------------- resolve
