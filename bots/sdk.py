@@ -87,6 +87,55 @@ def _wants_context(fn: ActFn) -> bool:
         return False
 
 
+# --- fast message -> dict -------------------------------------------------------------
+# `json_format.MessageToDict` (what engine.wire uses) costs ~400 µs for one
+# observation; it goes through JSON-oriented generic code. This walks a
+# per-descriptor plan instead and gives the same dict (same keys, defaults for
+# fields without presence, ints as ints) in a fraction of the time; tests
+# compare both on real games. Only what our protos use is supported (no
+# enums, floats, bytes or message-valued maps).
+
+_SCALAR, _REPEATED_SCALAR, _MAP, _MESSAGE, _REPEATED_MESSAGE = range(5)
+_plans: dict[str, list[tuple[str, int, bool]]] = {}
+
+
+def _plan(desc: Any) -> list[tuple[str, int, bool]]:
+    plan = _plans.get(desc.full_name)
+    if plan is not None:
+        return plan
+    plan = []
+    for f in desc.fields:
+        repeated = wire._is_repeated(f)
+        if f.message_type is not None and f.message_type.GetOptions().map_entry:
+            kind = _MAP
+        elif f.message_type is not None:
+            kind = _REPEATED_MESSAGE if repeated else _MESSAGE
+        else:
+            kind = _REPEATED_SCALAR if repeated else _SCALAR
+        plan.append((f.name, kind, bool(f.has_presence) and not repeated))
+    _plans[desc.full_name] = plan
+    return plan
+
+
+def message_to_dict(msg: Any) -> dict[str, Any]:
+    """A message as the engine's dict (equal to `engine.wire.to_dict(msg)`), fast."""
+    d: dict[str, Any] = {}
+    for name, kind, presence in _plan(msg.DESCRIPTOR):
+        if kind == _SCALAR:
+            if not presence or msg.HasField(name):
+                d[name] = getattr(msg, name)
+        elif kind == _REPEATED_SCALAR:
+            d[name] = list(getattr(msg, name))
+        elif kind == _MAP:
+            d[name] = dict(getattr(msg, name))
+        elif kind == _MESSAGE:
+            if msg.HasField(name):
+                d[name] = message_to_dict(getattr(msg, name))
+        else:
+            d[name] = [message_to_dict(m) for m in getattr(msg, name)]
+    return d
+
+
 def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
     """Whatever `act` returned -> an `Action` message (ValueError if unusable)."""
     if isinstance(answer, bool):
@@ -161,7 +210,7 @@ class BotService(bot_pb2_grpc.BotServicer):
     ) -> bot_pb2.DecisionReply:
         started = time.monotonic()
         try:
-            observation = wire.observation_from_proto(request.observation)
+            observation = message_to_dict(request.observation)
             legal = [Action.from_dict(wire.action_from_proto(a)) for a in request.legal_actions]
             fn, wants_context = self._fn_for(request.game_id, request.seat)
             if wants_context:

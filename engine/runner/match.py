@@ -118,6 +118,7 @@ class SeatState:
     decisions: int = 0
     think_ms_total: int = 0
     think_ms_max: int = 0
+    think_s: float = 0.0  # exact total (think_ms_total is a sum of truncated ms)
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
@@ -294,6 +295,7 @@ class Match:
         think_ms = int(elapsed * 1000)
         st.decisions += 1
         st.think_ms_total += think_ms
+        st.think_s += elapsed
         st.think_ms_max = max(st.think_ms_max, think_ms)
         overrun = elapsed - tc.decision_s
         if overrun > 0:
@@ -529,6 +531,7 @@ class Match:
             "decisions": st.decisions,
             "think_ms_total": st.think_ms_total,
             "think_ms_max": st.think_ms_max,
+            "think_s": round(st.think_s, 6),
             "bank_left_ms": int(st.bank_s * 1000),
             "runner_faults": st.faults,
             "out": st.out,
