@@ -7,7 +7,7 @@ seeded `random.Random` and decides from the observation dict alone.
 from __future__ import annotations
 
 from .base import Bot, BotFactory, Observation
-from .heuristic import HeuristicBot
+from .heuristic import HeuristicBot, HeuristicParams
 from .random_bot import RandomBot
 
 BOTS: dict[str, BotFactory] = {
@@ -15,4 +15,12 @@ BOTS: dict[str, BotFactory] = {
     "heuristic": HeuristicBot,
 }
 
-__all__ = ["BOTS", "Bot", "BotFactory", "HeuristicBot", "Observation", "RandomBot"]
+__all__ = [
+    "BOTS",
+    "Bot",
+    "BotFactory",
+    "HeuristicBot",
+    "HeuristicParams",
+    "Observation",
+    "RandomBot",
+]

@@ -19,6 +19,7 @@ is worth far more than anything else), estimates unknown tops from the public
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 from typing import Any
@@ -28,15 +29,27 @@ from engine.rules.ruleset import CaveRow
 
 from .base import Observation
 
-WIN_VALUE = 100.0  # completing the last objective ends the game
-OBJECTIVE_VALUE = 20.0  # completing one objective is permanent
-DIG_VALUE = 0.6  # a card with no loot still opens the passage below it
-TOOL_COST = 0.1  # per point of tool strength spent (tools are gone for the round)
-SECURE_FACTOR = 0.6  # unsecured loot may still be lost on the way home
-TORCH_VALUE = 1.0
-RETURN_LOOT = 3.0  # unsecured loot worth securing while the return can be paid
-PEEK_PRICE = 1.0  # a peek's torch, in value units, while torches are plentiful
-PEEK_PRICE_LOW = 3.0  # ... and once it would eat into the torches kept for the return
+
+@dataclass(frozen=True)
+class HeuristicParams:
+    """The heuristic's weights, in one value so that variants can play each other.
+
+    Values are in "torch" units. The defaults were chosen by self-play and
+    head-to-head runs of `engine.simulate` (see the report of issue 2).
+    """
+
+    win_value: float = 100.0  # completing the last objective ends the game
+    objective_value: float = 20.0  # completing one objective is permanent
+    dig_value: float = 0.6  # a card with no loot still opens the passage below it
+    tool_cost: float = 0.1  # per point of tool strength spent (tools are gone for the round)
+    secure_factor: float = 0.6  # unsecured loot may still be lost on the way home
+    torch_value: float = 1.0
+    return_loot: float = 3.0  # unsecured loot worth securing while the return can be paid
+    peek_price: float = 1.0  # a peek's torch while torches are plentiful
+    peek_price_low: float = 3.0  # ... and once it would eat into the torches kept for the return
+
+
+DEFAULT_PARAMS = HeuristicParams()
 POINTS = {"IRON": 1, "GOLD": 2, "DIAMOND": 3, "EMERALD": 3}
 
 
@@ -74,8 +87,9 @@ def _cheapest(tools: list[dict[str, Any]], need: int) -> list[dict[str, Any]] | 
 class _View:
     """The observation seen from one seat, with the derived facts the bot needs."""
 
-    def __init__(self, obs: Observation) -> None:
+    def __init__(self, obs: Observation, params: HeuristicParams) -> None:
         self.obs = obs
+        self.params = params
         self.rules = RULESETS[obs["ruleset"]]
         self.seat: int = obs["seat"]
         self.me: dict[str, Any] = obs["players"][self.seat]
@@ -101,19 +115,20 @@ class _View:
     def loot_value(self, card: dict[str, Any]) -> float:
         loot = card["loot"]
         if loot in self.todo:
-            return WIN_VALUE if len(self.todo) == 1 else OBJECTIVE_VALUE
+            return self.params.win_value if len(self.todo) == 1 else self.params.objective_value
         if loot == "NONE":
-            return DIG_VALUE
+            return self.params.dig_value
         if loot == "TORCH":
-            return SECURE_FACTOR * card["torches"] * TORCH_VALUE
+            return self.params.secure_factor * card["torches"] * self.params.torch_value
         if loot == "IRON":
-            return SECURE_FACTOR * (3.0 if self.can_upgrade() else 1.0)
+            return self.params.secure_factor * (3.0 if self.can_upgrade() else 1.0)
         if loot == "DIAMOND":
             stack = self.obs["exchange_stack"]
             upgrade = stack.get("DIAMOND_PICKAXE", 0) + stack.get("DIAMOND_SWORD", 0)
-            return SECURE_FACTOR * (4.0 if upgrade else 3.0)
+            return self.params.secure_factor * (4.0 if upgrade else 3.0)
         # GOLD and EMERALD trade for torches
-        return SECURE_FACTOR * self.rules.trade.get(loot, POINTS.get(loot, 1)) * TORCH_VALUE
+        torches = self.rules.trade.get(loot, POINTS.get(loot, 1))
+        return self.params.secure_factor * torches * self.params.torch_value
 
     def unsecured_value(self) -> float:
         """What this seat would keep by a paid return (objectives are already banked)."""
@@ -149,7 +164,7 @@ class _View:
         use = _cheapest(tools, card["strength"])
         if use is None:
             return leave
-        attempt = self.loot_value(card) - TOOL_COST * sum(t["strength"] for t in use)
+        attempt = self.loot_value(card) - self.params.tool_cost * sum(t["strength"] for t in use)
         return max(attempt, leave)
 
     def candidates(self, passage: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
@@ -199,13 +214,14 @@ class HeuristicBot:
 
     name = "heuristic"
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, params: HeuristicParams = DEFAULT_PARAMS) -> None:
         self.rng = rng
+        self.params = params
 
     def act(self, observation: Observation, legal: list[Action]) -> Action:
         if len(legal) == 1:
             return legal[0]
-        view = _View(observation)
+        view = _View(observation, self.params)
         phase = observation["phase"]
         if phase == "BASE":
             choice = self._base(view, legal)
@@ -276,13 +292,14 @@ class HeuristicBot:
             default=-1.0,
         )
         loot = view.unsecured_value()
-        spent = best <= DIG_VALUE / 2
+        spent = best <= view.params.dig_value / 2
         if spent and (torches >= view.rules.return_cost or loot == 0):
             return Action("RETURN")
         # Keep enough torches to pay the return once the loot is worth it.
-        if loot >= RETURN_LOOT and torches <= view.rules.return_cost:
+        worth = loot >= view.params.return_loot
+        if worth and torches <= view.rules.return_cost:
             return Action("RETURN")
-        if loot >= RETURN_LOOT and view.hearts <= 1 and torches >= view.rules.return_cost:
+        if worth and view.hearts <= 1 and torches >= view.rules.return_cost:
             return Action("RETURN")
         return Action("EXPLORE")
 
@@ -332,7 +349,7 @@ class HeuristicBot:
         informed = sum(pr * max(view.owner_value(c), alt) for pr, c in cands)
         torches = view.me["torches"]
         reserve = view.rules.return_cost + 1
-        price = PEEK_PRICE if torches > reserve else PEEK_PRICE_LOW
+        price = view.params.peek_price if torches > reserve else view.params.peek_price_low
         return torches > 1 and informed - blind > price
 
     # ---------------------------------------------------------- resolve
