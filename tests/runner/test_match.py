@@ -293,3 +293,25 @@ def test_cli_play_and_verify(engine: Proc, random_bots: list[Proc], tmp_path: Pa
     bad.write_bytes(gzip.compress(json.dumps(doc).encode()))
     done = subprocess.run([*verify, str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, (done.stdout, done.stderr)
+
+
+def test_heuristic_bot_over_the_protocol_and_no_leaks(
+    engine: Proc, random_bots: list[Proc], tmp_path: Path
+) -> None:
+    """engine/bots' HeuristicBot behind the SDK; channels are per match and closed (G7)."""
+    import os
+    import threading
+
+    heuristic = start_bot("bots.heuristic_bot", tmp_path, "heuristic")
+    try:
+        bots = [heuristic.address, random_bots[0].address]
+        play(engine, bots, tmp_path, seed=30)  # warm-up: grpc's own threads start once
+        fds, threads = len(os.listdir("/proc/self/fd")), threading.active_count()
+        for seed in (31, 32, 33):
+            outcome = play(engine, bots, tmp_path, seed=seed)
+            assert outcome.faults == []
+            assert outcome.replay["seats"][0]["bot"] == "heuristic"
+        assert len(os.listdir("/proc/self/fd")) <= fds + 2
+        assert threading.active_count() <= threads + 2
+    finally:
+        heuristic.stop()
