@@ -10,6 +10,7 @@ Environment variables
 DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), DJANGO_ALLOWED_HOSTS (comma list)
 DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMMEDIATE, busy timeout)
 LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
+LADDER_SQLITE_TEST_NAME, LADDER_TEST_DB_NAME  test database (default: one per test run)
 LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
 LADDER_STORAGE          ``file`` (default) or ``s3`` (needs django-storages, not installed here;
                         then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
@@ -27,6 +28,7 @@ LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -114,11 +116,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": SQLITE_TIMEOUT,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    # D3: tests need a real file so that other processes see the same database.
+    # D3: tests need a real file so that other processes see the same database; one
+    # per test run (pid), so concurrent runs in the same checkout do not collide.
     DATABASES["default"]["TEST"] = {
-        "NAME": os.environ.get("LADDER_SQLITE_TEST_NAME", str(VAR_DIR / "test-ladder.sqlite3"))
+        "NAME": os.environ.get(
+            "LADDER_SQLITE_TEST_NAME",
+            str(Path(tempfile.gettempdir()) / f"digdown-ladder-test-{os.getpid()}.sqlite3"),
+        )
     }
     VAR_DIR.mkdir(parents=True, exist_ok=True)
+else:
+    # One test database per test run, for the same reason.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get(
+            "LADDER_TEST_DB_NAME", f"test_{DATABASES['default']['NAME']}_{os.getpid()}"
+        )
+    }
 
 # --- storage ----------------------------------------------------------------
 MEDIA_ROOT = os.environ.get("LADDER_MEDIA_ROOT", str(VAR_DIR / "media"))
