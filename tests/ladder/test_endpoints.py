@@ -121,3 +121,19 @@ def test_service_stores_nothing_on_rejection(make_user: Any) -> None:
     assert not BotVersion.objects.exists()
     v = bot_set_endpoint(user=owner, bot_id=bot.pk, endpoint="bot.example.com:1", resolver=DNS)
     assert v.number == 1 and v.endpoint == "bot.example.com:1"
+
+
+@pytest.mark.django_db
+def test_recheck_at_connect_time_catches_rebinding(make_user: Any) -> None:
+    """Public at registration, private at match time: the re-check the runner does refuses it."""
+    from ladder.bots.services import bot_create, bot_set_endpoint
+
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="rebinder", kind="remote")
+    public = resolver_of({"flip.example.com": ["93.184.216.34"]})
+    version = bot_set_endpoint(
+        user=owner, bot_id=bot.pk, endpoint="flip.example.com:50051", resolver=public
+    )
+    private = resolver_of({"flip.example.com": ["10.0.0.7"]})
+    with pytest.raises(EndpointRejected, match="private"):
+        endpoint_check(version.endpoint, resolver=private)

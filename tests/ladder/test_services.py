@@ -252,3 +252,15 @@ def test_half_written_replay_file_is_not_reused(four: Any) -> None:
     assert match.replay.name != replay_name(match.pk, digest)
     with default_storage.open(match.replay.name, "rb") as fh:
         assert hashlib.sha256(fh.read()).hexdigest() == match.replay_sha256 == digest
+
+
+def test_provisional_flips_at_the_configured_game_count(settings: Any) -> None:
+    from ladder.ratings.selectors import rating_uncertainty
+
+    settings.LADDER_PROVISIONAL_GAMES = 10
+    assert rating_uncertainty(rating=150000, games=0).interval95 is None
+    assert rating_uncertainty(rating=150000, games=9).provisional
+    u = rating_uncertainty(rating=150000, games=10)
+    assert not u.provisional
+    lo, hi = u.interval95
+    assert round(hi - 1500) == round(1500 - lo) == 215
