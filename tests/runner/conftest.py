@@ -82,7 +82,7 @@ def start(args: list[str], tmp: Path, name: str, *, health_service: str | None =
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
     deadline = time.monotonic() + START_TIMEOUT_S
-    while not port_file.exists():
+    while not (port_file.exists() and port_file.read_text().strip()):
         if proc.poll() is not None:
             raise RuntimeError(f"{name} exited with {proc.returncode}: {log_path.read_text()}")
         if time.monotonic() > deadline:

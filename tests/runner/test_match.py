@@ -12,6 +12,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,9 @@ def test_slow_bot_spends_bank_then_faults_and_forfeits(
     engine: Proc, random_bots: list[Proc], tmp_path: Path
 ) -> None:
     slow = start_bot("slow_bot.py", tmp_path, "slow", "--sleep", "1.0", "--after", "1")
+    bots = [slow.address, random_bots[0].address, random_bots[1].address]
     try:
-        outcome = play(engine, [slow.address, random_bots[0].address], tmp_path)
+        outcome = play(engine, bots, tmp_path)
     finally:
         slow.stop()
     mine = [f for f in outcome.faults if f.seat == 0]
@@ -311,7 +313,12 @@ def test_heuristic_bot_over_the_protocol_and_no_leaks(
             outcome = play(engine, bots, tmp_path, seed=seed)
             assert outcome.faults == []
             assert outcome.replay["seats"][0]["bot"] == "heuristic"
-        assert len(os.listdir("/proc/self/fd")) <= fds + 2
-        assert threading.active_count() <= threads + 2
+        # A leak grows with every match (5 channels each); closing is asynchronous
+        # inside grpc, so give it a moment and allow a little slack.
+        deadline = time.monotonic() + 3.0
+        while len(os.listdir("/proc/self/fd")) > fds + 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(os.listdir("/proc/self/fd")) <= fds + 4
+        assert threading.active_count() <= threads + 4
     finally:
         heuristic.stop()

@@ -15,3 +15,10 @@ def args(extra: list[tuple[str, type, object]]) -> argparse.Namespace:
     for flag, typ, default in extra:
         p.add_argument(flag, type=typ, default=default)
     return p.parse_args(sys.argv[1:])
+
+
+def write_port(path: Path, port: int) -> None:
+    """Atomically: a reader never sees an empty or half-written port file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"{port}\n")
+    tmp.replace(path)

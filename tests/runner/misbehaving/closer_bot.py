@@ -10,7 +10,7 @@ import signal
 import socket
 import sys
 
-from _common import args
+from _common import args, write_port
 
 opts = args([])
 host, _, port = opts.listen.rpartition(":")
@@ -19,7 +19,7 @@ sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 sock.bind((host, int(port)))
 sock.listen(16)
 sock.settimeout(0.5)
-opts.port_file.write_text(f"{sock.getsockname()[1]}\n")
+write_port(opts.port_file, sock.getsockname()[1])
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 while True:
     try:

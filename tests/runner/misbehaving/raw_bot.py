@@ -10,10 +10,9 @@ from __future__ import annotations
 import signal
 import threading
 from concurrent import futures
-from pathlib import Path
 
 import grpc
-from _common import args
+from _common import args, write_port
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from protos.digdown.v1 import bot_pb2
@@ -52,7 +51,7 @@ port = server.add_insecure_port(opts.listen)
 assert port, "bind failed"
 server.start()
 servicer.set("digdown.v1.Bot", health_pb2.HealthCheckResponse.SERVING)
-Path(opts.port_file).write_text(f"{port}\n")
+write_port(opts.port_file, port)
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
 while not stop.wait(0.5):
