@@ -8,8 +8,9 @@ is padded with its last name, so `heuristic,random` is one heuristic seat
 against random seats); the line-up rotates one seat per game, so over n
 consecutive games every bot sits in every seat equally often. Single-choice
 decisions are played by the engine (`apply_forced`); bots are asked only when
-there is a choice. `--check` verifies card conservation after every action and
-fails if the 400-turn guard ever fires (rules §9.8-9.9).
+there is a choice. `--check` verifies card conservation after every action,
+fails if the 400-turn guard ever fires (rules §9.8-9.9), and replays every
+game's record to check it gives the identical events and result.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bots import BOTS
-from engine.rules import GameConfig, new_game
+from engine.rules import GameConfig, new_game, replay_record
 from engine.rules.ruleset import DIFFICULTIES
 
 
@@ -135,8 +136,12 @@ def play_game(
                 raise CheckFailed(f"seed {seed}: card conservation broken: {exc}") from exc
     result = state.result
     assert result is not None
-    if check and result["reason"] == "turn_limit":
-        raise CheckFailed(f"seed {seed}: the {result['turns']}-turn guard fired")
+    if check:
+        if result["reason"] == "turn_limit":
+            raise CheckFailed(f"seed {seed}: the {result['turns']}-turn guard fired")
+        events, replayed = replay_record(state.record)
+        if replayed != result or events != state.log:
+            raise CheckFailed(f"seed {seed}: the game record does not replay to the same game")
     return GameOutcome(
         seed=seed,
         lineup=list(lineup),
@@ -205,7 +210,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--check", action="store_true", help="verify invariants after every action")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="verify card conservation after every action, the turn guard and replays",
+    )
     args = parser.parse_args(argv)
     args.bot_list = [b.strip() for b in args.bots.split(",") if b.strip()]
     unknown = [b for b in args.bot_list if b not in BOTS]

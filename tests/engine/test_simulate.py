@@ -71,3 +71,13 @@ def test_cli_text_output(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_rejects_unknown_bot() -> None:
     with pytest.raises(SystemExit):
         main(["--bots", "nobody"])
+
+
+def test_check_mode_reports_a_record_that_does_not_replay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import engine.simulate as sim
+
+    monkeypatch.setattr(sim, "replay_record", lambda record: ([], None))
+    with pytest.raises(CheckFailed, match="replay"):
+        play_game(1, 3, "normal", ["random"] * 3, check=True)
