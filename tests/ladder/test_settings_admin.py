@@ -25,7 +25,11 @@ def settings_with(env: dict[str, str]) -> dict[str, Any]:
         "print(json.dumps({'db': s.DATABASES['default'], 'storage': s.STORAGES['default'],"
         " 'k': s.LADDER_ELO_K}, default=str))"
     )
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "LADDER_"))}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DATABASE_URL", "LADDER_", "DJANGO_"))
+    }
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={**clean, "DJANGO_SETTINGS_MODULE": "ladder.settings", **env},
@@ -109,3 +113,13 @@ def test_admin_pages_and_moderation_actions(make_user: Any, make_bot: Any) -> No
     assert not bot.is_active and "root" in bot.suspended_reason
     client.post("/admin/matches/match/", {"action": "cancel", "_selected_action": [match.pk]})
     assert Match.objects.get(pk=match.pk).status == Match.Status.CANCELLED
+
+
+def test_production_needs_a_secret_key(tmp_path: Path) -> None:
+    with pytest.raises(subprocess.CalledProcessError) as exc:
+        settings_with({"DJANGO_DEBUG": "0", "LADDER_VAR_DIR": str(tmp_path)})
+    assert "DJANGO_SECRET_KEY must be set" in exc.value.stderr
+    s = settings_with(
+        {"DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "k" * 50, "LADDER_VAR_DIR": str(tmp_path)}
+    )
+    assert s["db"]["ENGINE"].endswith("sqlite3")
