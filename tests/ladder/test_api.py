@@ -260,3 +260,27 @@ def test_huge_upload_refused_before_parsing(world: dict[str, Any]) -> None:
     r = world["a"].post(f"/api/v1/bots/{a1.pk}/versions/", {"file": big}, format="multipart")
     assert r.status_code == 413 and r.json()["error"] == "too_large"
     assert BotVersion.objects.filter(bot=a1).count() == 1
+
+
+def test_schema_generates_without_warnings(tmp_path: Any) -> None:
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yaml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
+    assert "/api/v1/leaderboard/" in out.read_text()
+
+
+def test_match_filter_by_tournament(world: dict[str, Any]) -> None:
+    from ladder.matches.models import Tournament
+
+    a1, a2, b1 = world["bots"]
+    cup = Tournament.objects.create(name="Cup")
+    cup.participants.set([a1, a2])
+    in_cup = match_create(bot_ids=[a1.pk, a2.pk], tournament=cup)
+    match_create(bot_ids=[a1.pk, b1.pk])
+    rows = APIClient().get(f"/api/v1/matches/?tournament={cup.pk}").json()["results"]
+    assert [r["id"] for r in rows] == [in_cup.pk]
+    listed = APIClient().get("/api/v1/tournaments/").json()["results"]
+    assert listed[0]["name"] == "Cup" and sorted(listed[0]["participants"]) == sorted(
+        [a1.pk, a2.pk]
+    )
