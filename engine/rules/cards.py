@@ -9,6 +9,7 @@ objective cards, inventory cards, the base and the decision card.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from .ruleset import ITEM_KINDS, PICKAXE, SWORD, CaveRow, Ruleset
 
@@ -29,6 +30,7 @@ class CardIds:
     decision: int
 
 
+@cache
 def card_ids(rules: Ruleset) -> CardIds:
     n_cave = sum(row.count for row in rules.cave)
     n_basic = 4 * len(rules.colours)
@@ -44,9 +46,10 @@ def card_ids(rules: Ruleset) -> CardIds:
     return ids
 
 
-def cave_rows_by_id(rules: Ruleset) -> list[CaveRow]:
+@cache
+def cave_rows_by_id(rules: Ruleset) -> tuple[CaveRow, ...]:
     """Cave card id -> its §8 row (rows expanded by count, in table order)."""
-    return [row for row in rules.cave for _ in range(row.count)]
+    return tuple(row for row in rules.cave for _ in range(row.count))
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,9 @@ class ToolCard:
     strength: int
 
 
+@cache
 def tool_cards(rules: Ruleset) -> dict[int, ToolCard]:
-    """Every tool card (basic and exchange) by id."""
+    """Every tool card (basic and exchange) by id (shared between games: do not modify)."""
     ids = card_ids(rules)
     tools: dict[int, ToolCard] = {}
     for c, colour in enumerate(rules.colours):
@@ -76,11 +80,16 @@ def tool_cards(rules: Ruleset) -> dict[int, ToolCard]:
 
 
 def exchange_stacks(rules: Ruleset) -> dict[str, list[int]]:
-    """Recipe name -> the exchange card ids of that kind, lowest first."""
-    stacks: dict[str, list[int]] = {}
+    """Recipe name -> the exchange card ids of that kind, lowest first (a fresh copy)."""
+    return {name: list(ids) for name, ids in _exchange_ids(rules).items()}
+
+
+@cache
+def _exchange_ids(rules: Ruleset) -> dict[str, tuple[int, ...]]:
+    stacks: dict[str, tuple[int, ...]] = {}
     next_id = card_ids(rules).exchange.start
     for recipe in rules.recipes:
-        stacks[recipe.name] = list(range(next_id, next_id + recipe.count))
+        stacks[recipe.name] = tuple(range(next_id, next_id + recipe.count))
         next_id += recipe.count
     return stacks
 

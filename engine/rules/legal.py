@@ -14,6 +14,15 @@ if TYPE_CHECKING:
 _DISCARD = {kind: Action("DISCARD", item=kind) for kind in (TORCH, *ITEM_KINDS)}
 _TRADE = {kind: Action("TRADE", item=kind) for kind in ITEM_KINDS}
 _MOVE = [Action("MOVE", passage=p) for p in range(8)]
+_GIVE = {(k, seat): Action("GIVE", item=k, to_seat=seat) for k in ITEM_KINDS for seat in range(4)}
+_EXCHANGE: dict[str, Action] = {}
+
+
+def _exchange(recipe: str) -> Action:
+    action = _EXCHANGE.get(recipe)
+    if action is None:
+        action = _EXCHANGE[recipe] = Action("EXCHANGE", recipe=recipe)
+    return action
 
 
 def legal_actions(state: State) -> list[Action]:
@@ -76,41 +85,42 @@ def done_allowed(seat: Seat) -> bool:
     return not _over_capacity(seat) and (bool(seat.torches) or not seat.stash)
 
 
-def _kinds_held(state: State, seat: Seat) -> list[str]:
-    kinds = {state.rows[c].loot for c in seat.items}
-    return [k for k in ITEM_KINDS if k in kinds]
+def _item_counts(state: State, seat: Seat) -> dict[str, int]:
+    """Items in inventory by kind, in the order of ITEM_KINDS (only kinds held)."""
+    rows = state.rows
+    counts = dict.fromkeys(ITEM_KINDS, 0)
+    for c in seat.items:
+        counts[rows[c].loot] += 1
+    return {k: n for k, n in counts.items() if n}
 
 
 def _base(state: State, seat: Seat) -> list[Action]:
     rules = state.rules
-    held = _kinds_held(state, seat)
+    counts = _item_counts(state, seat)
     if seat.base_actions >= rules.base_action_limit:
         if done_allowed(seat):
             return [A.DONE]
         if _over_capacity(seat):
-            return [_DISCARD[k] for k in ((TORCH,) if seat.torches else ()) + tuple(held)]
+            return [_DISCARD[k] for k in ((TORCH,) if seat.torches else ()) + tuple(counts)]
         return [A.UNSTASH]
     legal: list[Action] = []
-    counts = {k: 0 for k in held}
-    for c in seat.items:
-        counts[state.rows[c].loot] += 1
     for recipe in rules.recipes:
         if state.exchange[recipe.name] and all(counts.get(k, 0) >= n for k, n in recipe.cost):
-            legal.append(Action("EXCHANGE", recipe=recipe.name))
-    legal.extend(_TRADE[k] for k in held if k in rules.trade)
+            legal.append(_exchange(recipe.name))
+    legal.extend(_TRADE[k] for k in counts if k in rules.trade)
     receivers = [
         other.index
         for other in state.seats
         if other is not seat and not other.eliminated and other.inventory_size < other.capacity
     ]
-    legal.extend(Action("GIVE", item=k, to_seat=r) for k in held for r in receivers)
+    legal.extend(_GIVE[k, r] for k in counts for r in receivers)
     if seat.torches:
         legal.append(A.STASH)
     if seat.stash:
         legal.append(A.UNSTASH)
     if seat.torches:
         legal.append(_DISCARD[TORCH])
-    legal.extend(_DISCARD[k] for k in held)
+    legal.extend(_DISCARD[k] for k in counts)
     if done_allowed(seat):
         legal.append(A.DONE)
     return legal

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from .cards import tool_cards
+from .ruleset import Ruleset
 from .state import ENGINE_VERSION, RESOLVE, items_of_kind
 
 if TYPE_CHECKING:
@@ -15,24 +17,20 @@ def observe(state: State, seat: int) -> dict[str, Any]:
     if not 0 <= seat < len(state.seats):
         raise ValueError(f"no seat {seat} in a {len(state.seats)}-seat game")
     cards = state.card_dicts
-    rows = state.rows
     passages = []
-    unseen: Counter[tuple[str, str]] = Counter()
     for p, passage in enumerate(state.passages):
+        size = len(passage)
         entry: dict[str, Any] = {
             "index": p,
-            "count": len(passage),
-            "backs": [rows[c].material for c in passage],
-            "sleeved": [c in state.sleeved for c in passage],
+            "count": size,
+            "backs": state.dealt_backs[p][:size],
+            "sleeved": state.dealt_sleeves[p][:size],
             "tile": p in state.tiles,
         }
-        for c in passage:
-            if c not in state.known:
-                unseen[(rows[c].material, rows[c].name)] += 1
         if passage and passage[-1] in state.known:
             entry["top"] = cards[passage[-1]]
         passages.append(entry)
-    table = state.tool_table
+    tools = _tool_faces(state)
     players = []
     for s in state.seats:
         players.append(
@@ -43,16 +41,7 @@ def observe(state: State, seat: int) -> dict[str, Any]:
                 "torches": len(s.torches),
                 "items": items_of_kind(state, s),
                 "stash": len(s.stash),
-                "tools": [
-                    {
-                        "id": t,
-                        "kind": table[t].kind,
-                        "name": table[t].name,
-                        "strength": table[t].strength,
-                        "active": t in s.active,
-                    }
-                    for t in s.tools
-                ],
+                "tools": [{**tools[t], "active": t in s.active} for t in s.tools],
                 "position": s.position,
                 "unsecured": [cards[c] for c in s.unsecured],
                 "secured": [cards[c] for c in s.secured],
@@ -85,7 +74,9 @@ def observe(state: State, seat: int) -> dict[str, Any]:
         "passages": passages,
         "players": players,
         "unseen": [
-            {"material": m, "name": name, "count": n} for (m, name), n in sorted(unseen.items())
+            {"material": m, "name": name, "count": n}
+            for (m, name), n in sorted(state.unseen.items())
+            if n
         ],
     }
     if state.phase == RESOLVE and state.res_passage >= 0 and not state.is_over:
@@ -99,3 +90,16 @@ def observe(state: State, seat: int) -> dict[str, Any]:
             "committer": state.committers[state.cidx] if state.attempting else -1,
         }
     return obs
+
+
+def _tool_faces(state: State) -> dict[int, dict[str, Any]]:
+    return _tool_faces_of(state.rules)
+
+
+@cache
+def _tool_faces_of(rules: Ruleset) -> dict[int, dict[str, Any]]:
+    """The fixed part of every tool's public face, built once per ruleset."""
+    return {
+        t: {"id": t, "kind": card.kind, "name": card.name, "strength": card.strength}
+        for t, card in tool_cards(rules).items()
+    }

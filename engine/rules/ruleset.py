@@ -41,8 +41,11 @@ class Recipe:
     cost: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Ruleset:
+    """Every number and table of one ruleset. Compared and hashed by identity, so the
+    tables derived from it can be cached per ruleset."""
+
     id: str
     cave: tuple[CaveRow, ...]
     recipes: tuple[Recipe, ...]

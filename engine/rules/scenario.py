@@ -124,7 +124,7 @@ def scenario(
         seat.completed = list(spec.completed)
     state.box.extend(pool)
     for p in known or []:
-        state.known.add(cave[p][-1])
+        state.make_known(cave[p][-1])
         state.tiles.add(p)
     state.hearts = hearts
     if base_phase:

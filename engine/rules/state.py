@@ -9,6 +9,7 @@ so a state is a pure function of its setup and its recorded entries.
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter
 from typing import Any
 
 from .actions import Action
@@ -116,6 +117,13 @@ class State:
         self.card_dicts = [self._card_dict(cid) for cid in range(len(self.rows))]
 
         self.passages: list[list[int]] = [list(p) for p in cave]  # bottom -> top
+        # Passages only ever lose their top card, so what their backs show is a prefix
+        # of the dealt passage; and the faces still face down only shrink.
+        self.dealt_backs = [[self.rows[c].material for c in p] for p in cave]
+        self.dealt_sleeves = [[c in self.sleeved for c in p] for p in cave]
+        self.unseen: Counter[tuple[str, str]] = Counter(
+            (self.rows[c].material, self.rows[c].name) for p in cave for c in p
+        )
         self.known: set[int] = set()
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
@@ -214,6 +222,13 @@ class State:
 
     def alive(self) -> list[int]:
         return [s.index for s in self.seats if not s.eliminated]
+
+    def make_known(self, card: int) -> None:
+        """A face-down card's face becomes public (peeked or revealed)."""
+        if card not in self.known:
+            self.known.add(card)
+            row = self.rows[card]
+            self.unseen[(row.material, row.name)] -= 1
 
     def top(self, p: int) -> int | None:
         passage = self.passages[p]
@@ -576,7 +591,7 @@ class State:
         self._pay_torches(seat, self.rules.peek_cost)
         self.tiles.add(p)
         top = self.passages[p][-1]
-        self.known.add(top)
+        self.make_known(top)
         seat.moves += 1
         self._emit("PEEK", seat=seat.index, passage=p, card=self.card_dicts[top])
 
@@ -608,7 +623,7 @@ class State:
             if not at or not self.passages[p]:
                 continue
             card = self.passages[p][-1]
-            self.known.add(card)
+            self.make_known(card)
             self.res_passage = p
             self.res_owner = at[0]
             self.res_helpers = at[1:]
