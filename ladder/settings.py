@@ -23,6 +23,8 @@ LADDER_ENDPOINT_ALLOWED_NETWORKS  comma list of CIDRs allowed in addition to pub
 LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (default 8 MiB),
 LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
+LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
+ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ INSTALLED_APPS = [
     "ladder.bots",
     "ladder.matches",
     "ladder.ratings",
+    "ladder.grpc",
 ]
 
 MIDDLEWARE = [
@@ -172,6 +175,8 @@ LADDER_REPLAY_MAX_BYTES = int(os.environ.get("LADDER_REPLAY_MAX_BYTES", str(32 *
 # Multipart uploads above this size go to a temp file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = LADDER_UPLOAD_MAX_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
+ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
 
 # --- REST API -----------------------------------------------------------------
 REST_FRAMEWORK = {

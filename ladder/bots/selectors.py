@@ -37,3 +37,11 @@ def bot_versions(*, bot: Bot) -> QuerySet[BotVersion]:
 def bot_latest_version(*, bot: Bot) -> BotVersion | None:
     """The version a new match would play."""
     return bot.versions.order_by("-number").first()
+
+
+def bot_get_by_name(*, name: str) -> Bot:
+    """One bot by its (case-insensitive, unique) name or NotFound; the gRPC API uses names."""
+    bot = Bot.objects.select_related("owner").filter(name__iexact=name.strip()).first()
+    if bot is None:
+        raise NotFound(f"no bot named {name.strip()!r}")
+    return bot

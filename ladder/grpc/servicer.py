@@ -1,0 +1,279 @@
+"""digdown.v1.Ladder: a thin layer over the ladder's services and selectors.
+
+Each method translates the request into one service or selector call and the
+result into proto messages; authorization rules live in the services (the
+REST API enforces the same ones), errors are mapped by ``auth.CallGuard``.
+Bots are addressed by name here (bot authors think in names), so every method
+first resolves the name with ``bot_get_by_name``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+import grpc
+from django.db.models import Count, Q, QuerySet
+
+from ladder.bots import selectors as bot_selectors
+from ladder.bots import services as bot_services
+from ladder.bots.models import Bot, BotVersion
+from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.grpc.auth import GrpcError, require_user
+from ladder.matches import selectors as match_selectors
+from ladder.matches import services as match_services
+from ladder.matches.models import Match, MatchSeat
+from ladder.matches.replays import replay_open
+from ladder.ratings.selectors import leaderboard_list
+from protos.digdown.v1 import ladder_pb2, ladder_pb2_grpc
+
+log = logging.getLogger("ladder.grpc")
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+REPLAY_CHUNK = 64 * 1024
+STATUS_NAMES = {Match.Status.ERRORED: "FAILED"}
+
+
+# --- conversions ------------------------------------------------------------------
+
+
+def _time(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else ""
+
+
+def _points(hundredths: int | None) -> float:
+    return hundredths / 100 if hundredths is not None else 0.0
+
+
+def _page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], str]:
+    """Offset paging; the token is the next offset as text (opaque to clients)."""
+    if page_size < 0:
+        raise ApplicationError("page_size must not be negative")
+    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    if page_token and not page_token.isdigit():
+        raise ApplicationError("page_token is not one this server issued")
+    offset = int(page_token or 0)
+    rows = list(qs[offset : offset + size + 1])
+    more = len(rows) > size
+    return rows[:size], str(offset + size) if more else ""
+
+
+def version_pb(v: BotVersion) -> ladder_pb2.BotVersion:
+    # Versions are validated before they are stored, so every stored one is VALID.
+    return ladder_pb2.BotVersion(
+        number=v.number,
+        sha256=v.archive_sha256,
+        size=v.archive_size,
+        filename=PurePosixPath(v.archive.name).name if v.archive else "",
+        status="VALID",
+        validation_log=v.validation_log[:4000],
+        created_at=_time(v.created_at),
+    )
+
+
+def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
+    latest = bot_selectors.bot_latest_version(bot=bot)
+    msg = ladder_pb2.LadderBot(
+        id=bot.pk,
+        name=bot.name,
+        owner=bot.owner.username,
+        kind=bot.kind.upper(),
+        active=bot.playable,
+        rating=_points(bot.rating),
+        games=bot.games,
+        created_at=_time(bot.created_at),
+    )
+    if latest is not None:
+        if bot.kind == Bot.Kind.REMOTE:
+            msg.endpoint = latest.endpoint
+        else:
+            msg.current_version.CopyFrom(version_pb(latest))
+    return msg
+
+
+def seat_pb(s: MatchSeat) -> ladder_pb2.MatchSeat:
+    return ladder_pb2.MatchSeat(
+        seat=s.seat,
+        bot=s.bot.name,
+        version=s.version.number if s.bot.kind == Bot.Kind.HOSTED else 0,
+        rank=s.rank or 0,
+        score=float(s.score or 0),
+        faults=s.faults,
+        forfeit_reason=s.forfeit_reason,
+        rating_before=_points(s.rating_before),
+        rating_after=_points(s.rating_after),
+    )
+
+
+def match_pb(m: Match) -> ladder_pb2.Match:
+    finished = m.status == Match.Status.FINISHED
+    result = getattr(m, "result", None) if finished else None
+    return ladder_pb2.Match(
+        id=m.pk,
+        ruleset=m.ruleset,
+        seed=m.seed if finished else 0,  # the seed would reveal the cave before the end
+        difficulty=m.difficulty,
+        status=STATUS_NAMES.get(m.status, m.status.upper()),
+        seats=[seat_pb(s) for s in m.seats.all()],
+        end_reason=result.reason if result else "",
+        turns=result.turns if result else 0,
+        created_at=_time(m.created_at),
+        started_at=_time(m.started_at),
+        finished_at=_time(m.finished_at),
+        replay_sha256=m.replay_sha256,
+        replay_size=m.replay_size,
+        error=m.error[:2000],
+        rated=m.rated,
+    )
+
+
+# --- lookups ----------------------------------------------------------------------
+
+
+def _bot_named(name: str) -> Bot:
+    if not name.strip():
+        raise ApplicationError("bot name is empty")
+    return bot_selectors.bot_get_by_name(name=name)
+
+
+def _own_bot_named(name: str) -> Bot:
+    """A bot the caller owns: NOT_FOUND if unknown, PERMISSION_DENIED if someone else's."""
+    bot = _bot_named(name)
+    user = require_user()
+    if bot.owner_id != user.pk:
+        raise PermissionDenied(f"bot {bot.name} belongs to another user")
+    return bot
+
+
+def _pick_opponents(bot: Bot, count: int) -> list[Bot]:
+    """Playable bots nearest in rating (the matchmaker of a later issue will do better)."""
+    pool = [
+        b
+        for b in leaderboard_list().exclude(pk=bot.pk)
+        if bot_selectors.bot_latest_version(bot=b) is not None
+    ]
+    pool.sort(key=lambda b: (abs(b.rating - bot.rating), b.pk))
+    if len(pool) < count:
+        raise Conflict(f"only {len(pool)} other playable bots on the ladder; {count} needed")
+    return pool[:count]
+
+
+class LadderServicer(ladder_pb2_grpc.LadderServicer):
+    """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
+
+    def CreateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+        kind = request.kind.strip().lower()
+        if kind not in Bot.Kind.values:
+            raise ApplicationError("kind must be HOSTED or REMOTE")
+        try:
+            bot = bot_services.bot_create(
+                owner=require_user(),
+                name=request.name,
+                kind=kind,
+                endpoint=request.endpoint or None,
+            )
+        except Conflict as exc:  # bot_create raises Conflict only for a taken name
+            raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
+        return ladder_pb2.CreateBotResponse(bot=bot_pb(bot))
+
+    def UploadVersion(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bot = _own_bot_named(request.bot)
+        if not request.filename:
+            raise ApplicationError("filename is empty (name the archive: .py or .zip)")
+        version = bot_services.bot_version_upload(
+            user=require_user(), bot_id=bot.pk, filename=request.filename, data=request.content
+        )
+        return ladder_pb2.UploadVersionResponse(version=version_pb(version))
+
+    def SetEndpoint(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bot = _own_bot_named(request.bot)
+        bot_services.bot_set_endpoint(user=require_user(), bot_id=bot.pk, endpoint=request.endpoint)
+        return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
+
+    def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bots = bot_selectors.bot_list(owner=require_user())
+        return ladder_pb2.ListMyBotsResponse(bots=[bot_pb(b) for b in bots])
+
+    def Leaderboard(self, request: Any, context: grpc.ServicerContext) -> Any:
+        qs = leaderboard_list(include_inactive=request.include_inactive).annotate(
+            wins=Count("seats", filter=Q(seats__rank=1, seats__match__status="finished"))
+        )
+        rows, next_token = _page(qs, request.page_size, request.page_token)
+        offset = int(request.page_token or 0)
+        entries = [
+            ladder_pb2.LeaderboardEntry(
+                position=offset + i + 1,
+                bot=b.name,
+                owner=b.owner.username,
+                rating=_points(b.rating),
+                games=b.games,
+                wins=b.wins,
+            )
+            for i, b in enumerate(rows)
+        ]
+        return ladder_pb2.LeaderboardResponse(entries=entries, next_page_token=next_token)
+
+    def ListMatches(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bot = _bot_named(request.bot)
+        qs = match_selectors.bot_matches(bot_id=bot.pk)
+        rows, next_token = _page(qs, request.page_size, request.page_token)
+        return ladder_pb2.ListMatchesResponse(
+            matches=[match_pb(m) for m in rows], next_page_token=next_token
+        )
+
+    def GetMatch(self, request: Any, context: grpc.ServicerContext) -> Any:
+        match = match_selectors.match_detail(match_id=request.match_id)
+        return ladder_pb2.GetMatchResponse(match=match_pb(match))
+
+    def DownloadReplay(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        match = match_selectors.match_detail(match_id=request.match_id)
+        if not match.replay_sha256 or not match.replay.name:
+            raise NotFound(f"match {match.pk} has no replay ({match.status})")
+        try:
+            fh = replay_open(match.replay.name)
+        except FileNotFoundError as exc:
+            log.error("replay of match %s missing from storage: %s", match.pk, match.replay.name)
+            raise NotFound(f"the replay file of match {match.pk} is missing") from exc
+        with fh:
+            offset = 0
+            while True:
+                data = fh.read(REPLAY_CHUNK)
+                if not data and offset:
+                    break
+                chunk = ladder_pb2.ReplayChunk(data=data, offset=offset)
+                if offset == 0:
+                    chunk.total_size = match.replay_size
+                    chunk.sha256 = match.replay_sha256
+                    chunk.content_type = "application/gzip"
+                yield chunk
+                offset += len(data)
+                if not data or not context.is_active():
+                    break
+
+    def RequestChallenge(self, request: Any, context: grpc.ServicerContext) -> Any:
+        user = require_user()
+        bot = _bot_named(request.bot)
+        if bot.owner_id != user.pk and not user.is_staff:
+            raise PermissionDenied(f"bot {bot.name} belongs to another user")
+        names = list(request.opponents)
+        if len(names) > 3:
+            raise ApplicationError("at most 3 opponents")
+        seats = request.num_seats or (1 + len(names) if names else 2)
+        if not 2 <= seats <= 4:
+            raise ApplicationError("num_seats must be 2 to 4")
+        if names and seats != 1 + len(names):
+            raise ApplicationError(f"num_seats {seats} does not match {len(names)} opponents")
+        opponents = [_bot_named(n) for n in names] if names else _pick_opponents(bot, seats - 1)
+        match = match_services.match_create(
+            bot_ids=[bot.pk, *(o.pk for o in opponents)],
+            requested_by=user,
+            difficulty=request.difficulty.strip().lower() or Match.Difficulty.NORMAL,
+            rated=request.rated,
+        )
+        return ladder_pb2.RequestChallengeResponse(
+            match=match_pb(match_selectors.match_detail(match_id=match.pk))
+        )
