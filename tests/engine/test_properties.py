@@ -174,3 +174,31 @@ def test_random_play_over_thousands_of_seeds_never_hits_the_guard():
         state = play_random(config, seed, misbehave=seed % 5 == 0)
         reasons[state.result["reason"]] = reasons.get(state.result["reason"], 0) + 1
     assert "turn_limit" not in reasons
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs, st.integers(0, 2**32), st.lists(st.booleans(), min_size=4, max_size=4))
+def test_long_games_between_heuristic_bots_keep_every_invariant(config, choice_seed, smart):
+    """Heuristic play reaches what random play rarely does: exchanges, helpers, many rounds."""
+    from engine.bots import HeuristicBot, RandomBot
+
+    rng = random.Random(choice_seed)
+    bots = [
+        HeuristicBot(random.Random(rng.random())) if smart[i] else RandomBot(random.Random(i))
+        for i in range(config.num_seats)
+    ]
+    state = new_game(config)
+    while not state.is_over:
+        legal = state.legal_actions()
+        assert legal
+        seat = state.acting_seat
+        if len(legal) == 1:
+            state.apply_forced()
+        else:
+            obs = state.observation(seat)
+            assert not card_ids_in(obs) & hidden_faces(state)
+            state.apply(bots[seat].act(obs, legal))
+        assert len(state.card_places()) == 120
+    events, result = replay_record(copy.deepcopy(state.record))
+    assert events == state.log and result == state.result
+    assert result["reason"] != "turn_limit"
