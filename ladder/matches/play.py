@@ -1,0 +1,185 @@
+"""Play a queued match now: claim it, dial its bots, run it on an engine, record it.
+
+The Django side of ``engine.runner``: used by ``manage.py playmatch`` and meant
+for the workers of a later issue. Only remote bots can play for now; a hosted
+bot needs the sandbox that comes with the workers, so it is refused with a
+message saying so before anything is claimed. Endpoints are checked again right
+before dialing and the checked *address* is dialed, not the name (DNS
+rebinding, pitfalls G8). A match that cannot be played is marked errored with
+the reason; a played one is recorded through ``match_record_result`` (result,
+replay and ratings exactly once).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from django.conf import settings
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from engine.runner import BotSpec, MatchOutcome, RunnerError, TimeControl, run_match
+from ladder.bots.endpoints import endpoint_check
+from ladder.bots.models import Bot
+from ladder.common.exceptions import ApplicationError, Conflict
+from ladder.matches.models import Match
+from ladder.matches.services import RecordOutcome, match_fail, match_record_result, match_start
+
+log = logging.getLogger("ladder.play")
+
+ENGINE_START_S = 20.0
+HOSTED_REFUSED = (
+    "is a hosted bot; hosted bots become playable with the sandboxed workers "
+    "(a later issue). Only remote bots can be played now."
+)
+
+
+class PlayFailed(ApplicationError):
+    """The match could not be played (it is marked errored with this message)."""
+
+    code = "play_failed"
+
+
+@dataclass(frozen=True)
+class PlayReport:
+    """A played and recorded match (``recorded`` False: it already had a result)."""
+
+    match: Match
+    outcome: MatchOutcome
+    recorded: bool
+
+
+def playable_check(bots: list[Bot]) -> None:
+    """Refuse bots this process cannot play, before a match is created or claimed."""
+    for bot in bots:
+        if bot.kind == Bot.Kind.HOSTED:
+            raise Conflict(f"bot {bot.name} {HOSTED_REFUSED}")
+
+
+def _dial_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def bot_specs(match: Match) -> list[BotSpec]:
+    """One BotSpec per seat, each dialing the address its endpoint resolves to *now*."""
+    specs = []
+    for seat in match.seats.select_related("bot", "version").order_by("seat"):
+        if seat.bot.kind == Bot.Kind.HOSTED:
+            raise Conflict(f"bot {seat.bot.name} {HOSTED_REFUSED}")
+        if not seat.version.endpoint:
+            raise Conflict(f"bot {seat.bot.name} has no endpoint")
+        checked = endpoint_check(seat.version.endpoint)
+        specs.append(
+            BotSpec(
+                address=_dial_address(checked.addresses[0], checked.port),
+                name=seat.bot.name,
+                version=str(seat.version.number),
+            )
+        )
+    return specs
+
+
+def match_play(
+    *,
+    match_id: int,
+    engine_address: str,
+    worker: str,
+    time_control: TimeControl | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> PlayReport:
+    """Claim, play and record one queued match; PlayFailed (match errored) otherwise."""
+    match = match_start(match_id=match_id, worker=worker)
+    try:
+        specs = bot_specs(match)
+        with tempfile.TemporaryDirectory(prefix="digdown-play-") as tmp:
+            out = Path(tmp) / "replay.json.gz"
+            outcome = run_match(
+                engine_address,
+                specs,
+                seed=match.seed,
+                difficulty=match.difficulty,
+                ruleset=match.ruleset,
+                time_control=time_control,
+                out=out,
+                on_progress=on_progress,
+                match_id=str(match.pk),
+            )
+            replay_bytes = out.read_bytes()
+    except (ApplicationError, RunnerError, OSError) as exc:
+        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        match_fail(match_id=match.pk, error=message)
+        raise PlayFailed(f"match {match.pk} could not be played: {message}") from exc
+    recorded: RecordOutcome = match_record_result(
+        match_id=match.pk, result=outcome.result, replay_bytes=replay_bytes
+    )
+    return PlayReport(match=recorded.match, outcome=outcome, recorded=recorded.recorded)
+
+
+def _healthy(address: str, timeout_s: float) -> bool:
+    with grpc.insecure_channel(address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service="digdown.v1.Engine"), timeout=timeout_s
+            )
+        except grpc.RpcError:
+            return False
+    return reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+@contextmanager
+def engine_address(address: str | None = None) -> Iterator[str]:
+    """The engine to use: ``address``, else ENGINE_ADDRESS, else a local subprocess.
+
+    The local engine binds port 0 and reports it through a file (no guessed
+    ports), is waited on through its health service, and is stopped (SIGTERM,
+    then SIGKILL) when the block ends, whatever happened inside.
+    """
+    address = address or settings.ENGINE_ADDRESS
+    if address:
+        yield address
+        return
+    with tempfile.TemporaryDirectory(prefix="digdown-engine-") as tmp:
+        port_file = Path(tmp) / "engine.port"
+        log_path = Path(tmp) / "engine.log"
+        root = Path(__file__).resolve().parents[2]
+        with log_path.open("wb") as log_file:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "engine.server", "--listen", "127.0.0.1:0",
+                 "--port-file", str(port_file), "--log-level", "WARNING"],
+                cwd=root,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONPATH": str(root)},
+            )  # fmt: skip
+        try:
+            deadline = time.monotonic() + ENGINE_START_S
+            while True:
+                if proc.poll() is not None:
+                    raise OSError(f"engine exited with {proc.returncode}: {log_path.read_text()}")
+                if port_file.exists() and port_file.read_text().strip():
+                    local = f"127.0.0.1:{int(port_file.read_text())}"
+                    if _healthy(local, 1.0):
+                        break
+                if time.monotonic() > deadline:
+                    raise OSError(f"the local engine did not start within {ENGINE_START_S} s")
+                time.sleep(0.05)
+            log.info("local engine on %s (pid %d)", local, proc.pid)
+            yield local
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
