@@ -1,0 +1,149 @@
+"""Real processes for the Ladder gRPC tests: ``manage.py grpcserver`` on the test database.
+
+A subprocess cannot see data inside a test's transaction, so these tests use
+``django_db(transaction=True)`` (committed rows, flushed afterwards) and hand the
+subprocesses the test database through DATABASE_URL: the file-based SQLite test
+database by default, or the PostgreSQL test database when DATABASE_URL says so.
+Every process binds port 0 and reports it through a file; every wait is
+bounded; every process is stopped through its own handle.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from django.db import connection
+
+from protos.digdown.v1 import ladder_pb2_grpc
+from tests.runner.conftest import Proc, start_engine, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 30.0
+LADDER_SERVICE = "digdown.v1.Ladder"
+
+
+def database_url() -> str:
+    """The pytest-django test database as a DATABASE_URL for subprocesses."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        name = str(s["NAME"])
+        assert name.startswith("/") and "memory" not in name, f"need a file database, got {name}"
+        return f"sqlite:///{name}"
+    assert connection.vendor == "postgresql", connection.vendor
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def ladder_env(
+    django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """Environment of every ladder subprocess: same database and media, loopback allowed."""
+    with django_db_blocker.unblock():
+        url = database_url()
+    media = tmp_path_factory.mktemp("ladder-media")
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "DJANGO_SETTINGS_MODULE": "ladder.settings",
+        "DATABASE_URL": url,
+        "LADDER_MEDIA_ROOT": str(media),
+        "LADDER_DEV_MODE": "1",
+        "ENGINE_ADDRESS": "",
+    }
+
+
+def start_manage(
+    args: list[str], env: dict[str, str], tmp: Path, name: str, *, health: str | None = None
+) -> Proc:
+    """Start ``manage.py ARGS --listen 127.0.0.1:0 --port-file F``; wait for port and health."""
+    port_file = tmp / f"{name}.port"
+    log_path = tmp / f"{name}.log"
+    port_file.unlink(missing_ok=True)
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", *args, "--listen", "127.0.0.1:0",
+             "--port-file", str(port_file)],
+            cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not (port_file.exists() and port_file.read_text().strip()):
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}: {log_path.read_text()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait(5)
+            raise TimeoutError(f"{name} did not report a port within {START_TIMEOUT_S} s")
+        time.sleep(0.02)
+    p = Proc(proc, f"127.0.0.1:{int(port_file.read_text())}", log_path)
+    if health is not None:
+        try:
+            wait_healthy(p.address, health, START_TIMEOUT_S)
+        except TimeoutError:
+            p.stop()
+            raise
+    return p
+
+
+def manage(
+    args: list[str], env: dict[str, str], timeout_s: float = 60.0
+) -> subprocess.CompletedProcess[str]:
+    """Run a management command to completion (bounded) and capture its output."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def grpc_procdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ladder-procs")
+
+
+@pytest.fixture(scope="session")
+def ladder_server(ladder_env: dict[str, str], grpc_procdir: Path) -> Iterator[Proc]:
+    """One grpcserver for the session (throttle off; the throttle test starts its own)."""
+    p = start_manage(
+        ["grpcserver", "--rate", "0", "--log-level", "INFO"],
+        ladder_env, grpc_procdir, "grpcserver", health=LADDER_SERVICE,
+    )  # fmt: skip
+    yield p
+    assert p.stop() == 0, p.log()
+
+
+@pytest.fixture(scope="session")
+def ladder_engine(grpc_procdir: Path) -> Iterator[Proc]:
+    p = start_engine(grpc_procdir, "ladder-engine")
+    yield p
+    p.stop()
+
+
+@pytest.fixture
+def stub(ladder_server: Proc) -> Iterator[Any]:
+    with grpc.insecure_channel(ladder_server.address) as channel:
+        yield ladder_pb2_grpc.LadderStub(channel)
+
+
+def bearer(secret: str) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {secret}")]
+
+
+@pytest.fixture
+def user_token(transactional_db: Any) -> Callable[..., tuple[Any, str]]:
+    """A committed user and a token secret for it."""
+    from ladder.accounts.models import User
+    from ladder.accounts.services import token_create
+
+    def _make(username: str, *, staff: bool = False) -> tuple[Any, str]:
+        user = User.objects.create_user(username=username, password="pw-12345678", is_staff=staff)
+        return user, token_create(user=user, name="grpc-test").secret
+
+    return _make
