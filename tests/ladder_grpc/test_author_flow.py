@@ -1,0 +1,129 @@
+"""A bot author's whole flow over gRPC, with real processes from end to end.
+
+grpcserver (manage.py) + two SDK bots on loopback + ``manage.py playmatch``
+(which starts its own engine) + a separate engine that re-verifies the replay
+downloaded over the Ladder service.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.runner import verify_replay
+from protos.digdown.v1 import ladder_pb2 as pb
+from tests.ladder_grpc.conftest import bearer, manage
+from tests.runner.conftest import start_bot
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(90)]
+T = 10.0
+
+
+@pytest.fixture
+def sdk_bots(grpc_procdir: Path) -> Any:
+    heuristic = start_bot("bots.heuristic_bot", grpc_procdir, "flow-heuristic")
+    rand = start_bot("bots.random_bot", grpc_procdir, "flow-random", "--seed", "3")
+    yield heuristic, rand
+    heuristic.stop()
+    rand.stop()
+
+
+def test_bot_author_flow(
+    stub: Any, user_token: Any, sdk_bots: Any, ladder_env: dict[str, str], ladder_engine: Any
+) -> None:
+    heuristic, rand = sdk_bots
+    _, tok = user_token("alice")
+    md = bearer(tok)
+
+    # A remote bot registered with its endpoint at creation.
+    digger = stub.CreateBot(
+        pb.CreateBotRequest(name="digger", kind="REMOTE", endpoint=heuristic.address),
+        metadata=md,
+        timeout=T,
+    ).bot
+    assert (digger.kind, digger.endpoint, digger.rating) == ("REMOTE", heuristic.address, 1500.0)
+
+    # A hosted bot: the archive is validated and stored as version 1.
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("bot.py", "from helper import pick\n\ndef act(obs):\n    return pick(obs)\n")
+        z.writestr("helper.py", "def pick(obs):\n    return 0\n")
+    archive = buf.getvalue()
+    stub.CreateBot(pb.CreateBotRequest(name="uploaded", kind="HOSTED"), metadata=md, timeout=T)
+    version = stub.UploadVersion(
+        pb.UploadVersionRequest(bot="uploaded", filename="mybot.zip", content=archive),
+        metadata=md,
+        timeout=T,
+    ).version
+    assert (version.number, version.status, version.size) == (1, "VALID", len(archive))
+    assert version.sha256 == hashlib.sha256(archive).hexdigest()
+    stored = list(Path(ladder_env["LADDER_MEDIA_ROOT"]).rglob(version.filename))
+    assert len(stored) == 1 and stored[0].read_bytes() == archive
+
+    # A second remote bot whose endpoint is set afterwards.
+    stub.CreateBot(pb.CreateBotRequest(name="dice", kind="REMOTE"), metadata=md, timeout=T)
+    dice = stub.SetEndpoint(
+        pb.SetEndpointRequest(bot="dice", endpoint=rand.address), metadata=md, timeout=T
+    ).bot
+    assert dice.endpoint == rand.address
+    mine = stub.ListMyBots(pb.ListMyBotsRequest(), metadata=md, timeout=T).bots
+    assert [b.name for b in mine] == ["dice", "digger", "uploaded"]
+
+    # Hosted bots are refused by playmatch (they need the workers' sandbox).
+    refused = manage(["playmatch", "--bots", "digger,uploaded"], ladder_env)
+    assert refused.returncode != 0
+    assert "uploaded is a hosted bot" in refused.stderr and "Traceback" not in refused.stderr
+
+    # Play the remote ones for real; playmatch starts (and stops) its own engine.
+    played = manage(["playmatch", "--bots", "digger,dice", "--seed", "11"], ladder_env)
+    assert played.returncode == 0, played.stdout + played.stderr
+    assert "finished" in played.stdout and "rank 1" in played.stdout, played.stdout
+
+    # The leaderboard shows both, ratings moved and their sum is conserved.
+    board = {e.bot: e for e in stub.Leaderboard(pb.LeaderboardRequest(), timeout=T).entries}
+    assert set(board) == {"digger", "dice", "uploaded"}
+    assert board["digger"].games == board["dice"].games == 1
+    assert board["uploaded"].games == 0
+    assert board["digger"].rating + board["dice"].rating == pytest.approx(3000.0)
+    assert board["digger"].rating != 1500.0
+    assert board["digger"].wins + board["dice"].wins == 1
+    assert sorted(e.position for e in board.values()) == [1, 2, 3]
+
+    # The match, listed and in detail (public: no token needed).
+    listed = stub.ListMatches(pb.ListMatchesRequest(bot="dice"), timeout=T).matches
+    assert len(listed) == 1
+    match = stub.GetMatch(pb.GetMatchRequest(match_id=listed[0].id), timeout=T).match
+    assert (match.status, match.seed, match.rated) == ("FINISHED", 11, True)
+    assert match.end_reason in {"won", "last_standing", "cave_exhausted", "turn_limit"}
+    assert [s.bot for s in match.seats] == ["digger", "dice"]
+    assert sorted(s.rank for s in match.seats) == [1, 2]
+    for seat in match.seats:
+        assert seat.rating_before == 1500.0 and seat.rating_after == board[seat.bot].rating
+    assert match.replay_size > 0 and len(match.replay_sha256) == 64
+
+    # The replay, streamed in chunks, is the recorded file and verifies on a real engine.
+    chunks = list(stub.DownloadReplay(pb.DownloadReplayRequest(match_id=match.id), timeout=T))
+    first = chunks[0]
+    assert (first.total_size, first.sha256, first.content_type) == (
+        match.replay_size,
+        match.replay_sha256,
+        "application/gzip",
+    )
+    offset = 0
+    for chunk in chunks:
+        assert chunk.offset == offset
+        offset += len(chunk.data)
+    data = b"".join(c.data for c in chunks)
+    assert len(data) == match.replay_size
+    assert hashlib.sha256(data).hexdigest() == match.replay_sha256
+    doc = json.loads(gzip.decompress(data))
+    assert doc["format"] == "digdown-replay/1"
+    verdict = verify_replay(ladder_engine.address, doc, timeout_s=T)
+    assert verdict.ok, verdict.first_difference
