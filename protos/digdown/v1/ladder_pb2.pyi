@@ -3,12 +3,17 @@
 isort:skip_file
 The ladder's gRPC service for bot authors.
 
-Every call needs an API token (created on the ladder's web site) in the
-request metadata: `authorization: Bearer <token>`. Missing or wrong token:
-UNAUTHENTICATED; acting on another author's bot: PERMISSION_DENIED; unknown
-bot or match: NOT_FOUND; bad input: INVALID_ARGUMENT with a message.
-Leaderboard, ListMatches, GetMatch and DownloadReplay only show public data
-(finished matches).
+Calls that change something or list the caller's bots need an API token
+(created on the ladder's web site or with `manage.py token_create`) in the
+request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
+GetMatch and DownloadReplay show public data and also work without a token
+(as the REST API's reads do); a token that is sent must be valid. Missing,
+wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
+PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
+INVALID_ARGUMENT with a message; a taken bot name: ALREADY_EXISTS; the bot or
+match is not in a state that allows it: FAILED_PRECONDITION; too many calls
+per token (or per address without one), or more concurrent calls than the
+server takes: RESOURCE_EXHAUSTED. A match's seed stays 0 until it finished.
 
 Times are RFC 3339 strings in UTC (e.g. "2025-01-31T12:00:00Z"); lists are
 paged with `page_size` (0 = server default) and an opaque `page_token`.
@@ -197,7 +202,7 @@ class UploadVersionRequest(_message.Message):
     bot: _builtins.str
     """Name of the caller's hosted bot."""
     filename: _builtins.str
-    """Archive file name: ".zip", ".tar.gz" or ".py"."""
+    """Archive file name: ".zip" or ".py" (validated; the message lists every problem)."""
     content: _builtins.bytes
     """The archive bytes (size limit announced by the server; larger uploads fail
     with RESOURCE_EXHAUSTED or INVALID_ARGUMENT).
