@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,9 +119,16 @@ def match_play(
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         match_fail(match_id=match.pk, error=message)
         raise PlayFailed(f"match {match.pk} could not be played: {message}") from exc
-    recorded: RecordOutcome = match_record_result(
-        match_id=match.pk, result=outcome.result, replay_bytes=replay_bytes
-    )
+    try:
+        recorded: RecordOutcome = match_record_result(
+            match_id=match.pk, result=outcome.result, replay_bytes=replay_bytes
+        )
+    except ApplicationError as exc:
+        # The engine's result or replay was refused (or the match was cancelled
+        # meanwhile): never leave it running with nobody to finish it.
+        with suppress(ApplicationError):
+            match_fail(match_id=match.pk, error=f"result not recorded: {exc.message}")
+        raise PlayFailed(f"match {match.pk} was played but not recorded: {exc.message}") from exc
     return PlayReport(match=recorded.match, outcome=outcome, recorded=recorded.recorded)
 
 

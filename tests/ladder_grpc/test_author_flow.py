@@ -127,3 +127,29 @@ def test_bot_author_flow(
     assert doc["format"] == "digdown-replay/1"
     verdict = verify_replay(ladder_engine.address, doc, timeout_s=T)
     assert verdict.ok, verdict.first_difference
+
+
+def test_playmatch_rechecks_endpoints_before_dialing(
+    stub: Any, user_token: Any, sdk_bots: Any, ladder_env: dict[str, str]
+) -> None:
+    """Registered while loopback was allowed; refused at play time once it is not."""
+    from ladder.matches.models import Match
+
+    heuristic, rand = sdk_bots
+    _, tok = user_token("alice")
+    for name, proc in (("near", heuristic), ("far", rand)):
+        stub.CreateBot(
+            pb.CreateBotRequest(name=name, kind="REMOTE", endpoint=proc.address),
+            metadata=bearer(tok),
+            timeout=T,
+        )
+    strict = {**ladder_env, "LADDER_DEV_MODE": "0"}
+    run = manage(["playmatch", "--bots", "near,far"], strict)
+    assert run.returncode != 0
+    assert "loopback addresses are not allowed" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+    match = Match.objects.get()
+    assert match.status == Match.Status.ERRORED and "loopback" in match.error
+    assert not match.seats.filter(rating_after__isnull=False).exists()
+    unknown = manage(["playmatch", "--bots", "near,ghost"], ladder_env)
+    assert unknown.returncode != 0 and "no bot named 'ghost'" in unknown.stderr
