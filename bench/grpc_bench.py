@@ -8,12 +8,17 @@ Not a test. The same 4-seat normal random matches (same seeds) are played
 (b) over gRPC on loopback: `engine.server` and four `bots.random_bot` processes,
     driven by `engine.runner.run_match` (handshakes, NewGame, one Act + one Step
     per decision, GetReplay, CloseGame included);
+(b0) the same with the engine converting through json_format (ParseDict /
+    MessageToDict, what engine.wire did before engine.proto_codec), for a
+    before/after ratio measured in the same run;
 
 and the floor is measured in the same run: a bare unary gRPC echo service
 (generic handlers, no proto) in its own process, called with messages of the
-sizes (b) really sends, times the 2 round-trips a decision needs (Act, Step).
+sizes (b) really sends, times the 2 round-trips a decision needs (Act, Step),
+before and after the matches (their mean is the floor; both are reported).
 A breakdown of the per-decision work (observation dict, dict -> proto,
-serialization, proto -> dict in the SDK) says what dominates the gap.
+serialization, proto -> dict in the SDK; engine.wire's converters and
+json_format's) says what dominates the gap.
 """
 
 from __future__ import annotations
@@ -39,9 +44,14 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
-from bots.sdk import _MAP, _MESSAGE, _REPEATED_SCALAR, _SCALAR, _plan, message_to_dict  # noqa: E402
 from engine import wire  # noqa: E402
 from engine.bots import RandomBot  # noqa: E402
+from engine.proto_codec import (  # noqa: E402
+    dict_to_message,
+    message_to_dict,
+    reference_dict_to_message,
+    reference_message_to_dict,
+)
 from engine.rules import Action, GameConfig, new_game  # noqa: E402
 from engine.runner import TimeControl, run_match  # noqa: E402
 from protos.digdown.v1 import bot_pb2, engine_pb2, game_pb2  # noqa: E402
@@ -229,37 +239,6 @@ def echo_floor(address: str, sizes: dict[str, float], n: int) -> dict[str, float
     }
 
 
-# --- a faster dict -> message (prototype for engine.wire) ------------------------------
-
-
-def dict_to_message(d: dict[str, Any], msg: Any) -> Any:
-    """What `json_format.ParseDict` does for our protos, on the SDK's per-descriptor plan.
-
-    Same strictness where it matters (unknown keys are an error). Not used by
-    the engine: measured here to size what engine.wire could gain.
-    """
-    plan = _plan(msg.DESCRIPTOR)
-    if len(d) > len(plan) or not d.keys() <= {name for name, _, _ in plan}:
-        raise ValueError(f"unknown keys for {msg.DESCRIPTOR.name}")
-    for name, kind, _ in plan:
-        if name not in d:
-            continue
-        v = d[name]
-        if kind == _SCALAR:
-            setattr(msg, name, v)
-        elif kind == _REPEATED_SCALAR:
-            getattr(msg, name).extend(v)
-        elif kind == _MAP:
-            getattr(msg, name).update(v)
-        elif kind == _MESSAGE:
-            dict_to_message(v, getattr(msg, name))
-        else:
-            rep = getattr(msg, name)
-            for item in v:
-                dict_to_message(item, rep.add())
-    return msg
-
-
 # --- breakdown ----------------------------------------------------------------------------
 
 
@@ -269,14 +248,15 @@ def breakdown(seeds: list[int]) -> dict[str, float]:
         k: []
         for k in (
             "observation_dict",
-            "observation_to_proto",
+            "observation_to_proto (proto_codec)",
+            "observation_to_proto (json_format)",
             "legal_to_proto",
             "serialize_request",
             "parse_request",
-            "events_to_proto (per decision)",
-            "observation_from_proto (wire)",
-            "observation_from_proto (SDK plan)",
-            "observation_to_proto (plan prototype)",
+            "events_to_proto (wire, per decision)",
+            "events_to_proto (json_format)",
+            "observation_from_proto (proto_codec)",
+            "observation_from_proto (json_format)",
             "legal_from_proto (SDK)",
         )
     }
@@ -297,23 +277,28 @@ def breakdown(seeds: list[int]) -> dict[str, float]:
                 continue
             seat = state.acting_seat
             obs = timed("observation_dict", lambda s=seat, st=state: st.observation(s))
-            obs_pb = timed("observation_to_proto", lambda o=obs: wire.observation_to_proto(o))
+            obs_pb = timed(
+                "observation_to_proto (proto_codec)",
+                lambda o=obs: dict_to_message(o, game_pb2.Observation),
+            )
+            ref_pb = timed(
+                "observation_to_proto (json_format)",
+                lambda o=obs: reference_dict_to_message(o, game_pb2.Observation),
+            )
+            assert obs_pb == ref_pb
             legal_pb = timed("legal_to_proto", lambda lg=legal: wire.actions_to_proto(lg))
             req = bot_pb2.DecisionRequest(observation=obs_pb, legal_actions=legal_pb)
             raw = timed("serialize_request", req.SerializeToString)
             parsed = timed("parse_request", lambda r=raw: bot_pb2.DecisionRequest.FromString(r))
-            timed(
-                "observation_from_proto (wire)",
-                lambda p=parsed: wire.observation_from_proto(p.observation),
-            )
-            timed(
-                "observation_from_proto (SDK plan)", lambda p=parsed: message_to_dict(p.observation)
-            )
             fast = timed(
-                "observation_to_proto (plan prototype)",
-                lambda o=obs: dict_to_message(o, game_pb2.Observation()),
+                "observation_from_proto (proto_codec)",
+                lambda p=parsed: message_to_dict(p.observation),
             )
-            assert fast == obs_pb
+            ref = timed(
+                "observation_from_proto (json_format)",
+                lambda p=parsed: reference_message_to_dict(p.observation),
+            )
+            assert fast == ref == obs
             timed(
                 "legal_from_proto (SDK)",
                 lambda p=parsed: [
@@ -321,7 +306,11 @@ def breakdown(seeds: list[int]) -> dict[str, float]:
                 ],
             )
             events = state.apply(legal[rng.randrange(len(legal))])
-            timed("events_to_proto (per decision)", lambda e=events: wire.events_to_proto(e))
+            timed("events_to_proto (wire, per decision)", lambda e=events: wire.events_to_proto(e))
+            timed(
+                "events_to_proto (json_format)",
+                lambda e=events: [reference_dict_to_message(x, game_pb2.Event) for x in e],
+            )
     return {k: statistics.mean(v) for k, v in samples.items()}
 
 
@@ -343,17 +332,13 @@ def machine() -> dict[str, Any]:
     }
 
 
-def fast_engine_main(argv: list[str]) -> int:
-    """engine.server with engine.wire.parse swapped for `dict_to_message` (experiment only)."""
+def json_format_engine_main(argv: list[str]) -> int:
+    """engine.server with engine.wire's converters swapped for json_format's (the old wire)."""
     from engine import server
 
-    def parse(d: dict[str, Any], msg_cls: Any) -> Any:
-        try:
-            return dict_to_message(d, msg_cls())
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise wire.WireError(f"cannot read {msg_cls.DESCRIPTOR.name}: {exc}") from None
-
-    wire.parse = parse  # every wire.*_to_proto looks `parse` up at call time
+    # wire.parse / wire.to_dict look these names up at call time.
+    wire.dict_to_message = reference_dict_to_message  # type: ignore[assignment]
+    wire.message_to_dict = reference_message_to_dict
     return server.main(argv)
 
 
@@ -361,8 +346,8 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--echo-server":
         echo_server_main(sys.argv[2], sys.argv[3])
         return 0
-    if len(sys.argv) > 1 and sys.argv[1] == "--fast-engine":
-        return fast_engine_main(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "--json-format-engine":
+        return json_format_engine_main(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=20)
     p.add_argument("--echo-calls", type=int, default=2000)
@@ -375,6 +360,19 @@ def main() -> int:
     procs: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
+            # The floor is measured before and after the matches (the echo server
+            # idles meanwhile): a machine shared with other work drifts, and the
+            # two figures show by how much.
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, __file__, "--echo-server", "127.0.0.1:0", f"{tmp}/echo.port"]
+                )
+            )
+            deadline = time.monotonic() + 20
+            while not (Path(tmp) / "echo.port").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            echo = f"127.0.0.1:{int((Path(tmp) / 'echo.port').read_text())}"
+            floors = [echo_floor(echo, sizes, args.echo_calls)]
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
             procs.append(proc)
             bots = []
@@ -387,31 +385,18 @@ def main() -> int:
                 procs.append(proc)
                 bots.append(addr)
             report["grpc"] = over_grpc(seeds, engine, bots)
-            stop(procs[:1])
+            stop(procs[1:2])
             proc, engine = start(
-                [__file__, "--fast-engine", "--log-level", "WARNING"], Path(tmp), "fast-e"
+                [__file__, "--json-format-engine", "--log-level", "WARNING"], Path(tmp), "ref-e"
             )
-            procs[0] = proc
-            report["grpc_fast_engine"] = over_grpc(seeds, engine, bots)
-            stop(procs)
-            procs = []
-            echo = subprocess.Popen(
-                [
-                    sys.executable,
-                    __file__,
-                    "--echo-server",
-                    "127.0.0.1:0",
-                    str(Path(tmp) / "echo.port"),
-                ]
-            )
-            procs.append(echo)
-            deadline = time.monotonic() + 20
-            while not (Path(tmp) / "echo.port").exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            port = int((Path(tmp) / "echo.port").read_text())
-            report["floor"] = echo_floor(f"127.0.0.1:{port}", sizes, args.echo_calls)
+            procs[1] = proc
+            report["grpc_json_format_engine"] = over_grpc(seeds, engine, bots)
+            floors.append(echo_floor(echo, sizes, args.echo_calls))
         finally:
             stop(procs)
+    report["floor"] = {k: statistics.mean(f[k] for f in floors) for k in floors[0]}
+    report["floor"]["before_us"] = floors[0]["floor_us_per_decision"]
+    report["floor"]["after_us"] = floors[1]["floor_us_per_decision"]
     report["breakdown_us"] = breakdown(seeds)
     g, a, f = report["grpc"], report["in_process"], report["floor"]
     report["summary"] = {
@@ -421,9 +406,11 @@ def main() -> int:
         "grpc_overhead_us_per_decision": round(g["us_per_decision"] - a["us_per_decision"]),
         "floor_us_per_decision": round(f["floor_us_per_decision"]),
         "ratio_to_floor": round(g["us_per_decision"] / f["floor_us_per_decision"], 2),
-        "fast_engine_us_per_decision": round(report["grpc_fast_engine"]["us_per_decision"]),
-        "fast_engine_ratio_to_floor": round(
-            report["grpc_fast_engine"]["us_per_decision"] / f["floor_us_per_decision"], 2
+        "json_format_engine_us_per_decision": round(
+            report["grpc_json_format_engine"]["us_per_decision"]
+        ),
+        "json_format_engine_ratio_to_floor": round(
+            report["grpc_json_format_engine"]["us_per_decision"] / f["floor_us_per_decision"], 2
         ),
     }
     if args.json:
@@ -444,18 +431,24 @@ def main() -> int:
     print(
         f"floor: Act-sized trip {f['act_like_us']:.0f} µs + Step-sized trip "
         f"{f['step_like_us']:.0f} µs = {f['floor_us_per_decision']:.0f} µs/decision "
-        f"(tiny trip {f['tiny_us']:.0f} µs)"
+        f"(mean of {f['before_us']:.0f} before and {f['after_us']:.0f} after the matches; "
+        f"tiny trip {f['tiny_us']:.0f} µs)"
     )
-    fe = report["grpc_fast_engine"]
+    ref = report["grpc_json_format_engine"]
     print(
-        f"(b') gRPC, engine with plan-based dict->proto (experiment): {fe['per_s']:.0f} "
-        f"decisions/s, {fe['us_per_decision']:.0f} µs each, "
-        f"{fe['us_per_decision'] / f['floor_us_per_decision']:.2f}x floor"
+        f"(b0) gRPC, engine on json_format (the old wire): {ref['per_s']:.0f} decisions/s, "
+        f"{ref['us_per_decision']:.0f} µs each, "
+        f"{ref['us_per_decision'] / f['floor_us_per_decision']:.2f}x floor"
     )
-    print(f"(b) / floor = {report['summary']['ratio_to_floor']}")
+    lo, hi = sorted((f["before_us"], f["after_us"]))
+    print(
+        f"(b) / floor = {report['summary']['ratio_to_floor']} "
+        f"({g['us_per_decision'] / hi:.2f}-{g['us_per_decision'] / lo:.2f} against either floor), "
+        f"(b0) / (b) = {ref['us_per_decision'] / g['us_per_decision']:.2f}"
+    )
     print("per-decision work (µs):")
     for k, v in report["breakdown_us"].items():
-        print(f"    {k:32s} {v:8.1f}")
+        print(f"    {k:38s} {v:8.1f}")
     return 0
 
 

@@ -43,6 +43,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from engine import wire
+from engine.proto_codec import message_to_dict
 from engine.rules import Action
 from protos.digdown.v1 import bot_pb2, bot_pb2_grpc
 
@@ -85,55 +86,6 @@ def _wants_context(fn: ActFn) -> bool:
         return "context" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-
-
-# --- fast message -> dict -------------------------------------------------------------
-# `json_format.MessageToDict` (what engine.wire uses) costs ~400 µs for one
-# observation; it goes through JSON-oriented generic code. This walks a
-# per-descriptor plan instead and gives the same dict (same keys, defaults for
-# fields without presence, ints as ints) in a fraction of the time; tests
-# compare both on real games. Only what our protos use is supported (no
-# enums, floats, bytes or message-valued maps).
-
-_SCALAR, _REPEATED_SCALAR, _MAP, _MESSAGE, _REPEATED_MESSAGE = range(5)
-_plans: dict[str, list[tuple[str, int, bool]]] = {}
-
-
-def _plan(desc: Any) -> list[tuple[str, int, bool]]:
-    plan = _plans.get(desc.full_name)
-    if plan is not None:
-        return plan
-    plan = []
-    for f in desc.fields:
-        repeated = wire._is_repeated(f)
-        if f.message_type is not None and f.message_type.GetOptions().map_entry:
-            kind = _MAP
-        elif f.message_type is not None:
-            kind = _REPEATED_MESSAGE if repeated else _MESSAGE
-        else:
-            kind = _REPEATED_SCALAR if repeated else _SCALAR
-        plan.append((f.name, kind, bool(f.has_presence) and not repeated))
-    _plans[desc.full_name] = plan
-    return plan
-
-
-def message_to_dict(msg: Any) -> dict[str, Any]:
-    """A message as the engine's dict (equal to `engine.wire.to_dict(msg)`), fast."""
-    d: dict[str, Any] = {}
-    for name, kind, presence in _plan(msg.DESCRIPTOR):
-        if kind == _SCALAR:
-            if not presence or msg.HasField(name):
-                d[name] = getattr(msg, name)
-        elif kind == _REPEATED_SCALAR:
-            d[name] = list(getattr(msg, name))
-        elif kind == _MAP:
-            d[name] = dict(getattr(msg, name))
-        elif kind == _MESSAGE:
-            if msg.HasField(name):
-                d[name] = message_to_dict(getattr(msg, name))
-        else:
-            d[name] = [message_to_dict(m) for m in getattr(msg, name)]
-    return d
 
 
 def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:

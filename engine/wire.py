@@ -1,16 +1,17 @@
 """Adapter between the rules engine's plain dicts and the `digdown.v1` proto messages.
 
 The engine's dict keys are the proto field names (docs/engine-api.md), so most
-conversions are `json_format.ParseDict` / `MessageToDict`. Only three shapes
-differ and are handled by hand here:
+conversions are generic: `parse` / `to_dict`, on the fast converters of
+`engine.proto_codec` (same results as `json_format.ParseDict` / `MessageToDict`,
+several times faster). Only three shapes differ and are handled by hand here:
 
 - an action is `{"kind": KIND, ...args}` in the engine but a `oneof` of one
   message per kind in the proto (the oneof keeps other languages type-safe);
 - a record's `cave` is a list of lists (a proto cannot nest repeated fields);
 - a record entry's action is an action (see the first point).
 
-`int64` fields come back from `MessageToDict` as strings (ProtoJSON); they are
-turned back into ints so that dict -> proto -> dict is the identity.
+`int64` fields come back as ints (not as ProtoJSON's strings), so that
+dict -> proto -> dict is the identity.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from google.protobuf import json_format
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from engine.proto_codec import dict_to_message, message_to_dict
 from protos.digdown.v1 import game_pb2
 
 M = TypeVar("M", bound=Message)
@@ -51,14 +52,6 @@ ACTION_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "STOP": ("stop", ()),
 }
 FIELD_KINDS: dict[str, str] = {field: kind for kind, (field, _) in ACTION_FIELDS.items()}
-
-_INT64_TYPES = {
-    FieldDescriptor.TYPE_INT64,
-    FieldDescriptor.TYPE_UINT64,
-    FieldDescriptor.TYPE_SINT64,
-    FieldDescriptor.TYPE_FIXED64,
-    FieldDescriptor.TYPE_SFIXED64,
-}
 
 
 # --- actions ------------------------------------------------------------------
@@ -110,7 +103,7 @@ def actions_to_proto(actions: list[Any]) -> list[game_pb2.Action]:
 def parse(d: dict[str, Any], msg_cls: type[M]) -> M:
     """Dict with proto field names -> message; unknown keys are an error (catches drift)."""
     try:
-        return json_format.ParseDict(d, msg_cls())
+        return dict_to_message(d, msg_cls)
     except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
         raise WireError(f"cannot read {msg_cls.DESCRIPTOR.name}: {exc}") from None
 
@@ -121,36 +114,7 @@ def to_dict(msg: Message) -> dict[str, Any]:
     Fields with explicit presence (`optional`, message fields) appear only when
     set, which is exactly the engine's "absent" convention (`top`, `resolution`).
     """
-    d = json_format.MessageToDict(
-        msg, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
-    _fix_int64(msg.DESCRIPTOR, d)
-    return d
-
-
-def _fix_int64(desc: Any, d: dict[str, Any]) -> None:
-    """ProtoJSON writes 64-bit ints as strings; turn them back into ints (in place)."""
-    for field in desc.fields:
-        if field.name not in d:
-            continue
-        value = d[field.name]
-        if field.message_type is not None:
-            if field.message_type.GetOptions().map_entry:
-                continue  # our maps are string -> int32
-            items = value if _is_repeated(field) else [value]
-            for item in items:
-                if isinstance(item, dict):
-                    _fix_int64(field.message_type, item)
-        elif field.type in _INT64_TYPES:
-            d[field.name] = [int(v) for v in value] if _is_repeated(field) else int(value)
-
-
-def _is_repeated(field: Any) -> bool:
-    """Repeated or not, across protobuf versions (`label` is deprecated in newer ones)."""
-    is_rep = getattr(field, "is_repeated", None)
-    if is_rep is not None:
-        return bool(is_rep)
-    return bool(field.label == FieldDescriptor.LABEL_REPEATED)
+    return message_to_dict(msg)
 
 
 # --- the engine's data, one function per shape -----------------------------------------

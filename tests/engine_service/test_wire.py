@@ -2,20 +2,35 @@
 
 Bots in other languages only ever see the proto form, so any key the engine
 emits that the proto cannot carry (or carries differently) is a contract bug.
+
+The generic conversions run on engine.proto_codec's fast converters; json_format
+(`ParseDict` / `MessageToDict`) is the reference they must equal, on everything
+real games emit and send.
 """
 
 from __future__ import annotations
 
+import copy
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
+from google.protobuf.message import Message
 
-from engine import wire
+import bots.sdk
+from engine import games, proto_codec, wire
+from engine.proto_codec import (
+    dict_to_message,
+    message_to_dict,
+    reference_dict_to_message,
+    reference_message_to_dict,
+)
 from engine.rules import GameConfig, new_game
 from engine.rules.actions import ACTION_ARGS
-from protos.digdown.v1 import game_pb2
+from protos.digdown.v1 import bot_pb2, engine_pb2, game_pb2, ladder_pb2
 
 CARD = {
     "id": 7,
@@ -140,6 +155,13 @@ def test_doc_shaped_observation_round_trip_keeps_absent_fields_absent() -> None:
 def test_unknown_keys_are_refused_so_contract_drift_is_caught() -> None:
     with pytest.raises(wire.WireError, match="Event"):
         wire.event_to_proto({"kind": "MOVE", "seat": 1, "colour": "RED"})
+    # Deep down too, and the error says where (json_format's message, as before).
+    obs = _observation_with_a_card()
+    obs["players"][0]["unsecured"][0]["colour"] = "RED"
+    with pytest.raises(wire.WireError, match=r'cannot read Observation: .*"colour".*unsecured'):
+        wire.observation_to_proto(obs)
+    with pytest.raises(wire.WireError, match=r"cannot read Card: .*strength"):
+        wire.parse({**CARD, "strength": "strong"}, game_pb2.Card)
 
 
 def test_event_keeps_only_its_keys_even_zero_values() -> None:
@@ -189,7 +211,7 @@ def _random_game(seed: int) -> Iterator[tuple[str, Any]]:
         yield "legal", [a.to_dict() for a in legal]
         yield "observation", state.observation(seat)
         roll = rng.random()
-        if roll < 0.01:
+        if roll < 0.01 or steps == 10:
             events = state.apply_default("test fault")
         elif steps == 30 and num_seats > 2:
             events = state.forfeit(seat, "test forfeit")
@@ -214,3 +236,199 @@ def test_everything_a_real_game_emits_round_trips(seed: int) -> None:
             assert wire.result_from_proto(wire.result_to_proto(value)) == value
         else:
             assert wire.record_from_proto(wire.record_to_proto(value)) == value
+
+
+# --- the fast converters against json_format -------------------------------------
+
+
+def _observation_with_a_card() -> dict[str, Any]:
+    """A real observation in which players[0] holds an unsecured card."""
+    for what, value in _random_game(3):
+        if what == "observation" and value["players"][0]["unsecured"]:
+            return value
+    raise AssertionError("no unsecured card in the whole game")
+
+
+def _same_dict(msg: Message) -> dict[str, Any]:
+    """message_to_dict(msg), checked equal to json_format's dict."""
+    fast, ref = message_to_dict(msg), reference_message_to_dict(msg)
+    assert fast == ref, type(msg).__name__
+    # Keys in field order (MessageToDict puts the fields holding a default last).
+    assert list(fast) == [f.name for f in msg.DESCRIPTOR.fields if f.name in fast]
+    return fast
+
+
+def _same_message(d: dict[str, Any], msg_cls: type[Message]) -> Message:
+    """dict_to_message(d), checked equal to ParseDict's message (presence included)."""
+    fast, ref = dict_to_message(d, msg_cls), reference_dict_to_message(d, msg_cls)
+    assert fast == ref, msg_cls.__name__
+    assert fast.SerializeToString(deterministic=True) == ref.SerializeToString(deterministic=True)
+    return fast
+
+
+_DICT_SHAPES = {
+    "observation": game_pb2.Observation,
+    "result": game_pb2.Result,
+}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fast_converters_equal_json_format_on_real_games(seed: int) -> None:
+    """Observations, legal actions, events (faults, forfeits), results and records."""
+    kinds: set[str] = set()
+    for what, value in _random_game(seed):
+        if what in _DICT_SHAPES:
+            msg = _same_message(value, _DICT_SHAPES[what])
+            assert _same_dict(msg) == value
+        elif what == "events":
+            for event in value:
+                kinds.add(event["kind"])
+                msg = _same_message(event, game_pb2.Event)
+                _same_dict(msg)
+                assert wire.event_from_proto(msg) == event
+        elif what == "legal":
+            msgs = wire.actions_to_proto(value)
+            for msg in msgs:
+                _same_dict(msg)
+            _same_dict(game_pb2.LegalActions(actions=msgs))
+        else:
+            msg = wire.record_to_proto(value)
+            plain = {k: v for k, v in value.items() if k not in ("cave", "entries")}
+            _same_message(plain, game_pb2.Record)
+            _same_message(value["config"], game_pb2.GameConfig)
+            _same_dict(msg)
+            assert wire.record_from_proto(msg) == value
+    assert {"FAULT", "GAME_END"} <= kinds
+    if seed % 3:  # 3- and 4-seat games forfeit a seat
+        assert "FORFEIT" in kinds
+
+
+def test_fast_converters_equal_json_format_on_what_the_service_sends() -> None:
+    """Every message of a game driven through engine.games, as the server sends them."""
+    store = games.GameStore()
+    config = game_pb2.GameConfig(seed=2**62 + 7, num_seats=4, difficulty="hardcore")
+    game, events = store.create(config, [game_pb2.SeatInfo(seat=i, bot=f"b{i}") for i in range(4)])
+    response: Message = engine_pb2.NewGameResponse(
+        game_id=game.game_id, events=wire.events_to_proto(events)
+    )
+    game.fill_next(response)
+    rng = random.Random(5)
+    sent = 0
+    while response.WhichOneof("next") == "decision":
+        d = response.decision
+        _same_dict(response)
+        _same_dict(d.observation)
+        _same_dict(bot_pb2.DecisionRequest(
+            game_id=game.game_id, seat=d.seat, observation=d.observation,
+            legal_actions=d.legal_actions, events=response.events, ply=d.ply,
+        ))  # fmt: skip
+        request = engine_pb2.StepRequest(game_id=game.game_id, seat=d.seat, ply=d.ply)
+        if sent == 40:
+            request.forfeit = "dead bot"
+        elif rng.random() < 0.02:
+            request.fault = "timeout"
+        else:
+            request.action.CopyFrom(rng.choice(d.legal_actions))
+        _same_dict(request)
+        with game.lock:
+            response = games.step(game, request)
+        sent += 1
+    _same_dict(response)
+    _same_dict(response.result)
+    _same_dict(wire.record_to_proto(game.state.record))
+    replay = game.replay()
+    replay_dict = _same_dict(replay)
+    assert replay_dict["config"]["seed"] == 2**62 + 7  # int64 as int, as before
+    assert {"FAULT", "FORFEIT"} <= {e.kind for e in replay.events}
+    # Messages with oneofs parse through ParseDict itself; the result is the same message.
+    for msg in (replay, response, request):
+        assert dict_to_message(message_to_dict(msg), type(msg)) == msg
+
+
+# The only dicts the fast path takes and ParseDict refuses (module docstring of
+# engine.proto_codec): an int for a bool, a non-list for a repeated field, a
+# non-dict for a map, bytes for a string. ParseDict's messages for those:
+_KNOWN_LOOSENESS = re.compile(
+    r"Expected true or false without quotes|repeated field \w+ must be in \[\]"
+    r"|Map field \w+ must be in a dict|bytes-like object"
+)
+_WRONG_VALUES: list[Any] = [
+    None, 0, 1, -1, 2**31, 2**70, True, False, "", "x", "7", 7.0, 7.5, b"x",
+    [], [1], ["a"], [None], [True], [{}], [{"nope": 1}], {}, {"a": 1}, {"a": None}, {"id": 1},
+]  # fmt: skip
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(obj, dict):
+        items: Any = obj.items()
+    elif isinstance(obj, list):
+        items = enumerate(obj)
+    else:
+        return
+    for k, v in items:
+        yield (*prefix, k)
+        yield from _paths(v, (*prefix, k))
+
+
+def test_fast_parse_accepts_and_refuses_like_parse_dict_on_broken_dicts() -> None:
+    """Real dicts with one value replaced (or a key renamed or added): same outcome."""
+    samples: list[tuple[dict[str, Any], type[Message]]] = []
+    for what, value in _random_game(2):
+        if what == "observation" and len(samples) < 40:
+            samples.append((value, game_pb2.Observation))
+        elif what == "events":
+            samples.extend((e, game_pb2.Event) for e in value)
+        elif what == "result":
+            samples.append((value, game_pb2.Result))
+    rng = random.Random(11)
+    outcomes = {"equal": 0, "refused": 0, "loose": 0}
+    for _ in range(1500):
+        d, msg_cls = rng.choice(samples)
+        d = copy.deepcopy(d)
+        path = rng.choice(list(_paths(d)))
+        parent = d
+        for k in path[:-1]:
+            parent = parent[k]
+        key, roll = path[-1], rng.random()
+        if roll < 0.1 and isinstance(parent, dict):
+            parent["colour"] = "RED"
+        elif roll < 0.2 and isinstance(key, str) and "_" in key:
+            head, *rest = key.split("_")  # ProtoJSON's camelCase name: ParseDict takes it
+            parent[head + "".join(w.title() for w in rest)] = parent.pop(key)
+        else:
+            parent[key] = copy.deepcopy(rng.choice(_WRONG_VALUES))
+        try:
+            ref: Message | None = json_format.ParseDict(d, msg_cls())
+        except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
+            ref, ref_error = None, str(exc)
+        try:
+            fast = wire.parse(d, msg_cls)
+        except wire.WireError as exc:
+            assert ref is None, f"{path}: refused only by the fast path: {exc}"
+            assert str(exc) == f"cannot read {msg_cls.DESCRIPTOR.name}: {ref_error}"
+            outcomes["refused"] += 1
+            continue
+        if ref is not None:
+            assert fast == ref, path
+            outcomes["equal"] += 1
+        else:
+            assert _KNOWN_LOOSENESS.search(ref_error), f"{path}: {ref_error}"
+            outcomes["loose"] += 1
+    assert min(outcomes.values()) > 20, outcomes
+
+
+def test_messages_outside_the_fast_path_use_json_format() -> None:
+    """Doubles, bytes and oneofs are left to json_format, so results stay the reference."""
+    entry = ladder_pb2.LeaderboardEntry(rating=1500.1)
+    assert message_to_dict(entry) == reference_message_to_dict(entry)
+    chunk = ladder_pb2.ReplayChunk(data=b"\x00\xff", total_size=2)
+    assert message_to_dict(chunk) == reference_message_to_dict(chunk)
+    assert message_to_dict(chunk)["data"] == "AP8="  # ProtoJSON's base64
+    assert dict_to_message({"data": "AP8=", "total_size": 2}, ladder_pb2.ReplayChunk) == chunk
+    with pytest.raises(json_format.ParseError, match="multiple"):
+        dict_to_message({"action": {"stash": {}}, "fault": "x"}, game_pb2.RecordEntry)
+
+
+def test_one_converter_serves_the_engine_the_sdk_and_the_bench() -> None:
+    assert bots.sdk.message_to_dict is proto_codec.message_to_dict
+    assert wire.dict_to_message is proto_codec.dict_to_message
