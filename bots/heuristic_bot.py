@@ -14,14 +14,7 @@ from engine.bots import HeuristicBot
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = sdk.parse_args(argv, __doc__.splitlines()[0])
-    return sdk.serve(
-        factory=sdk.seeded_rng_factory(HeuristicBot, args.seed),
-        listen=args.listen,
-        name=args.name or "heuristic",
-        version="1",
-        port_file=args.port_file,
-    )
+    return sdk.house_bot_main(HeuristicBot, "heuristic", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -29,20 +29,16 @@ import argparse
 import collections
 import inspect
 import logging
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from engine import wire
+from engine import serving, wire
 from engine.proto_codec import message_to_dict
 from engine.rules import Action
 from protos.digdown.v1 import bot_pb2, bot_pb2_grpc
@@ -194,50 +190,30 @@ class BotService(bot_pb2_grpc.BotServicer):
         return bot_pb2.DecisionReply(action=action)
 
 
-def server_options(max_message_bytes: int = 4 * 1024 * 1024) -> list[tuple[str, Any]]:
-    """Server channel arguments (pitfalls G2, G4, G5)."""
-    return [
-        ("grpc.so_reuseport", 0),  # a busy port must fail loudly, not be shared
-        ("grpc.max_receive_message_length", max_message_bytes),
-        ("grpc.max_send_message_length", max_message_bytes),
-        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-        ("grpc.keepalive_permit_without_calls", 1),
-    ]
-
-
-class BotServer:
+class BotServer(serving.GrpcServer):
     """A bound (not yet started) bot server: grpc server + health, on one address."""
 
     def __init__(self, service: BotService, listen: str, *, max_workers: int = 4) -> None:
         self.service = service
         # Bots are asked one decision at a time per game; a few threads serve
         # several concurrent games without letting a flood pile up (G3).
-        self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="bot-rpc"),
-            maximum_concurrent_rpcs=max_workers * 4,
-            options=server_options(),
+        super().__init__(
+            listen,
+            services=[SERVICE_NAME],
+            register=lambda server: bot_pb2_grpc.add_BotServicer_to_server(service, server),
+            max_workers=max_workers,
+            max_concurrent_rpcs=max_workers * 4,
+            thread_name_prefix="bot-rpc",
+            reflection_enabled=False,
         )
-        bot_pb2_grpc.add_BotServicer_to_server(service, self.server)
-        self.health = health.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        self.port = self.server.add_insecure_port(listen)
-        if self.port == 0:  # grpc reports a failed bind as port 0 (pitfall G5)
-            raise OSError(f"cannot listen on {listen} (address in use or invalid)")
-        if listen.startswith("unix:"):
-            self.address = listen
-        else:
-            self.address = f"{listen.rsplit(':', 1)[0]}:{self.port}"
 
     def start(self) -> None:
-        self.server.start()
-        for name in ("", SERVICE_NAME):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        super().start()
         log.info("bot %s %s listening on %s", self.service.name, self.service.version, self.address)
 
     def stop(self, grace_s: float = 2.0) -> None:
         """NOT_SERVING first (so a runner's health check sees it), then drain for `grace_s`."""
-        self.health.enter_graceful_shutdown()
-        self.server.stop(grace_s).wait()
+        super().stop(grace_s)
         log.info("bot stopped after %d decisions", self.service.decisions)
 
 
@@ -260,36 +236,16 @@ def serve(
     (written atomically), which is how tests and the runner find a bot on port 0.
     """
     if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-            stream=sys.stderr,
-        )
+        serving.configure_logging()
     service = BotService(bot, factory=factory, name=name, version=version)
     try:
         server = BotServer(service, listen, max_workers=max_workers)
     except OSError as exc:
         log.error("%s", exc)
         return 2
-    stop_requested = threading.Event()
-    if install_signals:
-
-        def on_signal(signum: int, _frame: Any) -> None:
-            log.info("received %s", signal.Signals(signum).name)
-            stop_requested.set()
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
-    server.start()
-    if port_file is not None:
-        path = Path(port_file)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(f"{server.port}\n")
-        tmp.replace(path)  # atomic: readers never see a half-written port
-    # Wake up now and then: a bare Event.wait() would delay signal handling.
-    while not stop_requested.wait(0.5):
-        pass
-    server.stop(grace_s)
+    serving.serve_until_signalled(
+        server, grace_s=grace_s, port_file=port_file, install_signals=install_signals
+    )
     return 0
 
 
@@ -304,11 +260,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     p.add_argument("--seed", type=int, default=0, help="seed of the bot's own randomness")
     p.add_argument("--log-level", default="INFO")
     args = p.parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    serving.configure_logging(args.log_level)
     return args
 
 
@@ -327,3 +279,21 @@ def seeded_rng_factory(cls: Callable[[Any], Any], seed: int) -> Callable[[str, i
         return cls(random.Random(zlib.crc32(f"{seed}:{seat}".encode())))
 
     return make
+
+
+def house_bot_main(
+    cls: Callable[[Any], Any], name: str, description: str, argv: Sequence[str] | None = None
+) -> int:
+    """The whole `main` of a house bot script: one seeded `cls` per (game, seat), served.
+
+    The house bots differ only in the engine/bots class they wrap and their
+    name, so their command line and serving live here once.
+    """
+    args = parse_args(argv, description)
+    return serve(
+        factory=seeded_rng_factory(cls, args.seed),
+        listen=args.listen,
+        name=args.name or name,
+        version="1",
+        port_file=args.port_file,
+    )

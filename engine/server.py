@@ -12,20 +12,15 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
-import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
-from concurrent import futures
 from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
-from engine import games, verify, wire
+from engine import games, serving, verify, wire
 from protos.digdown.v1 import engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger("engine.server")
@@ -164,20 +159,8 @@ class EngineService(engine_pb2_grpc.EngineServicer):
 # --- process ------------------------------------------------------------------
 
 
-def server_options(max_message_bytes: int) -> list[tuple[str, Any]]:
-    """Channel arguments of the engine server (pitfalls G2, G4, G5)."""
-    return [
-        ("grpc.so_reuseport", 0),  # a second engine on the same port must fail, not share it
-        ("grpc.max_receive_message_length", max_message_bytes),
-        ("grpc.max_send_message_length", max_message_bytes),
-        # Accept client keepalive pings down to every 10 s instead of GOAWAY-ing them.
-        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-        ("grpc.keepalive_permit_without_calls", 1),
-    ]
-
-
-class EngineServer:
-    """A started engine server: the grpc server, its health servicer and the game store."""
+class EngineServer(serving.GrpcServer):
+    """A bound engine server: the grpc server, its health servicer and the game store."""
 
     def __init__(
         self,
@@ -191,35 +174,23 @@ class EngineServer:
         reflection_enabled: bool = True,
     ) -> None:
         self.store = games.GameStore(idle_timeout_s=idle_timeout_s, max_games=max_games)
-        self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="engine-rpc"),
-            maximum_concurrent_rpcs=max_concurrent_rpcs,
-            options=server_options(max_message_bytes),
+        super().__init__(
+            listen,
+            services=[SERVICE_NAME],
+            register=lambda server: engine_pb2_grpc.add_EngineServicer_to_server(
+                EngineService(self.store), server
+            ),
+            max_workers=max_workers,
+            max_concurrent_rpcs=max_concurrent_rpcs,
+            max_receive_bytes=max_message_bytes,
+            thread_name_prefix="engine-rpc",
+            reflection_enabled=reflection_enabled,
         )
-        engine_pb2_grpc.add_EngineServicer_to_server(EngineService(self.store), self.server)
-        self.health = health.HealthServicer(
-            experimental_non_blocking=True,
-            experimental_thread_pool=futures.ThreadPoolExecutor(max_workers=1),
-        )
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        if reflection_enabled:
-            names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
-            reflection.enable_server_reflection(names, self.server)
-        host = listen.rsplit(":", 1)[0]
-        try:
-            self.port = self.server.add_insecure_port(listen)
-        except RuntimeError:  # newer grpcio raises on a failed bind ...
-            self.port = 0
-        if self.port == 0:  # ... older ones returned port 0 (pitfall G5)
-            raise OSError(f"cannot listen on {listen} (address in use or invalid)")
-        self.address = f"{host}:{self.port}"
         self._stop = threading.Event()
         self._reaper = threading.Thread(target=self._reap, name="engine-reaper", daemon=True)
 
     def start(self) -> None:
-        self.server.start()
-        for name in ("", SERVICE_NAME):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        super().start()
         self._reaper.start()
         log.info("digdown-engine listening on %s", self.address)
 
@@ -232,11 +203,10 @@ class EngineServer:
     def stop(self, grace_s: float) -> None:
         """Report NOT_SERVING, refuse new calls, let running ones finish for `grace_s`."""
         self._stop.set()
-        self.health.enter_graceful_shutdown()
         log.info(
             "stopping: %d live games dropped after up to %.1f s grace", len(self.store), grace_s
         )
-        self.server.stop(grace_s).wait()
+        super().stop(grace_s)
         log.info("stopped")
 
 
@@ -257,11 +227,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    serving.configure_logging(args.log_level)
     try:
         engine = EngineServer(
             args.listen,
@@ -275,24 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         log.error("%s", exc)
         return 2
-    stop_requested = threading.Event()
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("received %s", signal.Signals(signum).name)
-        stop_requested.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    engine.start()
-    if args.port_file:
-        tmp = args.port_file.with_suffix(".tmp")
-        tmp.write_text(f"{engine.port}\n")
-        tmp.replace(args.port_file)  # atomic: readers never see a half-written port
-    while not stop_requested.wait(1.0):
-        pass
-    started = time.monotonic()
-    engine.stop(args.grace)
-    log.info("exit after %.2f s shutdown", time.monotonic() - started)
+    serving.serve_until_signalled(engine, grace_s=args.grace, port_file=args.port_file)
     return 0
 
 

@@ -24,10 +24,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
 from django.conf import settings
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from engine.healthcheck import wait_until_serving
 from engine.runner import BotSpec, MatchOutcome, RunnerError, TimeControl, run_match
 from ladder.bots.endpoints import endpoint_check
 from ladder.bots.models import Bot
@@ -132,17 +131,6 @@ def match_play(
     return PlayReport(match=recorded.match, outcome=outcome, recorded=recorded.recorded)
 
 
-def _healthy(address: str, timeout_s: float) -> bool:
-    with grpc.insecure_channel(address) as channel:
-        try:
-            reply = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service="digdown.v1.Engine"), timeout=timeout_s
-            )
-        except grpc.RpcError:
-            return False
-    return reply.status == health_pb2.HealthCheckResponse.SERVING
-
-
 @contextmanager
 def engine_address(address: str | None = None) -> Iterator[str]:
     """The engine to use: ``address``, else ENGINE_ADDRESS, else a local subprocess.
@@ -170,16 +158,24 @@ def engine_address(address: str | None = None) -> Iterator[str]:
             )  # fmt: skip
         try:
             deadline = time.monotonic() + ENGINE_START_S
-            while True:
+            while not (port_file.exists() and port_file.read_text().strip()):
                 if proc.poll() is not None:
                     raise OSError(f"engine exited with {proc.returncode}: {log_path.read_text()}")
-                if port_file.exists() and port_file.read_text().strip():
-                    local = f"127.0.0.1:{int(port_file.read_text())}"
-                    if _healthy(local, 1.0):
-                        break
                 if time.monotonic() > deadline:
                     raise OSError(f"the local engine did not start within {ENGINE_START_S} s")
                 time.sleep(0.05)
+            local = f"127.0.0.1:{int(port_file.read_text())}"
+            try:
+                wait_until_serving(
+                    local,
+                    "digdown.v1.Engine",
+                    max(0.1, deadline - time.monotonic()),
+                    alive=lambda: proc.poll() is None,
+                )
+            except ChildProcessError:
+                raise OSError(
+                    f"engine exited with {proc.returncode}: {log_path.read_text()}"
+                ) from None
             log.info("local engine on %s (pid %d)", local, proc.pid)
             yield local
         finally:

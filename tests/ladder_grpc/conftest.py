@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,8 @@ import pytest
 from django.db import connection
 
 from protos.digdown.v1 import ladder_pb2_grpc
-from tests.runner.conftest import Proc, start_engine, wait_healthy
+from tests.support.processes import ROOT, Proc, start, start_engine
 
-ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 30.0
 LADDER_SERVICE = "digdown.v1.Ladder"
 
@@ -65,32 +63,9 @@ def start_manage(
     args: list[str], env: dict[str, str], tmp: Path, name: str, *, health: str | None = None
 ) -> Proc:
     """Start ``manage.py ARGS --listen 127.0.0.1:0 --port-file F``; wait for port and health."""
-    port_file = tmp / f"{name}.port"
-    log_path = tmp / f"{name}.log"
-    port_file.unlink(missing_ok=True)
-    with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(
-            [sys.executable, "manage.py", *args, "--listen", "127.0.0.1:0",
-             "--port-file", str(port_file)],
-            cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not (port_file.exists() and port_file.read_text().strip()):
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with {proc.returncode}: {log_path.read_text()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait(5)
-            raise TimeoutError(f"{name} did not report a port within {START_TIMEOUT_S} s")
-        time.sleep(0.02)
-    p = Proc(proc, f"127.0.0.1:{int(port_file.read_text())}", log_path)
-    if health is not None:
-        try:
-            wait_healthy(p.address, health, START_TIMEOUT_S)
-        except TimeoutError:
-            p.stop()
-            raise
-    return p
+    return start(
+        ["manage.py", *args], tmp, name, health_service=health, env=env, timeout_s=START_TIMEOUT_S
+    )
 
 
 def manage(

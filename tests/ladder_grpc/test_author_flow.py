@@ -20,7 +20,7 @@ import pytest
 from engine.runner import verify_replay
 from protos.digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.conftest import bearer, manage
-from tests.runner.conftest import start_bot
+from tests.support.processes import start_bot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(90)]
 T = 10.0

@@ -1,4 +1,4 @@
-"""Pitfall G1: every gRPC call the runner, the CLI or the SDK makes carries a deadline.
+"""Pitfall G1: every gRPC call the runner, the CLIs or the SDK make carries a deadline.
 
 A static check, so a new call without `timeout=` fails here instead of hanging
 a worker on a silent bot one day.
@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = [
     *sorted((ROOT / "engine" / "runner").glob("*.py")),
     ROOT / "engine" / "play.py",
+    ROOT / "engine" / "healthcheck.py",
     *sorted((ROOT / "bots").glob("*.py")),
 ]
 RPCS = {

@@ -19,8 +19,7 @@ import pytest
 
 from engine.runner import BotSpec, EngineUnavailable, TimeControl, run_match, verify_replay
 from engine.runner import replay as replay_io
-
-from .conftest import ROOT, Proc, closed_port_address, start_bot, start_engine
+from tests.support.processes import ROOT, Proc, closed_port_address, start_bot, start_engine
 
 FAST = TimeControl(decision_s=0.2, bank_s=0.3, handshake_s=2.0, engine_timeout_s=5.0)
 

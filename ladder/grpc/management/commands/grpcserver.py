@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-import signal
-import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from engine import serving
 from ladder.grpc.auth import parse_rate
 from ladder.grpc.server import LadderServer
-
-log = logging.getLogger("ladder.grpc")
 
 
 class Command(BaseCommand):
@@ -40,11 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--log-level", default="INFO")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        logging.basicConfig(
-            level=opts["log_level"].upper(),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-            stream=sys.stderr,
-        )
+        serving.configure_logging(opts["log_level"])
         try:
             parse_rate(opts["rate"] or settings.LADDER_GRPC_THROTTLE)
             server = LadderServer(
@@ -56,21 +46,4 @@ class Command(BaseCommand):
             )
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        stop = threading.Event()
-
-        def on_signal(signum: int, _frame: Any) -> None:
-            log.info("received %s", signal.Signals(signum).name)
-            stop.set()
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
-        server.start()
-        if opts["port_file"]:
-            tmp = opts["port_file"].with_suffix(".tmp")
-            tmp.write_text(f"{server.port}\n")
-            tmp.replace(opts["port_file"])  # atomic: readers never see half a port
-        while not stop.wait(1.0):
-            pass
-        started = time.monotonic()
-        server.stop(opts["grace"])
-        log.info("exit after %.2f s shutdown", time.monotonic() - started)
+        serving.serve_until_signalled(server, grace_s=opts["grace"], port_file=opts["port_file"])
