@@ -61,14 +61,18 @@ def wait_until_serving(
             time.sleep(poll_s)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m engine.healthcheck", description=__doc__.splitlines()[0]
     )
     p.add_argument("address", help="host:port of the gRPC server")
     p.add_argument("service", nargs="?", default="", help='e.g. digdown.v1.Engine (default "")')
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for SERVING")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
         wait_until_serving(args.address, args.service, args.timeout)
     except TimeoutError as exc:

@@ -1,0 +1,34 @@
+# One image for every Python service of docker-compose.yml: engine, ladder-grpc, web,
+# migrate (and the Celery workers when they arrive). The service's `command` picks the role.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# Dependencies first, so editing code does not reinstall them: the project is
+# installed with the s3 extra (django-storages) so LADDER_STORAGE=s3 works.
+COPY pyproject.toml README.md ./
+COPY engine ./engine
+COPY bots ./bots
+COPY ladder ./ladder
+COPY workers ./workers
+COPY protos ./protos
+COPY manage.py ./
+RUN pip install ".[s3]"
+
+# Never run as root: the services need no privileges, only their data directories.
+RUN useradd --create-home --uid 10001 ladder \
+    && mkdir -p /data/media /data/var \
+    && chown -R ladder:ladder /data
+USER ladder
+
+ENV DJANGO_SETTINGS_MODULE=ladder.settings \
+    LADDER_VAR_DIR=/data/var \
+    LADDER_MEDIA_ROOT=/data/media
+
+EXPOSE 50051 50052 8000
+CMD ["python", "-m", "engine.server", "--listen", "0.0.0.0:50051"]

@@ -1,0 +1,119 @@
+"""docker-compose.yml and the Dockerfile name only things that exist in this repository.
+
+There is no Docker engine where these tests run, so the compose file is never
+started here. What can rot silently is checked instead: every service command
+names a module that imports (and whose command line accepts the arguments) or
+a registered management command (whose parser accepts them); every healthcheck
+of ours runs; every ``depends_on`` names a defined service with a condition
+that can be met; ENGINE_ADDRESS points at the engine service's port.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.core.management import get_commands, load_command_class
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
+OURS = sorted(name for name, spec in SERVICES.items() if "build" in spec)
+
+
+def check_python_argv(argv: list[str]) -> None:
+    """``python -m MODULE ARGS`` or ``python manage.py COMMAND ARGS``: it exists, ARGS parse."""
+    assert argv[0] == "python", argv
+    if argv[1] == "-m":
+        module = importlib.import_module(argv[2])
+        parse_args = getattr(module, "parse_args", None)
+        assert parse_args is not None, f"{argv[2]} has no parse_args to check {argv[3:]}"
+        parse_args(argv[3:])  # SystemExit (argparse) on an unknown option
+    elif argv[1] == "manage.py":
+        commands = get_commands()
+        assert argv[2] in commands, f"manage.py {argv[2]} is not a registered command"
+        command = load_command_class(commands[argv[2]], argv[2])
+        command.create_parser("manage.py", argv[2]).parse_args(argv[3:])
+    else:
+        raise AssertionError(f"unexpected command {argv}")
+
+
+def test_our_services_are_the_expected_ones() -> None:
+    assert OURS == ["engine", "ladder-grpc", "migrate", "web"]
+    assert {"postgres", "redis"} <= set(SERVICES)
+
+
+@pytest.mark.parametrize("service", OURS)
+def test_command_names_an_existing_module_or_management_command(service: str) -> None:
+    command = SERVICES[service]["command"]
+    assert isinstance(command, list), "exec form: the process gets SIGTERM, not a shell"
+    check_python_argv(command)
+
+
+@pytest.mark.parametrize("service", [s for s in OURS if "healthcheck" in SERVICES[s]])
+def test_our_healthchecks_are_runnable(service: str) -> None:
+    test = SERVICES[service]["healthcheck"]["test"]
+    assert test[0] == "CMD", test
+    check_python_argv(test[1:])
+    assert test[2] == "-m", "our healthchecks are python modules"
+    help_run = subprocess.run(
+        [sys.executable, "-m", test[3], "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert help_run.returncode == 0, help_run.stderr
+
+
+def test_every_healthcheck_is_a_command_list() -> None:
+    for name, spec in SERVICES.items():
+        if "healthcheck" in spec:
+            assert spec["healthcheck"]["test"][0] in {"CMD", "CMD-SHELL"}, name
+
+
+def test_depends_on_names_defined_services_with_reachable_conditions() -> None:
+    for name, spec in SERVICES.items():
+        for dep, how in spec.get("depends_on", {}).items():
+            assert dep in SERVICES, f"{name} depends on undefined {dep}"
+            condition = how["condition"]
+            if condition == "service_healthy":
+                assert "healthcheck" in SERVICES[dep], f"{name}: {dep} has no healthcheck"
+            elif condition == "service_completed_successfully":
+                assert SERVICES[dep].get("restart") == "no", f"{name}: {dep} is not one-shot"
+            else:
+                assert condition == "service_started", condition
+
+
+def test_engine_address_points_at_the_engine_service() -> None:
+    listen = SERVICES["engine"]["command"][SERVICES["engine"]["command"].index("--listen") + 1]
+    port = listen.rsplit(":", 1)[1]
+    for name in OURS:
+        address = (SERVICES[name].get("environment") or {}).get("ENGINE_ADDRESS")
+        if address is not None:
+            assert address == f"engine:{port}", name
+
+
+def test_volumes_are_declared() -> None:
+    declared = set(COMPOSE.get("volumes") or {})
+    for name, spec in SERVICES.items():
+        for mount in spec.get("volumes", []):
+            source = mount.split(":", 1)[0]
+            assert source in declared, f"{name} mounts undeclared volume {source}"
+
+
+def test_dockerfile_copies_what_exists_and_installs_the_s3_extra() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert dockerfile.startswith("#") and "FROM python:3.11-slim" in dockerfile
+    assert 'pip install ".[s3]"' in dockerfile
+    assert "\nUSER " in dockerfile and "USER root" not in dockerfile
+    for line in dockerfile.splitlines():
+        if line.startswith("COPY "):
+            for source in line.split()[1:-1]:
+                assert (ROOT / source).exists(), f"Dockerfile copies missing {source}"
