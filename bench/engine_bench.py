@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.bots import BOTS
 from engine.rules import GameConfig, new_game
+from engine.simulate import play_game
 
 
 def _engine_only(seed: int, rng: random.Random) -> tuple[int, int]:
@@ -43,19 +43,9 @@ def _engine_only(seed: int, rng: random.Random) -> tuple[int, int]:
 
 
 def _with_bots(seed: int, bot: str) -> tuple[int, int]:
-    state = new_game(GameConfig(seed=seed, num_seats=4, difficulty="normal"))
-    bots = [BOTS[bot](random.Random(seed * 8 + s)) for s in range(4)]
-    actions = decisions = 0
-    while not state.is_over:
-        legal = state.legal_actions()
-        if len(legal) == 1:
-            state.apply_forced()
-        else:
-            seat = state.acting_seat
-            state.apply(bots[seat].act(state.observation(seat), legal))
-            decisions += 1
-        actions += 1
-    return actions, decisions
+    """The simulator's own game (engine.simulate.play_game): its speed is what is measured."""
+    game = play_game(seed, 4, "normal", [bot] * 4)
+    return game.actions, game.decisions
 
 
 def run(kind: str, seconds: float) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from engine.proto_codec import (  # noqa: E402
 )
 from engine.rules import Action, GameConfig, new_game  # noqa: E402
 from engine.runner import TimeControl, run_match  # noqa: E402
+from engine.simulate import play_out  # noqa: E402
 from protos.digdown.v1 import bot_pb2, engine_pb2, game_pb2  # noqa: E402
 
 ECHO_SERVICE = "bench.Echo"
@@ -68,14 +69,7 @@ def in_process(seeds: list[int]) -> dict[str, Any]:
     for seed in seeds:
         state = new_game(GameConfig(seed=seed, num_seats=4, difficulty="normal"))
         bots = [RandomBot(random.Random(seed * 10 + i)) for i in range(4)]
-        while not state.is_over:
-            legal = state.legal_actions()
-            if len(legal) == 1:
-                state.apply_forced()
-                continue
-            seat = state.acting_seat
-            state.apply(bots[seat].act(state.observation(seat), legal))
-            decisions += 1
+        decisions += play_out(state, lambda seat, obs, legal, b=bots: b[seat].act(obs, legal))[1]
     elapsed = time.perf_counter() - started
     return {
         "decisions": decisions,

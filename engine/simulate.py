@@ -21,12 +21,12 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bots import BOTS
-from engine.rules import GameConfig, new_game, replay_record
+from engine.rules import Action, GameConfig, State, new_game, replay_record
 from engine.rules.ruleset import DIFFICULTIES
 
 
@@ -113,27 +113,53 @@ def lineup_for(bots: Sequence[str], num_seats: int, game_index: int) -> list[str
     return [base[(s - shift) % num_seats] for s in range(num_seats)]
 
 
-def play_game(
-    seed: int, num_seats: int, difficulty: str, lineup: Sequence[str], check: bool = False
-) -> GameOutcome:
-    """One game; bots get their own RNG derived from (seed, seat)."""
-    state = new_game(GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty))
-    bots = [BOTS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
-    decisions = actions = 0
+# choose(seat, observation, legal actions) -> the action that seat plays
+Chooser = Callable[[int, dict[str, Any], list[Action]], Action]
+
+
+def play_out(
+    state: State, choose: Chooser, after_action: Callable[[], None] | None = None
+) -> tuple[int, int]:
+    """Play `state` to its end; returns (actions, decisions asked of `choose`).
+
+    The one in-process play loop, so the simulator, the benchmark and the bot
+    tests play games the same way: a single legal action is played by the
+    engine (`apply_forced`, no observation built), only real choices are asked.
+    `after_action`, when given, runs after every action, forced ones included.
+    """
+    actions = decisions = 0
     while not state.is_over:
         legal = state.legal_actions()
         if len(legal) == 1:
             state.apply_forced()
         else:
             seat = state.acting_seat
-            state.apply(bots[seat].act(state.observation(seat), legal))
+            state.apply(choose(seat, state.observation(seat), legal))
             decisions += 1
         actions += 1
-        if check:
-            try:
-                state.card_places()
-            except AssertionError as exc:
-                raise CheckFailed(f"seed {seed}: card conservation broken: {exc}") from exc
+        if after_action is not None:
+            after_action()
+    return actions, decisions
+
+
+def play_game(
+    seed: int, num_seats: int, difficulty: str, lineup: Sequence[str], check: bool = False
+) -> GameOutcome:
+    """One game; bots get their own RNG derived from (seed, seat)."""
+    state = new_game(GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty))
+    bots = [BOTS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
+
+    def conserved() -> None:
+        try:
+            state.card_places()
+        except AssertionError as exc:
+            raise CheckFailed(f"seed {seed}: card conservation broken: {exc}") from exc
+
+    actions, decisions = play_out(
+        state,
+        lambda seat, observation, legal: bots[seat].act(observation, legal),
+        conserved if check else None,
+    )
     result = state.result
     assert result is not None
     if check:

@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
 from engine.bots import BOTS, Bot, HeuristicBot, RandomBot
-from engine.rules import GameConfig, new_game
-from engine.simulate import simulate
+from engine.rules import Action, GameConfig, new_game
+from engine.simulate import play_out, simulate
 
 
 def _play(seed: int, num_seats: int, difficulty: str, names: list[str]) -> int:
     """Play one game asking the bots at every choice; returns the number of choices."""
     state = new_game(GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty))
     bots = [BOTS[n](random.Random(seed * 8 + s)) for s, n in enumerate(names)]
-    asked = 0
-    while not state.is_over:
-        legal = state.legal_actions()
-        if len(legal) == 1:
-            state.apply_forced()
-            continue
-        seat = state.acting_seat
-        action = bots[seat].act(state.observation(seat), list(legal))
+
+    def choose(seat: int, observation: dict[str, Any], legal: list[Action]) -> Action:
+        action = bots[seat].act(observation, list(legal))
         assert action in legal, f"seed {seed}: {bots[seat].name} played illegal {action}"
-        state.apply(action)
-        asked += 1
-    return asked
+        return action
+
+    return play_out(state, choose)[1]
 
 
 def test_registry_builds_bots_that_follow_the_protocol() -> None:
@@ -68,20 +64,17 @@ def test_heuristic_games_are_reproducible() -> None:
 def test_heuristic_never_leaves_more_than_capacity_or_no_torch() -> None:
     """Its base phase ends by its own DONE, not by the engine's forced discards."""
     bot = HeuristicBot(random.Random(0))
+
+    def base_ends_by_done(seat: int, obs: dict[str, Any], legal: list[Action]) -> Action:
+        action = bot.act(obs, legal)
+        if action.kind == "DONE":
+            me = obs["players"][seat]
+            assert me["torches"] + sum(me["items"].values()) <= me["capacity"]
+        return action
+
     for seed in range(10):
         state = new_game(GameConfig(seed=seed, num_seats=3))
-        while not state.is_over:
-            legal = state.legal_actions()
-            if len(legal) == 1:
-                state.apply_forced()
-                continue
-            seat = state.acting_seat
-            obs = state.observation(seat)
-            action = bot.act(obs, legal)
-            if action.kind == "DONE":
-                me = obs["players"][seat]
-                assert me["torches"] + sum(me["items"].values()) <= me["capacity"]
-            state.apply(action)
+        play_out(state, base_ends_by_done)
 
 
 @pytest.mark.parametrize("num_seats", [2, 3, 4])
