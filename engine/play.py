@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Sequence
 
+from engine import serving
 from engine.runner import (
     BotSpec,
     EngineError,
@@ -61,17 +61,18 @@ def _verify_args(argv: Sequence[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+def _engine_failed(exc: EngineUnavailable | EngineError) -> int:
+    """Say what went wrong with the engine; the exit code tells a retry (75) from a bug (70)."""
+    if isinstance(exc, EngineUnavailable):
+        print(f"engine unavailable (retry): {exc}", file=sys.stderr)
+        return EX_TEMPFAIL
+    print(f"engine error: {exc}", file=sys.stderr)
+    return EX_SOFTWARE
 
 
 def cmd_play(argv: Sequence[str]) -> int:
     args = _play_args(argv)
-    _logging(args.log_level)
+    serving.configure_logging(args.log_level)
     if not 2 <= len(args.bot) <= 4:
         print(f"error: 2 to 4 --bot needed, got {len(args.bot)}", file=sys.stderr)
         return 2
@@ -87,12 +88,8 @@ def cmd_play(argv: Sequence[str]) -> int:
             out=args.out,
             verify=args.verify,
         )
-    except EngineUnavailable as exc:
-        print(f"engine unavailable (retry): {exc}", file=sys.stderr)
-        return EX_TEMPFAIL
-    except EngineError as exc:
-        print(f"engine error: {exc}", file=sys.stderr)
-        return EX_SOFTWARE
+    except (EngineUnavailable, EngineError) as exc:
+        return _engine_failed(exc)
     result = outcome.result
     if args.json:
         print(
@@ -134,19 +131,15 @@ def cmd_play(argv: Sequence[str]) -> int:
 
 def cmd_verify(argv: Sequence[str]) -> int:
     args = _verify_args(argv)
-    _logging(args.log_level)
+    serving.configure_logging(args.log_level)
     try:
         doc = replay_io.read(args.replay)
         response = verify_replay(args.engine, doc)
     except (ReplayFormatError, OSError) as exc:
         print(f"cannot read replay: {exc}", file=sys.stderr)
         return 2
-    except EngineUnavailable as exc:
-        print(f"engine unavailable (retry): {exc}", file=sys.stderr)
-        return EX_TEMPFAIL
-    except EngineError as exc:
-        print(f"engine error: {exc}", file=sys.stderr)
-        return EX_SOFTWARE
+    except (EngineUnavailable, EngineError) as exc:
+        return _engine_failed(exc)
     if response.ok:
         print(f"ok: {response.num_events} events re-simulated, result matches")
         return 0

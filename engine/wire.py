@@ -178,18 +178,32 @@ def result_from_proto(msg: game_pb2.Result) -> dict[str, Any]:
     return to_dict(msg)
 
 
-def entry_to_proto(d: dict[str, Any]) -> game_pb2.RecordEntry:
-    """Record entry dict (action / fault / forfeit) -> message."""
-    msg = game_pb2.RecordEntry(seat=d["seat"])
+# The kinds of a record entry / replay decision: the oneof `entry` of both messages.
+ENTRY_KINDS = ("action", "fault", "forfeit")
+
+
+def set_entry(msg: game_pb2.RecordEntry | game_pb2.ReplayDecision, d: dict[str, Any]) -> None:
+    """Fill the oneof `entry` of a record entry or replay decision from its dict.
+
+    Records and replays store the same three kinds of entry; one converter keeps
+    them from drifting apart. WireError when `d` has none of ENTRY_KINDS.
+    """
     if "action" in d:
         msg.action.CopyFrom(action_to_proto(d["action"]))
-        msg.forced = bool(d.get("forced", False))
     elif "fault" in d:
         msg.fault = d["fault"]
     elif "forfeit" in d:
         msg.forfeit = d["forfeit"]
     else:
         raise WireError(f"a record entry needs 'action', 'fault' or 'forfeit': {d!r}")
+
+
+def entry_to_proto(d: dict[str, Any]) -> game_pb2.RecordEntry:
+    """Record entry dict (action / fault / forfeit) -> message."""
+    msg = game_pb2.RecordEntry(seat=d["seat"])
+    set_entry(msg, d)
+    if "action" in d:
+        msg.forced = bool(d.get("forced", False))
     return msg
 
 

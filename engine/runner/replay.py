@@ -90,14 +90,9 @@ def replay_to_proto(doc: dict[str, Any]) -> game_pb2.Replay:
                 first_event=int(d.get("first_event", 0)),
                 num_events=int(d.get("num_events", 0)),
             )
-            if "action" in d:
-                dec.action.CopyFrom(wire.action_to_proto(d["action"]))
-            elif "fault" in d:
-                dec.fault = d["fault"]
-            elif "forfeit" in d:
-                dec.forfeit = d["forfeit"]
-            else:
+            if not any(kind in d for kind in wire.ENTRY_KINDS):
                 raise ReplayFormatError(f"decision {d!r} has no action, fault or forfeit")
+            wire.set_entry(dec, d)
         msg.events.extend(wire.event_to_proto(e) for e in doc["events"])
     except ReplayFormatError:
         raise

@@ -39,7 +39,18 @@ class CheckedEndpoint:
 
     @property
     def target(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        """The endpoint as stored: the name the author gave, normalised."""
+        return host_port(self.host, self.port)
+
+    @property
+    def dial_target(self) -> str:
+        """What a runner dials: the checked address, not the name (DNS rebinding, G8)."""
+        return host_port(self.addresses[0], self.port)
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 host in brackets as gRPC targets want it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def system_resolver(host: str, port: int) -> list[str]:

@@ -65,10 +65,6 @@ def playable_check(bots: list[Bot]) -> None:
             raise Conflict(f"bot {bot.name} {HOSTED_REFUSED}")
 
 
-def _dial_address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 def bot_specs(match: Match) -> list[BotSpec]:
     """One BotSpec per seat, each dialing the address its endpoint resolves to *now*."""
     specs = []
@@ -80,7 +76,7 @@ def bot_specs(match: Match) -> list[BotSpec]:
         checked = endpoint_check(seat.version.endpoint)
         specs.append(
             BotSpec(
-                address=_dial_address(checked.addresses[0], checked.port),
+                address=checked.dial_target,
                 name=seat.bot.name,
                 version=str(seat.version.number),
             )

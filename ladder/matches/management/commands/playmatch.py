@@ -8,14 +8,13 @@ it exactly once, and prints the ranks and rating changes. Without ``--engine``
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from engine import serving
 from engine.runner import TimeControl
 from ladder.bots.selectors import bot_get_by_name
 from ladder.common.exceptions import ApplicationError
@@ -42,11 +41,7 @@ class Command(BaseCommand):
         parser.add_argument("--log-level", default="WARNING")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        logging.basicConfig(
-            level=opts["log_level"].upper(),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-            stream=sys.stderr,
-        )
+        serving.configure_logging(opts["log_level"])
         names = [n.strip() for n in opts["bots"].split(",") if n.strip()]
         try:
             bots = [bot_get_by_name(name=n) for n in names]
