@@ -63,6 +63,16 @@ ECHO_SERVICE = "bench.Echo"
 # --- (a) in-process -----------------------------------------------------------------
 
 
+def _rates(decisions: int, elapsed: float) -> dict[str, Any]:
+    """The figures every loop reports, computed one way so they compare."""
+    return {
+        "decisions": decisions,
+        "seconds": elapsed,
+        "per_s": decisions / elapsed,
+        "us_per_decision": elapsed / decisions * 1e6,
+    }
+
+
 def in_process(seeds: list[int]) -> dict[str, Any]:
     decisions = 0
     started = time.perf_counter()
@@ -70,13 +80,7 @@ def in_process(seeds: list[int]) -> dict[str, Any]:
         state = new_game(GameConfig(seed=seed, num_seats=4, difficulty="normal"))
         bots = [RandomBot(random.Random(seed * 10 + i)) for i in range(4)]
         decisions += play_out(state, lambda seat, obs, legal, b=bots: b[seat].act(obs, legal))[1]
-    elapsed = time.perf_counter() - started
-    return {
-        "decisions": decisions,
-        "seconds": elapsed,
-        "per_s": decisions / elapsed,
-        "us_per_decision": elapsed / decisions * 1e6,
-    }
+    return _rates(decisions, time.perf_counter() - started)
 
 
 # --- processes ------------------------------------------------------------------------
@@ -128,10 +132,7 @@ def over_grpc(seeds: list[int], engine: str, bots: list[str]) -> dict[str, Any]:
         think_s += sum(s["think_s"] for s in outcome.seats)
     elapsed = time.perf_counter() - started
     return {
-        "decisions": decisions,
-        "seconds": elapsed,
-        "per_s": decisions / elapsed,
-        "us_per_decision": elapsed / decisions * 1e6,
+        **_rates(decisions, elapsed),
         "act_share": think_s / elapsed,
     }
 

@@ -27,6 +27,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,22 +207,29 @@ class CallGuard(grpc.ServerInterceptor):
         log.info("%s -> %s: %s", name, code.name, message)
         context.abort(code, message[:MAX_DETAIL])
 
+    @contextmanager
+    def _call(self, name: str, context: grpc.ServicerContext) -> Iterator[None]:
+        """What every call runs inside, unary or streamed: fresh database connections,
+        the caller admitted and set, any failure turned into a status."""
+        close_old_connections()
+        token = None
+        try:
+            token = _caller.set(self._admit(name, context))
+            yield
+        except Exception as exc:
+            self._abort(name, context, exc)
+        finally:
+            if token is not None:
+                _caller.reset(token)
+            close_old_connections()
+
     def _unary(self, name: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
             started = time.monotonic()
-            close_old_connections()
-            token = None
-            try:
-                token = _caller.set(self._admit(name, context))
+            with self._call(name, context):
                 response = behavior(request, context)
                 log.info("%s ok in %.1f ms", name, (time.monotonic() - started) * 1000)
                 return response
-            except Exception as exc:
-                self._abort(name, context, exc)
-            finally:
-                if token is not None:
-                    _caller.reset(token)
-                close_old_connections()
             raise AssertionError("unreachable: context.abort raises")
 
         return wrapper
@@ -232,17 +240,8 @@ class CallGuard(grpc.ServerInterceptor):
         def wrapper(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
             # A generator: grpcio iterates it on the same pool thread, so the
             # caller and the connection cleanup cover the whole stream.
-            close_old_connections()
-            token = None
-            try:
-                token = _caller.set(self._admit(name, context))
+            with self._call(name, context):
                 yield from behavior(request, context)
                 log.info("%s stream done", name)
-            except Exception as exc:
-                self._abort(name, context, exc)
-            finally:
-                if token is not None:
-                    _caller.reset(token)
-                close_old_connections()
 
         return wrapper
