@@ -48,3 +48,16 @@ def test_wait_gives_up_at_once_when_the_process_is_gone() -> None:
         wait_until_serving(closed_port_address(), "digdown.v1.Engine", 30, alive=lambda: False)
     with pytest.raises(TimeoutError, match="not serving within"):
         wait_until_serving(closed_port_address(), "digdown.v1.Engine", 0.3)
+
+
+def test_serving_and_healthcheck_import_neither_ladder_bots_nor_django() -> None:
+    """The engine image's probe and the servers' shared shape must stay engine-only."""
+    code = (
+        "import sys, engine.serving, engine.healthcheck, engine.server\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules} & {'ladder', 'bots', 'django'})\n"
+        "sys.exit(', '.join(bad) or None)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
