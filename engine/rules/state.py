@@ -13,8 +13,8 @@ from collections import Counter
 from typing import Any
 
 from .actions import Action
+from .base_phase import BasePhase
 from .cards import (
-    TOTAL_CARDS,
     CaveRow,
     card_ids,
     cave_rows_by_id,
@@ -22,16 +22,22 @@ from .cards import (
     starting_tools,
     tool_cards,
 )
+from .conservation import card_places
 from .errors import GameOver, IllegalAction
+from .exploration import Exploration
+from .forfeits import Forfeits
 from .legal import default_action, legal_actions, why_illegal
+from .phases import (
+    AT_BASE,
+    BASE,
+    DECIDE,
+    ENGINE_VERSION,
+    OVER,
+    RECORD_FORMAT,
+    RESOLVE,
+)
 from .ranking import build_result
-from .ruleset import ITEM_KINDS, NONE, TORCH, Ruleset
-
-ENGINE_VERSION = "digdown-engine/0.1.0"
-RECORD_FORMAT = "digdown-record/1"
-
-BASE, DECIDE, POSITION, RESOLVE, OVER = "BASE", "DECIDE", "POSITION", "RESOLVE", "OVER"
-AT_BASE = -1
+from .ruleset import ITEM_KINDS, NONE, Ruleset
 
 
 class Seat:
@@ -87,7 +93,7 @@ class Seat:
         return len(self.torches) + len(self.items)
 
 
-class State:
+class State(BasePhase, Exploration, Forfeits):
     """A game of `dd-1` in progress. Build one with `new_game` or `from_setup`."""
 
     def __init__(
@@ -363,28 +369,6 @@ class State:
         for seat in self.seats:
             seat.base_actions = 0
 
-    def _base_refill(self) -> None:
-        """Rules §4.1, automatic part: hearts, tools, secured loot into inventories."""
-        self.hearts = self.rules.hearts
-        for seat in self.seats:
-            seat.active = set(seat.tools)
-        self._emit("BASE_REFILL", hearts=self.hearts)
-        for seat_index in self._from(self.round_starter):
-            seat = self.seats[seat_index]
-            if not seat.secured:
-                continue
-            moved = [self.card_dicts[c] for c in seat.secured]
-            for cid in seat.secured:
-                row = self.rows[cid]
-                if row.loot in ITEM_KINDS:
-                    insort(seat.items, cid)
-                    continue
-                self.box.append(cid)
-                if row.loot == TORCH:
-                    self._take_torches(seat, row.torches)
-            seat.secured = []
-            self._emit("LOOT_TO_INVENTORY", seat=seat_index, cards=moved)
-
     def _take_torches(self, seat: Seat, k: int) -> int:
         taken = self.supply[:k]
         del self.supply[:k]
@@ -400,19 +384,6 @@ class State:
         if paid:
             self._emit("TORCH_PAID", seat=seat.index, amount=len(paid))
         return len(paid)
-
-    def _end_base_phase(self) -> None:
-        self._eliminations += 1
-        for seat_index in self._from(self.round_starter):
-            seat = self.seats[seat_index]
-            if not seat.torches and not seat.stash:
-                self._eliminate(seat, "no torch in inventory or stash", self._eliminations)
-        if self._check_last_standing():
-            return
-        if self.seats[self.lead].eliminated:
-            self.lead = self._next_alive_after(self.lead)
-            self.round_starter = self.lead
-        self._start_turn()
 
     def _eliminate(self, seat: Seat, reason: str, when: int) -> None:
         seat.eliminated = True
@@ -470,334 +441,9 @@ class State:
         self.lead = self._next_alive_after(self.lead)
         self._start_round()
 
-    # ----------------------------------------------------------- base phase
-
-    def _after_base_action(self, seat: Seat) -> None:
-        seat.base_actions += 1
-
-    def _do_exchange(self, seat: Seat, action: Action) -> None:
-        recipe = next(r for r in self.rules.recipes if r.name == action.recipe)
-        paid = []
-        for kind, count in recipe.cost:
-            for cid in self.items_of(seat, kind)[:count]:
-                seat.items.remove(cid)
-                self.box.append(cid)
-                paid.append(self.card_dicts[cid])
-        tool = self.exchange[recipe.name].pop(0)
-        seat.tools.append(tool)
-        seat.active.add(tool)
-        self._emit("EXCHANGE", seat=seat.index, recipe=recipe.name, tool_id=tool, cards=paid)
-        self._after_base_action(seat)
-
-    def _do_trade(self, seat: Seat, action: Action) -> None:
-        cid = self.items_of(seat, action.item)[0]
-        seat.items.remove(cid)
-        self.box.append(cid)
-        got = self._take_torches(seat, self.rules.trade[action.item])
-        self._emit("TRADE", seat=seat.index, item=action.item, amount=got)
-        self._after_base_action(seat)
-
-    def _do_give(self, seat: Seat, action: Action) -> None:
-        cid = self.items_of(seat, action.item)[0]
-        seat.items.remove(cid)
-        insort(self.seats[action.to_seat].items, cid)
-        self._emit("GIVE", seat=seat.index, to_seat=action.to_seat, item=action.item)
-        self._after_base_action(seat)
-
-    def _do_stash(self, seat: Seat, action: Action) -> None:
-        insort(seat.stash, seat.torches.pop(0))
-        self._emit("STASH", seat=seat.index)
-        self._after_base_action(seat)
-
-    def _do_unstash(self, seat: Seat, action: Action) -> None:
-        insort(seat.torches, seat.stash.pop(0))
-        self._emit("UNSTASH", seat=seat.index)
-        self._after_base_action(seat)
-
-    def _do_discard(self, seat: Seat, action: Action) -> None:
-        if action.item == TORCH:
-            cid = seat.torches.pop(0)
-        else:
-            cid = self.items_of(seat, action.item)[0]
-            seat.items.remove(cid)
-        self.box.append(cid)
-        self._emit("DISCARD", seat=seat.index, item=action.item)
-        self._after_base_action(seat)
-
-    def _do_done(self, seat: Seat, action: Action) -> None:
-        self._emit("DONE", seat=seat.index)
-        self.idx += 1
-        if self.idx >= len(self.order):
-            self._end_base_phase()
-
-    # ------------------------------------------------------ decide step (a)
-
-    def _do_explore(self, seat: Seat, action: Action) -> None:
-        self._emit("EXPLORE", seat=seat.index)
-        self._after_decision()
-
-    def _do_continue(self, seat: Seat, action: Action) -> None:
-        self._emit("CONTINUE", seat=seat.index)
-        self._after_decision()
-
-    def _after_decision(self) -> None:
-        self.idx += 1
-        if self.idx < len(self.order):
-            return
-        self._pay_torches(self.seats[self.lead], self.rules.explore_cost)
-        self.phase = POSITION
-        self.order = self._from(self.lead)
-        self.idx = 0
-
-    def _do_return(self, seat: Seat, action: Action) -> None:
-        """Rules §4.2a: the caller pays; with too few torches its own loot is lost."""
-        cost = self.rules.return_cost
-        paid_in_full = len(seat.torches) >= cost
-        paid = self._pay_torches(seat, cost)
-        self._emit("RETURN", seat=seat.index, amount=paid)
-        if not paid_in_full:
-            self._lose_loot(seat)
-        for other in self._from(seat.index):
-            self._secure_loot(self.seats[other])
-        self._end_round()
-
-    def _lose_loot(self, seat: Seat) -> None:
-        if seat.unsecured:
-            self._emit(
-                "LOOT_LOST", seat=seat.index, cards=[self.card_dicts[c] for c in seat.unsecured]
-            )
-            self.box.extend(seat.unsecured)
-            seat.unsecured = []
-
-    def _secure_loot(self, seat: Seat) -> None:
-        if seat.unsecured:
-            self._emit(
-                "LOOT_SECURED",
-                seat=seat.index,
-                cards=[self.card_dicts[c] for c in seat.unsecured],
-            )
-            seat.secured.extend(seat.unsecured)
-            seat.unsecured = []
-
-    # ---------------------------------------------------- position step (b)
-
-    def _do_move(self, seat: Seat, action: Action) -> None:
-        seat.position = action.passage
-        seat.moves += 1
-        self._emit("MOVE", seat=seat.index, passage=action.passage)
-
-    def _do_peek(self, seat: Seat, action: Action) -> None:
-        p = seat.position
-        self._pay_torches(seat, self.rules.peek_cost)
-        self.tiles.add(p)
-        top = self.passages[p][-1]
-        self.make_known(top)
-        seat.moves += 1
-        self._emit("PEEK", seat=seat.index, passage=p, card=self.card_dicts[top])
-
-    def _do_ready(self, seat: Seat, action: Action) -> None:
-        seat.ready = True
-        self._emit("READY", seat=seat.index, passage=seat.position)
-        self.idx += 1
-        if self.idx >= len(self.order):
-            self._start_resolve()
-
-    # ------------------------------------------------- reveal and resolve (c)
-
-    def _start_resolve(self) -> None:
-        self.phase = RESOLVE
-        self.to_resolve = [
-            p
-            for p in range(self.rules.passages)
-            if self.passages[p] and any(self.seats[s].position == p for s in self.order)
-        ]
-        self._next_passage()
-
-    def _seats_at(self, p: int) -> list[int]:
-        return [s for s in self._from(self.lead) if self.seats[s].position == p]
-
-    def _next_passage(self) -> None:
-        while self.to_resolve:
-            p = self.to_resolve.pop(0)
-            at = self._seats_at(p)
-            if not at or not self.passages[p]:
-                continue
-            card = self.passages[p][-1]
-            self.make_known(card)
-            self.res_passage = p
-            self.res_owner = at[0]
-            self.res_helpers = at[1:]
-            self.attempting = False
-            self.committers = []
-            self.cidx = 0
-            self.committed = 0
-            self._emit("REVEAL", passage=p, seat=self.res_owner, card=self.card_dicts[card])
-            return
-        self.res_passage = -1
-        self._end_turn()
-
-    def _res_card(self) -> int:
-        return self.passages[self.res_passage][-1]
-
-    def _do_attempt(self, seat: Seat, action: Action) -> None:
-        self.attempting = True
-        self.committers = [self.res_owner, *self.res_helpers]
-        self.cidx = 0
-        self.committed = 0
-        self._emit("ATTEMPT", seat=seat.index, passage=self.res_passage)
-
-    def _do_leave(self, seat: Seat, action: Action) -> None:
-        self._emit("LEAVE", seat=seat.index, passage=self.res_passage)
-        self._unresolved()
-
-    def _do_commit(self, seat: Seat, action: Action) -> None:
-        tool = action.tool_id
-        seat.active.discard(tool)
-        self.committed += self.tool_table[tool].strength
-        self._emit("COMMIT", seat=seat.index, tool_id=tool, amount=self.committed)
-        if self.committed >= self.strength[self._res_card()]:
-            self._resolved()
-
-    def _do_stop(self, seat: Seat, action: Action) -> None:
-        self._emit("STOP", seat=seat.index)
-        self.cidx += 1
-        if self.cidx >= len(self.committers):
-            self._unresolved()
-
-    def _resolved(self) -> None:
-        p = self.res_passage
-        card = self.passages[p].pop()
-        self.known.discard(card)
-        self.tiles.discard(p)
-        owner = self.seats[self.res_owner]
-        owner.unsecured.append(card)
-        self.attempting = False
-        self._emit("RESOLVED", seat=owner.index, passage=p, card=self.card_dicts[card])
-        loot = self.rows[card].loot
-        if loot in self.objectives and loot not in owner.completed:
-            owner.completed.append(loot)
-            self._emit("OBJECTIVE", seat=owner.index, objective=loot)
-            if len(owner.completed) == len(self.objectives):
-                self._end("won", owner.index)
-                return
-        if not any(self.passages):
-            self._end("cave_exhausted")
-            return
-        self._next_passage()
-
-    def _unresolved(self) -> None:
-        card = self._res_card()
-        self.attempting = False
-        self._emit("UNRESOLVED", passage=self.res_passage, card=self.card_dicts[card])
-        damage = self.damage[card]
-        if damage:
-            self.hearts = max(0, self.hearts - damage)
-            self._emit("DAMAGE", amount=damage, hearts=self.hearts)
-            if self.hearts == 0:
-                self._respawn()
-                return
-        self._next_passage()
-
-    def _respawn(self) -> None:
-        """Rules §4.2c.5: everyone respawns, no torches paid, unsecured loot is lost."""
-        self._emit("RESPAWN", round=self.round)
-        for seat_index in self._from(self.lead):
-            self._lose_loot(self.seats[seat_index])
-        self.to_resolve = []
-        self.res_passage = -1
-        self._end_round()
-
-    # -------------------------------------------------------------- forfeit
-
-    def _forfeit(self, seat: Seat, reason: str) -> None:
-        """Rules §6: the seat is eliminated at once; the decision in progress carries on."""
-        self._eliminations += 1
-        seat.forfeited = True
-        self._emit("FORFEIT", seat=seat.index, reason=reason)
-        self._eliminate(seat, reason, self._eliminations)
-        if self._check_last_standing():
-            return
-        i = seat.index
-        if self.phase == RESOLVE:
-            self._forfeit_in_resolve(i)
-            return
-        if i not in self.order:
-            return
-        pos = self.order.index(i)
-        self.order.remove(i)
-        if self.phase == DECIDE and i == self.lead:
-            # The lead is gone before the turn was paid for: the decide step restarts
-            # with the next seat as lead.
-            self.lead = self._next_alive_after(i)
-            self.order = self._from(self.lead)
-            self.idx = 0
-            return
-        if pos < self.idx:
-            self.idx -= 1
-        if self.idx < len(self.order):
-            return
-        if self.phase == BASE:
-            self._end_base_phase()
-        elif self.phase == DECIDE:
-            self.idx = len(self.order) - 1
-            self._after_decision()
-        elif self.phase == POSITION:
-            self._start_resolve()
-
-    def _forfeit_in_resolve(self, i: int) -> None:
-        if i in self.res_helpers:
-            self.res_helpers.remove(i)
-        if i == self.res_owner:
-            if not self.res_helpers:
-                # Nobody is left at this passage: the card stays, untouched.
-                self.attempting = False
-                self._next_passage()
-                return
-            self.res_owner = self.res_helpers.pop(0)
-        if not self.attempting or i not in self.committers:
-            return
-        pos = self.committers.index(i)
-        self.committers.remove(i)
-        if pos < self.cidx:
-            self.cidx -= 1
-        if self.cidx >= len(self.committers):
-            self._unresolved()
-
-    # ------------------------------------------------------------- checking
-
     def card_places(self) -> dict[int, str]:
         """Where every one of the 120 cards is. Raises if a card is in two places or none."""
-        places: dict[int, str] = {}
-
-        def put(cards: list[int] | set[int] | range, where: str) -> None:
-            for c in cards:
-                if c in places:
-                    raise AssertionError(f"card {c} is both in {places[c]} and {where}")
-                places[c] = where
-
-        for p, passage in enumerate(self.passages):
-            put(passage, f"passage {p}")
-        for seat in self.seats:
-            s = seat.index
-            put(seat.torches, f"seat {s} inventory")
-            put(seat.items, f"seat {s} inventory")
-            put(seat.stash, f"seat {s} stash")
-            put(seat.tools, f"seat {s} tools")
-            put(seat.unsecured, f"seat {s} unsecured loot")
-            put(seat.secured, f"seat {s} secured loot")
-        put(self.supply, "supply")
-        for stack in self.exchange.values():
-            put(stack, "exchange stack")
-        put(self.box, "box")
-        ids = self.ids
-        put([t for t in ids.basic if t not in places], "out of play")
-        put(ids.objectives, "table")
-        put(ids.inventories, "table")
-        put([ids.base, ids.decision], "table")
-        missing = set(range(TOTAL_CARDS)) - set(places)
-        if missing:
-            raise AssertionError(f"cards nowhere: {sorted(missing)}")
-        return places
+        return card_places(self)
 
 
 def items_of_kind(state: State, seat: Seat) -> dict[str, int]:
