@@ -27,7 +27,7 @@ from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
-from ladder.ratings.selectors import leaderboard_list
+from ladder.ratings.selectors import leaderboard_list, rating_uncertainty
 from protos.digdown.v1 import ladder_pb2, ladder_pb2_grpc
 
 log = logging.getLogger("ladder.grpc")
@@ -204,17 +204,23 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         )
         rows, next_token = _page(qs, request.page_size, request.page_token)
         offset = int(request.page_token or 0)
-        entries = [
-            ladder_pb2.LeaderboardEntry(
-                position=offset + i + 1,
-                bot=b.name,
-                owner=b.owner.username,
-                rating=_points(b.rating),
-                games=b.games,
-                wins=b.wins,
+        entries = []
+        for i, b in enumerate(rows):
+            u = rating_uncertainty(rating=b.rating, games=b.games)
+            low, high = u.interval95 or (0.0, 0.0)
+            entries.append(
+                ladder_pb2.LeaderboardEntry(
+                    position=offset + i + 1,
+                    bot=b.name,
+                    owner=b.owner.username,
+                    rating=_points(b.rating),
+                    games=b.games,
+                    wins=b.wins,
+                    provisional=u.provisional,
+                    interval_low=low,
+                    interval_high=high,
+                )
             )
-            for i, b in enumerate(rows)
-        ]
         return ladder_pb2.LeaderboardResponse(entries=entries, next_page_token=next_token)
 
     def ListMatches(self, request: Any, context: grpc.ServicerContext) -> Any:

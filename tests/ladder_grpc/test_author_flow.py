@@ -95,6 +95,12 @@ def test_bot_author_flow(
     assert board["digger"].rating != 1500.0
     assert board["digger"].wins + board["dice"].wins == 1
     assert sorted(e.position for e in board.values()) == [1, 2, 3]
+    # One game: provisional, with the wide interval of the documented model (±681/√1).
+    digger = board["digger"]
+    assert digger.provisional and board["uploaded"].provisional
+    assert digger.interval_low == pytest.approx(digger.rating - 681, abs=1)
+    assert digger.interval_high == pytest.approx(digger.rating + 681, abs=1)
+    assert board["uploaded"].interval_low == board["uploaded"].interval_high == 0
 
     # The match, listed and in detail (public: no token needed).
     listed = stub.ListMatches(pb.ListMatchesRequest(bot="dice"), timeout=T).matches

@@ -361,6 +361,9 @@ class LeaderboardEntry(_message.Message):
     RATING_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
+    INTERVAL_LOW_FIELD_NUMBER: _builtins.int
+    INTERVAL_HIGH_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """1-based position."""
     bot: _builtins.str
@@ -368,9 +371,20 @@ class LeaderboardEntry(_message.Message):
     owner: _builtins.str
     """Owner's user name."""
     rating: _builtins.float
+    """Current Elo rating (points)."""
     games: _builtins.int
+    """Rated games played."""
     wins: _builtins.int
     """Games in which it had rank 1."""
+    provisional: _builtins.bool
+    """True while the bot has played fewer games than the ladder's provisional
+    threshold (10 by default): its rating is still a rough guess.
+    """
+    interval_low: _builtins.float
+    """95% interval of the rating in points (rating +- 681 / sqrt(games), see
+    docs/ladder.md); both 0 before the first game.
+    """
+    interval_high: _builtins.float
     def __init__(
         self,
         *,
@@ -380,10 +394,13 @@ class LeaderboardEntry(_message.Message):
         rating: _builtins.float = ...,
         games: _builtins.int = ...,
         wins: _builtins.int = ...,
+        provisional: _builtins.bool = ...,
+        interval_low: _builtins.float = ...,
+        interval_high: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "owner", b"owner", "position", b"position", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "interval_high", b"interval_high", "interval_low", b"interval_low", "owner", b"owner", "position", b"position", "provisional", b"provisional", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
