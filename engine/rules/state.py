@@ -37,7 +37,7 @@ from .phases import (
     RESOLVE,
 )
 from .ranking import build_result
-from .ruleset import ITEM_KINDS, NONE, Ruleset
+from .ruleset import ITEM_KINDS, Ruleset
 
 
 class Seat:
@@ -236,16 +236,9 @@ class State(BasePhase, Exploration, Forfeits):
             row = self.rows[card]
             self.unseen[(row.material, row.name)] -= 1
 
-    def top(self, p: int) -> int | None:
-        passage = self.passages[p]
-        return passage[-1] if passage else None
-
     def top_known(self, p: int) -> bool:
         passage = self.passages[p]
         return bool(passage) and passage[-1] in self.known
-
-    def item_kind(self, cid: int) -> str:
-        return self.rows[cid].loot
 
     def items_of(self, seat: Seat, kind: str) -> list[int]:
         return [c for c in seat.items if self.rows[c].loot == kind]
@@ -453,4 +446,4 @@ def items_of_kind(state: State, seat: Seat) -> dict[str, int]:
     return counts
 
 
-__all__ = ["ENGINE_VERSION", "NONE", "RECORD_FORMAT", "Seat", "State", "items_of_kind"]
+__all__ = ["ENGINE_VERSION", "RECORD_FORMAT", "Seat", "State", "items_of_kind"]

@@ -333,9 +333,7 @@ def test_idle_games_expire(fresh_engine: EngineProcess) -> None:
 def test_sigterm_stops_cleanly_within_grace(fresh_engine: EngineProcess) -> None:
     new_game(fresh_engine, seed=61)
     fresh_engine.proc.send_signal(signal.SIGTERM)
-    t0 = time.monotonic()
-    assert fresh_engine.proc.wait(timeout=2 + 3) == 0
-    assert time.monotonic() - t0 < 5
+    assert fresh_engine.proc.wait(timeout=2 + 3) == 0  # grace 2 s + margin; raises if later
     log = fresh_engine.log()
     assert "received SIGTERM" in log and "stopped" in log and "Traceback" not in log
     with pytest.raises(grpc.RpcError) as err:
