@@ -9,16 +9,24 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first, so editing code does not reinstall them: the project is
-# installed with the s3 extra (django-storages) so LADDER_STORAGE=s3 works.
+# Dependencies first, so editing code does not reinstall them: the bot SDK
+# (its own distribution, sdk/), then the ladder's dependencies read from
+# pyproject.toml (with the s3 extra, django-storages, so LADDER_STORAGE=s3
+# works), and only then the code itself without touching dependencies again.
+COPY sdk ./sdk
+RUN pip install ./sdk
 COPY pyproject.toml README.md ./
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(d for d in p['dependencies'] + p['optional-dependencies']['s3'] \
+if not d.startswith('digdown-sdk')))" > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt
 COPY engine ./engine
-COPY bots ./bots
 COPY ladder ./ladder
 COPY workers ./workers
+COPY examples ./examples
 COPY protos ./protos
 COPY manage.py ./
-RUN pip install ".[s3]"
+RUN pip install --no-deps ".[s3]"
 
 # Never run as root: the services need no privileges, only their data directories.
 RUN useradd --create-home --uid 10001 ladder \

@@ -6,17 +6,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: venv test lint protos protos-check bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,s3]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check engine bots bench tests workers ladder
+	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
 
 test: $(STAMP) protos-check
 	$(MAKE) lint
@@ -29,21 +29,21 @@ test: $(STAMP) protos-check
 
 # Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.
 PROTO_SRC := $(wildcard protos/digdown/v1/*.proto)
-PROTOC = $(PY) -m grpc_tools.protoc -I . --python_out=$(1) --grpc_python_out=$(1) \
+PROTOC = $(PY) -m grpc_tools.protoc -I protos --python_out=$(1) --grpc_python_out=$(1) \
 	--mypy_out=$(1) --mypy_grpc_out=$(1) --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
 	--plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc $(PROTO_SRC)
 
 protos: $(STAMP)
-	$(call PROTOC,.)
+	$(call PROTOC,sdk)
 
 protos-check: $(STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(call PROTOC,$$tmp) && \
-	for f in $$(cd "$$tmp" && find protos -name '*_pb2*'); do \
-	  cmp -s "$$tmp/$$f" "$$f" || { echo "stale generated file: $$f (run make protos)"; exit 1; }; \
+	for f in $$(cd "$$tmp" && find digdown -name '*_pb2*'); do \
+	  cmp -s "$$tmp/$$f" "sdk/$$f" || { echo "stale generated file: sdk/$$f (run make protos)"; exit 1; }; \
 	done && \
-	for f in $$(find protos -name '*_pb2*'); do \
-	  test -e "$$tmp/$$f" || { echo "generated file without proto: $$f"; exit 1; }; \
+	for f in $$(cd sdk && find digdown -name '*_pb2*'); do \
+	  test -e "$$tmp/$$f" || { echo "generated file without proto: sdk/$$f"; exit 1; }; \
 	done && echo "protos up to date"
 
 bench: $(STAMP)

@@ -4,12 +4,12 @@
 
 Not a test. The same 4-seat normal random matches (same seeds) are played
 
-(a) in-process: engine.rules + engine.bots.RandomBot, as engine.simulate does;
-(b) over gRPC on loopback: `engine.server` and four `bots.random_bot` processes,
-    driven by `engine.runner.run_match` (handshakes, NewGame, one Act + one Step
+(a) in-process: engine.rules + engine.players.RandomPlayer, as engine.simulate does;
+(b) over gRPC on loopback: `engine.server` and four `examples.random_bot` processes,
+    driven by `workers.runner.run_match` (handshakes, NewGame, one Act + one Step
     per decision, GetReplay, CloseGame included);
 (b0) the same with the engine converting through json_format (ParseDict /
-    MessageToDict, what engine.wire did before engine.proto_codec), for a
+    MessageToDict, what digdown.wire did before digdown.proto_codec), for a
     before/after ratio measured in the same run;
 
 and the floor is measured in the same run: a bare unary gRPC echo service
@@ -17,7 +17,7 @@ and the floor is measured in the same run: a bare unary gRPC echo service
 sizes (b) really sends, times the 2 round-trips a decision needs (Act, Step),
 before and after the matches (their mean is the floor; both are reported).
 A breakdown of the per-decision work (observation dict, dict -> proto,
-serialization, proto -> dict in the SDK; engine.wire's converters and
+serialization, proto -> dict in the SDK; digdown.wire's converters and
 json_format's) says what dominates the gap.
 """
 
@@ -44,18 +44,18 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
-from engine import wire  # noqa: E402
-from engine.bots import RandomBot  # noqa: E402
-from engine.proto_codec import (  # noqa: E402
+from digdown import wire  # noqa: E402
+from digdown.proto_codec import (  # noqa: E402
     dict_to_message,
     message_to_dict,
     reference_dict_to_message,
     reference_message_to_dict,
 )
+from digdown.v1 import bot_pb2, engine_pb2, game_pb2  # noqa: E402
+from engine.players import RandomPlayer  # noqa: E402
 from engine.rules import Action, GameConfig, new_game  # noqa: E402
-from engine.runner import TimeControl, run_match  # noqa: E402
 from engine.simulate import play_out  # noqa: E402
-from protos.digdown.v1 import bot_pb2, engine_pb2, game_pb2  # noqa: E402
+from workers.runner import TimeControl, run_match  # noqa: E402
 
 ECHO_SERVICE = "bench.Echo"
 
@@ -78,7 +78,7 @@ def in_process(seeds: list[int]) -> dict[str, Any]:
     started = time.perf_counter()
     for seed in seeds:
         state = new_game(GameConfig(seed=seed, num_seats=4, difficulty="normal"))
-        bots = [RandomBot(random.Random(seed * 10 + i)) for i in range(4)]
+        bots = [RandomPlayer(random.Random(seed * 10 + i)) for i in range(4)]
         decisions += play_out(state, lambda seat, obs, legal, b=bots: b[seat].act(obs, legal))[1]
     return _rates(decisions, time.perf_counter() - started)
 
@@ -328,7 +328,7 @@ def machine() -> dict[str, Any]:
 
 
 def json_format_engine_main(argv: list[str]) -> int:
-    """engine.server with engine.wire's converters swapped for json_format's (the old wire)."""
+    """engine.server with digdown.wire's converters swapped for json_format's (the old wire)."""
     from engine import server
 
     # wire.parse / wire.to_dict look these names up at call time.
@@ -373,7 +373,7 @@ def main() -> int:
             bots = []
             for i in range(4):
                 proc, addr = start(
-                    ["-m", "bots.random_bot", "--seed", str(i), "--log-level", "WARNING"],
+                    ["-m", "examples.random_bot", "--seed", str(i), "--log-level", "WARNING"],
                     Path(tmp),
                     f"b{i}",
                 )

@@ -1,6 +1,6 @@
 """The rules engine as a gRPC service: `python -m engine.server --listen 127.0.0.1:50051`.
 
-Live games stay in this process's memory (engine/games.py); the service adds
+Live games stay in this process's memory (engine/sessions.py); the service adds
 what a network needs: status codes with human messages instead of
 tracebacks, limits (threads, concurrent calls, message sizes, live games,
 idle games), health and reflection, and a graceful stop on SIGTERM/SIGINT
@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 
 import grpc
 
-from engine import games, serving, verify, wire
-from protos.digdown.v1 import engine_pb2, engine_pb2_grpc
+from digdown import serving, wire
+from digdown.v1 import engine_pb2, engine_pb2_grpc
+from engine import sessions, verify
 
 log = logging.getLogger("engine.server")
 
@@ -37,7 +38,7 @@ def _rpc(method: Callable[..., R]) -> Callable[..., R]:
         name = method.__name__
         try:
             return method(self, request, context)
-        except games.ServiceError as exc:
+        except sessions.ServiceError as exc:
             log.info("%s -> %s: %s", name, exc.code.name, exc.message)
             context.abort(exc.code, exc.message)
         except wire.WireError as exc:
@@ -54,21 +55,21 @@ def _rpc(method: Callable[..., R]) -> Callable[..., R]:
 class EngineService(engine_pb2_grpc.EngineServicer):
     """digdown.v1.Engine over a GameStore."""
 
-    def __init__(self, store: games.GameStore) -> None:
+    def __init__(self, store: sessions.GameStore) -> None:
         self.store = store
 
-    def _game(self, game_id: str) -> games.Game:
+    def _game(self, game_id: str) -> sessions.Game:
         if not game_id:
-            raise games.invalid("game_id is empty")
+            raise sessions.invalid("game_id is empty")
         return self.store.get(game_id)
 
     @staticmethod
-    def _guard(game: games.Game, fn: Callable[[], R]) -> R:
+    def _guard(game: sessions.Game, fn: Callable[[], R]) -> R:
         """Run `fn` under the game's lock; an unexpected engine error marks the game broken."""
         with game.lock:
             try:
                 return fn()
-            except (games.ServiceError, wire.WireError):
+            except (sessions.ServiceError, wire.WireError):
                 raise
             except Exception as exc:
                 game.broken = f"{type(exc).__name__}: {exc}"
@@ -79,7 +80,7 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         self, request: engine_pb2.NewGameRequest, context: grpc.ServicerContext
     ) -> engine_pb2.NewGameResponse:
         if not request.HasField("config"):
-            raise games.invalid("NewGameRequest needs a config")
+            raise sessions.invalid("NewGameRequest needs a config")
         game, events = self.store.create(request.config, list(request.seats))
         response = engine_pb2.NewGameResponse(
             game_id=game.game_id, events=wire.events_to_proto(events)
@@ -92,7 +93,7 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         self, request: engine_pb2.StepRequest, context: grpc.ServicerContext
     ) -> engine_pb2.StepResponse:
         game = self._game(request.game_id)
-        return self._guard(game, lambda: games.step(game, request))
+        return self._guard(game, lambda: sessions.step(game, request))
 
     @_rpc
     def GetState(
@@ -106,17 +107,19 @@ class EngineService(engine_pb2_grpc.EngineServicer):
             if request.HasField("observer"):
                 n = len(game.state.seats)
                 if not 0 <= request.observer < n:
-                    raise games.invalid(f"observer {request.observer} is not a seat (0..{n - 1})")
+                    raise sessions.invalid(
+                        f"observer {request.observer} is not a seat (0..{n - 1})"
+                    )
                 obs = game.state.observation(request.observer)
                 response.observation.CopyFrom(wire.observation_to_proto(obs))
             return response
 
         return self._guard(game, build)
 
-    def _finished(self, game_id: str) -> games.Game:
+    def _finished(self, game_id: str) -> sessions.Game:
         game = self._game(game_id)
         if not game.state.is_over:
-            raise games.precondition(
+            raise sessions.precondition(
                 "the game is not over; its record holds hidden faces and is served after the end"
             )
         return game
@@ -173,7 +176,7 @@ class EngineServer(serving.GrpcServer):
         max_games: int = 10_000,
         reflection_enabled: bool = True,
     ) -> None:
-        self.store = games.GameStore(idle_timeout_s=idle_timeout_s, max_games=max_games)
+        self.store = sessions.GameStore(idle_timeout_s=idle_timeout_s, max_games=max_games)
         super().__init__(
             listen,
             services=[SERVICE_NAME],

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bots import BOTS
+from engine.players import PLAYERS
 from engine.rules import Action, GameConfig, State, new_game, replay_record
 from engine.rules.ruleset import DIFFICULTIES
 
@@ -147,7 +147,7 @@ def play_game(
 ) -> GameOutcome:
     """One game; bots get their own RNG derived from (seed, seat)."""
     state = new_game(GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty))
-    bots = [BOTS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
+    bots = [PLAYERS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
 
     def conserved() -> None:
         try:
@@ -191,8 +191,8 @@ def simulate(
 ) -> Summary:
     """Play `games` games (seeds seed..seed+games-1) and summarise them."""
     for name in bots:
-        if name not in BOTS:
-            raise ValueError(f"unknown bot {name!r}; known: {sorted(BOTS)}")
+        if name not in PLAYERS:
+            raise ValueError(f"unknown bot {name!r}; known: {sorted(PLAYERS)}")
     summary = Summary()
     indices: Any = range(games)
     if progress:
@@ -232,7 +232,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--bots",
         default="heuristic",
-        help=f"comma-separated bot names for seats 0..n-1 (known: {', '.join(sorted(BOTS))})",
+        help=f"comma-separated bot names for seats 0..n-1 (known: {', '.join(sorted(PLAYERS))})",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -243,9 +243,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.bot_list = [b.strip() for b in args.bots.split(",") if b.strip()]
-    unknown = [b for b in args.bot_list if b not in BOTS]
+    unknown = [b for b in args.bot_list if b not in PLAYERS]
     if not args.bot_list or unknown:
-        parser.error(f"unknown bot(s) {unknown}; known: {sorted(BOTS)}")
+        parser.error(f"unknown bot(s) {unknown}; known: {sorted(PLAYERS)}")
     if args.games < 1:
         parser.error("--games must be at least 1")
     return args

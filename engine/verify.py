@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import wire
+from digdown import wire
+from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import replay_record
-from protos.digdown.v1 import engine_pb2, game_pb2
 
 
 def _normal(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

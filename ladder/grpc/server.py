@@ -1,6 +1,6 @@
 """Build the Ladder gRPC server (``manage.py grpcserver`` is the front door).
 
-Shaped like the engine server (``engine.serving``): a bounded thread pool,
+Shaped like the engine server (``digdown.serving``): a bounded thread pool,
 ``maximum_concurrent_rpcs`` (more calls get RESOURCE_EXHAUSTED from grpcio
 itself), message limits sized for the largest upload, health (``""`` and
 ``digdown.v1.Ladder``) and reflection, and a graceful stop: NOT_SERVING first,
@@ -13,10 +13,10 @@ import logging
 
 from django.conf import settings
 
-from engine import serving
+from digdown import serving
+from digdown.v1 import ladder_pb2, ladder_pb2_grpc
 from ladder.grpc.auth import CallGuard
 from ladder.grpc.servicer import LadderServicer
-from protos.digdown.v1 import ladder_pb2, ladder_pb2_grpc
 
 log = logging.getLogger("ladder.grpc")
 

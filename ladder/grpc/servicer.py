@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 from django.db.models import Count, Q, QuerySet
 
+from digdown.v1 import ladder_pb2, ladder_pb2_grpc
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
@@ -28,7 +29,6 @@ from ladder.matches import services as match_services
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
 from ladder.ratings.selectors import leaderboard_list, rating_uncertainty
-from protos.digdown.v1 import ladder_pb2, ladder_pb2_grpc
 
 log = logging.getLogger("ladder.grpc")
 

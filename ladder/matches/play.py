@@ -1,6 +1,6 @@
 """Play a queued match now: claim it, dial its bots, run it on an engine, record it.
 
-The Django side of ``engine.runner``: used by ``manage.py playmatch`` and meant
+The Django side of ``workers.runner``: used by ``manage.py playmatch`` and meant
 for the workers of a later issue. Only remote bots can play for now; a hosted
 bot needs the sandbox that comes with the workers, so it is refused with a
 message saying so before anything is claimed. Endpoints are checked again right
@@ -26,13 +26,13 @@ from pathlib import Path
 
 from django.conf import settings
 
-from engine.healthcheck import wait_until_serving
-from engine.runner import BotSpec, MatchOutcome, RunnerError, TimeControl, run_match
+from digdown.healthcheck import wait_until_serving
 from ladder.bots.endpoints import endpoint_check
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, Conflict
 from ladder.matches.models import Match
 from ladder.matches.services import RecordOutcome, match_fail, match_record_result, match_start
+from workers.runner import BotSpec, MatchOutcome, RunnerError, TimeControl, run_match
 
 log = logging.getLogger("ladder.play")
 

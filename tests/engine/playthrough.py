@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-from engine.bots import BOTS
+from engine.players import PLAYERS
 from engine.rules import GameConfig, new_game
 from engine.rules.record import apply_entry
 from engine.simulate import play_out
@@ -43,7 +43,7 @@ def _event_text(event: dict) -> str:
 
 def playthrough(seed: int, seats: int, difficulty: str, lineup: list[str]) -> str:
     state = new_game(GameConfig(seed=seed, num_seats=seats, difficulty=difficulty))
-    bots = [BOTS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
+    bots = [PLAYERS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
     play_out(state, lambda seat, obs, legal: bots[seat].act(obs, legal))
     record = state.record
     lines = [

@@ -180,11 +180,11 @@ def test_random_play_over_thousands_of_seeds_never_hits_the_guard():
 @given(configs, st.integers(0, 2**32), st.lists(st.booleans(), min_size=4, max_size=4))
 def test_long_games_between_heuristic_bots_keep_every_invariant(config, choice_seed, smart):
     """Heuristic play reaches what random play rarely does: exchanges, helpers, many rounds."""
-    from engine.bots import HeuristicBot, RandomBot
+    from engine.players import HeuristicPlayer, RandomPlayer
 
     rng = random.Random(choice_seed)
     bots = [
-        HeuristicBot(random.Random(rng.random())) if smart[i] else RandomBot(random.Random(i))
+        HeuristicPlayer(random.Random(rng.random())) if smart[i] else RandomPlayer(random.Random(i))
         for i in range(config.num_seats)
     ]
     state = new_game(config)

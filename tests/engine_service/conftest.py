@@ -9,8 +9,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from engine.healthcheck import status
-from protos.digdown.v1 import engine_pb2_grpc
+from digdown.healthcheck import status
+from digdown.v1 import engine_pb2_grpc
 from tests.support import processes
 
 CALL_TIMEOUT = 10.0  # every client call has a deadline (pitfall G1)

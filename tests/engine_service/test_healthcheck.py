@@ -1,4 +1,4 @@
-"""``python -m engine.healthcheck``, the probe docker-compose runs, against a real engine."""
+"""``python -m digdown.healthcheck``, the probe docker-compose runs, against a real engine."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.healthcheck import wait_until_serving
+from digdown.healthcheck import wait_until_serving
 from tests.support.processes import ROOT, closed_port_address
 
 from .conftest import EngineProcess
@@ -15,7 +15,7 @@ from .conftest import EngineProcess
 
 def healthcheck(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "engine.healthcheck", *args],
+        [sys.executable, "-m", "digdown.healthcheck", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -53,7 +53,7 @@ def test_wait_gives_up_at_once_when_the_process_is_gone() -> None:
 def test_serving_and_healthcheck_import_neither_ladder_bots_nor_django() -> None:
     """The engine image's probe and the servers' shared shape must stay engine-only."""
     code = (
-        "import sys, engine.serving, engine.healthcheck, engine.server\n"
+        "import sys, digdown.serving, digdown.healthcheck, engine.server\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules} & {'ladder', 'bots', 'django'})\n"
         "sys.exit(', '.join(bad) or None)\n"
     )

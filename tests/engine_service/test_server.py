@@ -15,9 +15,9 @@ import pytest
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from engine import wire
+from digdown import wire
+from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import replay_record
-from protos.digdown.v1 import engine_pb2, game_pb2
 
 from .conftest import CALL_TIMEOUT, EngineProcess, start_engine, stop_engine
 

@@ -1,9 +1,9 @@
-"""engine.wire: engine dicts <-> digdown.v1 messages must round-trip exactly.
+"""digdown.wire: engine dicts <-> digdown.v1 messages must round-trip exactly.
 
 Bots in other languages only ever see the proto form, so any key the engine
 emits that the proto cannot carry (or carries differently) is a contract bug.
 
-The generic conversions run on engine.proto_codec's fast converters; json_format
+The generic conversions run on digdown.proto_codec's fast converters; json_format
 (`ParseDict` / `MessageToDict`) is the reference they must equal, on everything
 real games emit and send.
 """
@@ -20,17 +20,18 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-import bots.sdk
-from engine import games, proto_codec, wire
-from engine.proto_codec import (
+import digdown.bot
+from digdown import proto_codec, wire
+from digdown.proto_codec import (
     dict_to_message,
     message_to_dict,
     reference_dict_to_message,
     reference_message_to_dict,
 )
+from digdown.v1 import bot_pb2, engine_pb2, game_pb2, ladder_pb2
+from engine import sessions
 from engine.rules import GameConfig, new_game
 from engine.rules.actions import ACTION_ARGS
-from protos.digdown.v1 import bot_pb2, engine_pb2, game_pb2, ladder_pb2
 
 CARD = {
     "id": 7,
@@ -304,8 +305,8 @@ def test_fast_converters_equal_json_format_on_real_games(seed: int) -> None:
 
 
 def test_fast_converters_equal_json_format_on_what_the_service_sends() -> None:
-    """Every message of a game driven through engine.games, as the server sends them."""
-    store = games.GameStore()
+    """Every message of a game driven through engine.sessions, as the server sends them."""
+    store = sessions.GameStore()
     config = game_pb2.GameConfig(seed=2**62 + 7, num_seats=4, difficulty="hardcore")
     game, events = store.create(config, [game_pb2.SeatInfo(seat=i, bot=f"b{i}") for i in range(4)])
     response: Message = engine_pb2.NewGameResponse(
@@ -331,7 +332,7 @@ def test_fast_converters_equal_json_format_on_what_the_service_sends() -> None:
             request.action.CopyFrom(rng.choice(d.legal_actions))
         _same_dict(request)
         with game.lock:
-            response = games.step(game, request)
+            response = sessions.step(game, request)
         sent += 1
     _same_dict(response)
     _same_dict(response.result)
@@ -346,7 +347,7 @@ def test_fast_converters_equal_json_format_on_what_the_service_sends() -> None:
 
 
 # The only dicts the fast path takes and ParseDict refuses (module docstring of
-# engine.proto_codec): an int for a bool, a non-list for a repeated field, a
+# digdown.proto_codec): an int for a bool, a non-list for a repeated field, a
 # non-dict for a map, bytes for a string. ParseDict's messages for those:
 _KNOWN_LOOSENESS = re.compile(
     r"Expected true or false without quotes|repeated field \w+ must be in \[\]"
@@ -430,5 +431,5 @@ def test_messages_outside_the_fast_path_use_json_format() -> None:
 
 
 def test_one_converter_serves_the_engine_the_sdk_and_the_bench() -> None:
-    assert bots.sdk.message_to_dict is proto_codec.message_to_dict
+    assert digdown.bot.message_to_dict is proto_codec.message_to_dict
     assert wire.dict_to_message is proto_codec.dict_to_message

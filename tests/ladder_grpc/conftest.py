@@ -21,7 +21,7 @@ import grpc
 import pytest
 from django.db import connection
 
-from protos.digdown.v1 import ladder_pb2_grpc
+from digdown.v1 import ladder_pb2_grpc
 from tests.support.processes import ROOT, Proc, start, start_engine
 
 START_TIMEOUT_S = 30.0

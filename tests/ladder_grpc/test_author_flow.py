@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from engine.runner import verify_replay
-from protos.digdown.v1 import ladder_pb2 as pb
+from digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.conftest import bearer, manage
 from tests.support.processes import start_bot
+from workers.runner import verify_replay
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(90)]
 T = 10.0
@@ -28,8 +28,8 @@ T = 10.0
 
 @pytest.fixture
 def sdk_bots(grpc_procdir: Path) -> Any:
-    heuristic = start_bot("bots.heuristic_bot", grpc_procdir, "flow-heuristic")
-    rand = start_bot("bots.random_bot", grpc_procdir, "flow-random", "--seed", "3")
+    heuristic = start_bot("examples.heuristic_bot", grpc_procdir, "flow-heuristic")
+    rand = start_bot("examples.random_bot", grpc_procdir, "flow-random", "--seed", "3")
     yield heuristic, rand
     heuristic.stop()
     rand.stop()

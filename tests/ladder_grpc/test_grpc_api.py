@@ -12,8 +12,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from protos.digdown.v1 import ladder_pb2 as pb
-from protos.digdown.v1 import ladder_pb2_grpc
+from digdown.v1 import ladder_pb2 as pb
+from digdown.v1 import ladder_pb2_grpc
 from tests.ladder_grpc.conftest import LADDER_SERVICE, bearer, start_manage
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.healthcheck import wait_until_serving
+from digdown.healthcheck import wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
-MISBEHAVING = ROOT / "tests" / "runner" / "misbehaving"
+MISBEHAVING = ROOT / "tests" / "workers" / "runner" / "misbehaving"
 START_TIMEOUT_S = 20.0
 ENGINE_SERVICE = "digdown.v1.Engine"
 BOT_SERVICE = "digdown.v1.Bot"
@@ -133,7 +133,7 @@ def start_engine(
 def start_bot(
     module_or_script: str, tmp: Path, name: str, *extra: str, grpc_bot: bool = True
 ) -> Proc:
-    """A bot by module (`bots.random_bot`) or by script in tests/runner/misbehaving/.
+    """A bot by module (`examples.random_bot`) or by script in tests/workers/runner/misbehaving/.
 
     ``grpc_bot=False`` is for a "bot" without a health service: only its port is waited on.
     """

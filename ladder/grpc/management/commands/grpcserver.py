@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from engine import serving
+from digdown import serving
 from ladder.grpc.auth import parse_rate
 from ladder.grpc.server import LadderServer
 

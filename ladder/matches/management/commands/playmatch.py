@@ -14,13 +14,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from engine import serving
-from engine.runner import TimeControl
+from digdown import serving
 from ladder.bots.selectors import bot_get_by_name
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match
 from ladder.matches.play import engine_address, match_play, playable_check
 from ladder.matches.services import match_create
+from workers.runner import TimeControl
 
 
 def _points(hundredths: int | None) -> str:

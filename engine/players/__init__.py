@@ -1,0 +1,26 @@
+"""In-process bots for simulation, benchmarks and the ladder's house players.
+
+Pure code: no I/O, no clock, no global RNG. Each bot is built with its own
+seeded `random.Random` and decides from the observation dict alone.
+"""
+
+from __future__ import annotations
+
+from .base import Observation, Player, PlayerFactory
+from .heuristic import HeuristicParams, HeuristicPlayer
+from .random_player import RandomPlayer
+
+PLAYERS: dict[str, PlayerFactory] = {
+    "random": RandomPlayer,
+    "heuristic": HeuristicPlayer,
+}
+
+__all__ = [
+    "PLAYERS",
+    "HeuristicParams",
+    "HeuristicPlayer",
+    "Observation",
+    "Player",
+    "PlayerFactory",
+    "RandomPlayer",
+]

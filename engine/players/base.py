@@ -1,0 +1,31 @@
+"""The bot interface shared by every in-process bot.
+
+A bot sees only what a remote bot would see: the observation dict of its seat
+(public information, docs/engine-api.md) and the list of legal actions. Any
+randomness comes from the `random.Random` it was built with, so that a
+simulation is reproducible from its seed and never touches the global RNG.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from engine.rules import Action
+
+Observation = dict[str, Any]
+
+
+@runtime_checkable
+class Player(Protocol):
+    """Chooses one of the legal actions for the seat the observation belongs to."""
+
+    name: str
+
+    def act(self, observation: Observation, legal: list[Action]) -> Action:
+        """Return one element of `legal` (never empty; the engine only asks on a choice)."""
+        ...
+
+
+PlayerFactory = Callable[[random.Random], Player]

@@ -1,0 +1,7 @@
+"""The Digging Down bot SDK: the `digdown.v1` gRPC contracts and a server for one bot.
+
+Installs alone (`pip install ./sdk`): a bot author needs neither Django nor the
+ladder. `digdown.bot.serve` turns an `act(observation, legal_actions)` function
+into a `digdown.v1.Bot` service; `digdown.v1` holds the generated code of
+`protos/digdown/v1/*.proto`.
+"""

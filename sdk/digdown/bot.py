@@ -1,0 +1,299 @@
+"""Bot SDK: turn one Python function into a `digdown.v1.Bot` gRPC service.
+
+A bot author writes
+
+    def act(observation: dict, legal_actions: list[Action]) -> Action: ...
+    serve(act, listen="127.0.0.1:50061", name="mybot", version="1")
+
+and gets the whole protocol of protos/digdown/v1/bot.proto: Handshake, Act,
+a health service (`grpc.health.v1`, service "digdown.v1.Bot"), logs, and a
+graceful stop on SIGTERM/SIGINT. The observation is the plain dict of
+docs/engine-api.md (the same one the in-process bots of engine/players see), the
+legal actions are `engine.rules.Action` values; the answer may be one of those
+actions, an action dict `{"kind": ...}`, or an index into `legal_actions`.
+
+Why an SDK at all: the protocol has traps that every author would otherwise
+meet alone (message conversion, binding silently failing, never exiting on
+SIGTERM, exceptions turning into opaque errors). Here an exception in `act`
+becomes an INTERNAL status with the exception's text, which the match runner
+records as the fault's reason, so the author can see why their bot faulted.
+
+Stateful bots: pass `factory=` instead of a bot; it is called once per
+(game_id, seat) and the instance is kept for that game (at most
+`max_games` games are remembered, least recently used dropped first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from digdown import serving, wire
+from digdown.proto_codec import message_to_dict
+from digdown.v1 import bot_pb2, bot_pb2_grpc
+from engine.rules import Action
+
+log = logging.getLogger("digdown.bot")
+
+PROTOCOL_VERSION = 1
+SERVICE_NAME = bot_pb2.DESCRIPTOR.services_by_name["Bot"].full_name
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a decision request says besides the observation (for bots that want it).
+
+    A bot's `act` receives it when it declares a `context` parameter.
+    """
+
+    game_id: str
+    seat: int
+    ply: int
+    deadline_ms: int
+    time_left_ms: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+# What `act` may return: an Action, an action dict, or an index into legal_actions.
+Answer = Action | dict[str, Any] | int
+ActFn = Callable[..., Answer]
+
+
+def _act_callable(bot: Any) -> ActFn:
+    """The `act` of a bot object, or the bot itself when it is a function."""
+    fn = getattr(bot, "act", bot)
+    if not callable(fn):
+        raise TypeError(f"a bot is a function act(observation, legal) or has .act, got {bot!r}")
+    return fn
+
+
+def _wants_context(fn: ActFn) -> bool:
+    try:
+        return "context" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
+    """Whatever `act` returned -> an `Action` message (ValueError if unusable)."""
+    if isinstance(answer, bool):
+        raise ValueError(f"act returned {answer!r}, not an action")
+    if isinstance(answer, int):
+        if not 0 <= answer < len(legal):
+            raise ValueError(f"act returned index {answer}, but there are {len(legal)} actions")
+        answer = legal[answer]
+    try:
+        return wire.action_to_proto(answer)
+    except wire.WireError as exc:
+        raise ValueError(f"act returned an unusable action {answer!r}: {exc}") from None
+
+
+class BotService(bot_pb2_grpc.BotServicer):
+    """The `Bot` servicer around one act function (or one per game via a factory)."""
+
+    def __init__(
+        self,
+        bot: Any = None,
+        *,
+        factory: Callable[[str, int], Any] | None = None,
+        name: str = "bot",
+        version: str = "0",
+        max_games: int = 64,
+    ) -> None:
+        if (bot is None) == (factory is None):
+            raise TypeError("give exactly one of bot= or factory=")
+        self.name = name
+        self.version = version
+        self._fn: tuple[ActFn, bool] | None = None
+        if bot is not None:
+            fn = _act_callable(bot)
+            self._fn = (fn, _wants_context(fn))
+        self._factory = factory
+        self._instances: collections.OrderedDict[tuple[str, int], tuple[ActFn, bool]] = (
+            collections.OrderedDict()
+        )
+        self._max_games = max_games
+        self._lock = threading.Lock()
+        self.decisions = 0
+
+    def _fn_for(self, game_id: str, seat: int) -> tuple[ActFn, bool]:
+        """The act function for this game and seat, and whether it takes a context."""
+        if self._fn is not None:
+            return self._fn
+        assert self._factory is not None
+        key = (game_id, seat)
+        with self._lock:
+            found = self._instances.get(key)
+            if found is not None:
+                self._instances.move_to_end(key)
+                return found
+        fn = _act_callable(self._factory(game_id, seat))
+        found = (fn, _wants_context(fn))
+        with self._lock:
+            self._instances[key] = found
+            while len(self._instances) > self._max_games:
+                self._instances.popitem(last=False)
+        return found
+
+    def Handshake(
+        self, request: bot_pb2.HandshakeRequest, context: grpc.ServicerContext
+    ) -> bot_pb2.HandshakeReply:
+        log.info("handshake: runner speaks protocol %d", request.protocol_version)
+        return bot_pb2.HandshakeReply(
+            name=self.name, version=self.version, protocol_version=PROTOCOL_VERSION
+        )
+
+    def Act(
+        self, request: bot_pb2.DecisionRequest, context: grpc.ServicerContext
+    ) -> bot_pb2.DecisionReply:
+        started = time.monotonic()
+        try:
+            observation = message_to_dict(request.observation)
+            legal = [Action.from_dict(wire.action_from_proto(a)) for a in request.legal_actions]
+            fn, wants_context = self._fn_for(request.game_id, request.seat)
+            if wants_context:
+                ctx = Context(
+                    game_id=request.game_id,
+                    seat=request.seat,
+                    ply=request.ply,
+                    deadline_ms=request.deadline_ms,
+                    time_left_ms=request.time_left_ms,
+                    events=[wire.event_from_proto(e) for e in request.events],
+                )
+                answer = fn(observation, legal, context=ctx)
+            else:
+                answer = fn(observation, legal)
+            action = answer_to_proto(answer, legal)
+        except Exception as exc:
+            log.exception("act failed (game %s, ply %d)", request.game_id, request.ply)
+            context.abort(grpc.StatusCode.INTERNAL, f"bot error: {type(exc).__name__}: {exc}")
+            raise AssertionError("unreachable: abort raises") from exc
+        self.decisions += 1
+        log.debug(
+            "game %s ply %d seat %d -> %s in %.1f ms",
+            request.game_id,
+            request.ply,
+            request.seat,
+            action.WhichOneof("kind"),
+            (time.monotonic() - started) * 1000,
+        )
+        return bot_pb2.DecisionReply(action=action)
+
+
+class BotServer(serving.GrpcServer):
+    """A bound (not yet started) bot server: grpc server + health, on one address."""
+
+    def __init__(self, service: BotService, listen: str, *, max_workers: int = 4) -> None:
+        self.service = service
+        # Bots are asked one decision at a time per game; a few threads serve
+        # several concurrent games without letting a flood pile up (G3).
+        super().__init__(
+            listen,
+            services=[SERVICE_NAME],
+            register=lambda server: bot_pb2_grpc.add_BotServicer_to_server(service, server),
+            max_workers=max_workers,
+            max_concurrent_rpcs=max_workers * 4,
+            thread_name_prefix="bot-rpc",
+            reflection_enabled=False,
+        )
+
+    def start(self) -> None:
+        super().start()
+        log.info("bot %s %s listening on %s", self.service.name, self.service.version, self.address)
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """NOT_SERVING first (so a runner's health check sees it), then drain for `grace_s`."""
+        super().stop(grace_s)
+        log.info("bot stopped after %d decisions", self.service.decisions)
+
+
+def serve(
+    bot: Any = None,
+    listen: str = "127.0.0.1:50061",
+    *,
+    name: str = "bot",
+    version: str = "0",
+    factory: Callable[[str, int], Any] | None = None,
+    port_file: Path | str | None = None,
+    grace_s: float = 2.0,
+    max_workers: int = 4,
+    install_signals: bool = True,
+) -> int:
+    """Serve `bot` (a function or an object with `.act`) until SIGTERM/SIGINT; returns 0.
+
+    `listen` is `host:port` (port 0 picks a free one) or `unix:/path/bot.sock`.
+    `port_file`, when given, receives the bound port once the server listens
+    (written atomically), which is how tests and the runner find a bot on port 0.
+    """
+    if not logging.getLogger().handlers:
+        serving.configure_logging()
+    service = BotService(bot, factory=factory, name=name, version=version)
+    try:
+        server = BotServer(service, listen, max_workers=max_workers)
+    except OSError as exc:
+        log.error("%s", exc)
+        return 2
+    serving.serve_until_signalled(
+        server, grace_s=grace_s, port_file=port_file, install_signals=install_signals
+    )
+    return 0
+
+
+def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Namespace:
+    """The command line every bot script shares (`--listen`, `--port-file`, ...)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument(
+        "--listen", default="127.0.0.1:50061", help="host:port (0 = any free) or unix:/path"
+    )
+    p.add_argument("--port-file", type=Path, help="write the bound port here once listening")
+    p.add_argument("--name", help="name reported in the handshake")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bot's own randomness")
+    p.add_argument("--log-level", default="INFO")
+    args = p.parse_args(argv)
+    serving.configure_logging(args.log_level)
+    return args
+
+
+def seeded_rng_factory(cls: Callable[[Any], Any], seed: int) -> Callable[[str, int], Any]:
+    """A factory for engine/players classes: one instance per (game, seat), seeded reproducibly.
+
+    The seed mixes the bot's `--seed` with the seat only (with a stable hash,
+    not `hash()`, which is salted per process), not with the game id: the same
+    match (same engine seed, same bots) then plays out the same way again,
+    which makes a reported game reproducible.
+    """
+    import random
+    import zlib
+
+    def make(game_id: str, seat: int) -> Any:
+        return cls(random.Random(zlib.crc32(f"{seed}:{seat}".encode())))
+
+    return make
+
+
+def house_bot_main(
+    cls: Callable[[Any], Any], name: str, description: str, argv: Sequence[str] | None = None
+) -> int:
+    """The whole `main` of a house bot script: one seeded `cls` per (game, seat), served.
+
+    The house bots differ only in the engine/players class they wrap and their
+    name, so their command line and serving live here once.
+    """
+    args = parse_args(argv, description)
+    return serve(
+        factory=seeded_rng_factory(cls, args.seed),
+        listen=args.listen,
+        name=args.name or name,
+        version="1",
+        port_file=args.port_file,
+    )

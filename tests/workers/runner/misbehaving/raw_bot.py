@@ -1,0 +1,59 @@
+"""A Bot server without the SDK (raw bytes): `--mode garbage|huge|empty|raise`.
+
+garbage: Act answers bytes that are not a DecisionReply; huge: a valid
+DecisionReply of `--size` bytes; empty: a reply without an action; raise: an
+error status. Handshake answers properly, so only Act misbehaves.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from concurrent import futures
+
+import grpc
+from _common import args, write_port
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from digdown.v1 import bot_pb2
+
+opts = args([("--mode", str, "garbage"), ("--size", int, 5 * 1024 * 1024)])
+
+
+def handshake(request: bytes, context: grpc.ServicerContext) -> bytes:
+    return bot_pb2.HandshakeReply(
+        name=f"raw-{opts.mode}", version="1", protocol_version=1
+    ).SerializeToString()
+
+
+def act(request: bytes, context: grpc.ServicerContext) -> bytes:
+    if opts.mode == "garbage":
+        return b"\xff\xff\xff\xff\xff\xff\xff\xff\x0f"  # a truncated varint: unparseable
+    if opts.mode == "huge":
+        reply = bot_pb2.DecisionReply()
+        reply.action.trade.item = "X" * opts.size
+        return reply.SerializeToString()
+    if opts.mode == "empty":
+        return b""
+    context.abort(grpc.StatusCode.INTERNAL, "boom " + "!" * 10_000)
+    return b""
+
+
+handlers = {
+    "Handshake": grpc.unary_unary_rpc_method_handler(handshake),
+    "Act": grpc.unary_unary_rpc_method_handler(act),
+}
+server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)])
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("digdown.v1.Bot", handlers),))
+servicer = health.HealthServicer()
+health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+port = server.add_insecure_port(opts.listen)
+assert port, "bind failed"
+server.start()
+servicer.set("digdown.v1.Bot", health_pb2.HealthCheckResponse.SERVING)
+write_port(opts.port_file, port)
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+while not stop.wait(0.5):
+    pass
+server.stop(1).wait()

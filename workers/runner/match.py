@@ -1,0 +1,603 @@
+"""Play one match: bots (gRPC `Bot`) against each other through the engine (gRPC `Engine`).
+
+The loop is deliberately simple and single-threaded: ask the acting seat's
+bot, send its answer to the engine, repeat. Everything the rules (§6) say
+about time and misbehaviour is decided here, on this process's monotonic
+clock around the Act call only (pitfall S6), and handed to the engine as a
+`fault` or `forfeit` answer so the engine plays the default and keeps count:
+
+- time: each decision has `decision_s`; overrun is paid from the seat's
+  bank; the Act deadline is `decision_s + bank left`. Deadline and bank
+  exceeded -> fault "timeout".
+- an error status, a malformed reply, a reply too large for the channel, an
+  action that is not in the legal list -> fault with that kind.
+- UNAVAILABLE followed by connection refused (nothing listens any more), or a
+  hosted bot's process that exited -> forfeit "dead bot" (rules: "a bot process
+  that died forfeits the seat").
+- unreachable at the start (handshake fails and nothing listens) -> forfeit
+  before the first decision.
+
+Engine trouble is never a bot's fault: UNAVAILABLE/deadline/lost game ->
+`EngineUnavailable` (retryable), and no replay is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from digdown import wire
+from digdown.v1 import bot_pb2, bot_pb2_grpc, engine_pb2, engine_pb2_grpc, game_pb2
+from workers.runner import replay as replay_io
+from workers.runner.net import (
+    EngineError,
+    EngineUnavailable,
+    bot_channel_options,
+    engine_channel_options,
+    probe,
+    rpc_code,
+    rpc_details,
+)
+
+log = logging.getLogger("workers.runner")
+
+PROTOCOL_VERSION = 1
+RUNNER_VERSION = "runner/1"
+# Engine answers that mean "the engine (or this game on it) is gone": retry the match.
+_ENGINE_GONE = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.UNKNOWN,
+}
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Time and size limits of a match (rules §6 plus the protocol's safety limits)."""
+
+    decision_s: float = 1.0  # per-decision deadline
+    bank_s: float = 30.0  # per-seat game bank, spent by overruns
+    handshake_s: float = 5.0  # waiting for a bot to come up and answer Handshake
+    max_reply_bytes: int = 64 * 1024  # a DecisionReply is < 100 bytes; larger is a fault
+    max_request_bytes: int = 4 * 1024 * 1024
+    probe_s: float = 0.2  # connect probe after UNAVAILABLE (is anything listening?)
+    # A process that just died may still hold its port for a moment: probe a few times.
+    probe_attempts: int = 3
+    probe_interval_s: float = 0.1
+    engine_timeout_s: float = 10.0  # every engine call
+    engine_retries: int = 2  # extra attempts of an idempotent engine call
+    max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """One seat's bot: where it listens, plus labels and an optional liveness check."""
+
+    address: str
+    name: str = ""  # label; the handshake's name when empty
+    version: str = ""
+    # Hosted bots: the worker knows the process (e.g. `lambda: proc.poll() is None`).
+    is_alive: Callable[[], bool] | None = None
+
+
+@dataclass
+class Fault:
+    """One fault or forfeit decided by the runner, with its reason (also sent to the engine)."""
+
+    seat: int
+    ply: int
+    kind: str  # timeout, unavailable, error, malformed, too_large, illegal, dead, unreachable
+    reason: str
+    think_time_ms: int = 0
+    forfeit: bool = False
+
+
+@dataclass
+class SeatState:
+    """The runner's bookkeeping for one seat during a match."""
+
+    seat: int
+    spec: BotSpec
+    channel: grpc.Channel | None = None
+    stub: Any = None
+    name: str = ""
+    version: str = ""
+    protocol_version: int = 0
+    handshake: str = ""  # "ok", "unimplemented", or what went wrong
+    bank_s: float = 0.0
+    decisions: int = 0
+    think_ms_total: int = 0
+    think_ms_max: int = 0
+    think_s: float = 0.0  # exact total (think_ms_total is a sum of truncated ms)
+    faults: int = 0
+    out: bool = False  # forfeited (by the runner or the engine's third fault)
+    seen_events: int = 0
+
+
+@dataclass
+class MatchOutcome:
+    """What a finished match produced (the replay document included)."""
+
+    game_id: str
+    result: dict[str, Any]
+    replay: dict[str, Any]
+    faults: list[Fault]
+    seats: list[dict[str, Any]]
+    decisions: int
+    duration_s: float
+    replay_path: Path | None = None
+    replay_bytes: int = 0
+    verified: bool | None = None
+
+    @property
+    def ranks(self) -> list[int]:
+        return list(self.result.get("ranks", []))
+
+
+@dataclass
+class _Answer:
+    kind: str  # "action", "fault", "forfeit"
+    action: game_pb2.Action | None = None
+    reason: str = ""
+    think_ms: int = 0
+    fault_kind: str = ""
+
+
+def _action_key(msg: game_pb2.Action) -> tuple[Any, ...]:
+    """A hashable identity of an action, independent of unknown fields and field order."""
+    d = wire.action_from_proto(msg)
+    return tuple(sorted(d.items()))
+
+
+@dataclass
+class Match:
+    """One match between `bots` on the engine at `engine_address` (see `run_match`)."""
+
+    engine_address: str
+    bots: Sequence[BotSpec]
+    seed: int
+    difficulty: str = "normal"
+    ruleset: str = "dd-1"
+    time_control: TimeControl = field(default_factory=TimeControl)
+    on_progress: Callable[[int], None] | None = None
+    match_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.bots) <= 4:
+            raise ValueError(f"a match needs 2 to 4 bots, got {len(self.bots)}")
+        self.seats = [SeatState(seat=i, spec=b) for i, b in enumerate(self.bots)]
+        self.faults: list[Fault] = []
+        self.events: list[game_pb2.Event] = []
+        self.game_id = ""
+        self._engine_channel: grpc.Channel | None = None
+        self._engine: Any = None
+
+    # --- engine calls ---------------------------------------------------------------
+
+    def _engine_call(self, name: str, request: Any, *, idempotent: bool) -> Any:
+        """Call the engine with a deadline; retry idempotent calls; classify failures."""
+        tc = self.time_control
+        method = getattr(self._engine, name)
+        attempts = 1 + (tc.engine_retries if idempotent else 0)
+        for attempt in range(attempts):
+            try:
+                return method(request, timeout=tc.engine_timeout_s)
+            except grpc.RpcError as exc:
+                code = rpc_code(exc)
+                detail = rpc_details(exc, 300)
+                if code not in _ENGINE_GONE:
+                    raise EngineError(f"engine {name}: {code.name}: {detail}") from None
+                if code == grpc.StatusCode.NOT_FOUND or attempt == attempts - 1:
+                    raise EngineUnavailable(
+                        f"engine {self.engine_address} {name}: {code.name}: {detail}"
+                    ) from None
+                log.warning("engine %s: %s (%s), retrying", name, code.name, detail)
+                time.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    # --- bots -------------------------------------------------------------------------
+
+    def _open_bots(self) -> None:
+        tc = self.time_control
+        for st in self.seats:
+            st.bank_s = tc.bank_s
+            st.channel = grpc.insecure_channel(
+                st.spec.address,
+                options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes),
+            )
+            st.stub = bot_pb2_grpc.BotStub(st.channel)
+            st.name, st.version = st.spec.name, st.spec.version
+
+    def _handshakes(self) -> list[tuple[int, str]]:
+        """Handshake every bot concurrently; returns (seat, reason) of unreachable ones."""
+        tc = self.time_control
+        calls = []
+        for st in self.seats:
+            fut = st.stub.Handshake.future(
+                bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
+                timeout=tc.handshake_s,
+                wait_for_ready=True,  # a freshly started bot may still be binding
+            )
+            calls.append((st, fut))
+        dead: list[tuple[int, str]] = []
+        for st, fut in calls:
+            try:
+                reply: bot_pb2.HandshakeReply = fut.result()
+            except grpc.RpcError as exc:
+                code = rpc_code(exc)
+                if code == grpc.StatusCode.UNIMPLEMENTED:
+                    st.handshake, st.protocol_version = "unimplemented", PROTOCOL_VERSION
+                    continue
+                st.handshake = f"{code.name}: {rpc_details(exc)}"
+                if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    if st.spec.is_alive is not None and not st.spec.is_alive():
+                        dead.append((st.seat, "bot process exited before the game"))
+                    elif self._gone(st.spec.address):
+                        dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
+                log.warning("seat %d handshake failed: %s", st.seat, st.handshake)
+                continue
+            st.handshake = "ok"
+            st.protocol_version = reply.protocol_version or PROTOCOL_VERSION
+            st.name = st.name or reply.name[:100]
+            st.version = st.version or reply.version[:100]
+            if st.protocol_version != PROTOCOL_VERSION:
+                dead.append(
+                    (st.seat, f"protocol version {reply.protocol_version} is not supported")
+                )
+        return dead
+
+    def _gone(self, address: str) -> bool:
+        """Nothing listens at `address` (checked a few times: proof of a dead bot)."""
+        tc = self.time_control
+        for attempt in range(max(1, tc.probe_attempts)):
+            if attempt:
+                time.sleep(tc.probe_interval_s)
+            if probe(address, tc.probe_s) == "refused":
+                return True
+        return False
+
+    def _ask(self, st: SeatState, decision: engine_pb2.Decision) -> _Answer:
+        """Ask one bot for one decision; every failure becomes a fault or a forfeit."""
+        tc = self.time_control
+        if st.spec.is_alive is not None and not st.spec.is_alive():
+            return _Answer("forfeit", reason="dead: bot process exited", fault_kind="dead")
+        new_events = self.events[st.seen_events :][-tc.max_events_per_request :]
+        st.seen_events = len(self.events)
+        request = bot_pb2.DecisionRequest(
+            game_id=self.game_id,
+            seat=st.seat,
+            observation=decision.observation,
+            legal_actions=decision.legal_actions,
+            time_left_ms=int(st.bank_s * 1000),
+            deadline_ms=int(tc.decision_s * 1000),
+            events=new_events,
+            ply=decision.ply,
+        )
+        timeout = tc.decision_s + st.bank_s
+        started = time.monotonic()
+        error: grpc.RpcError | None = None
+        reply: bot_pb2.DecisionReply | None = None
+        try:
+            reply = st.stub.Act(request, timeout=timeout)
+        except grpc.RpcError as exc:
+            error = exc
+        elapsed = time.monotonic() - started
+        think_ms = int(elapsed * 1000)
+        st.decisions += 1
+        st.think_ms_total += think_ms
+        st.think_s += elapsed
+        st.think_ms_max = max(st.think_ms_max, think_ms)
+        overrun = elapsed - tc.decision_s
+        if overrun > 0:
+            st.bank_s = max(0.0, st.bank_s - overrun)
+            if overrun > timeout - tc.decision_s and error is None:
+                error_kind = "timeout"
+                return _Answer(
+                    "fault",
+                    reason=f"timeout: answered after {elapsed:.3f} s, deadline and bank exceeded",
+                    think_ms=think_ms,
+                    fault_kind=error_kind,
+                )
+        if error is not None:
+            return self._classify(st, error, elapsed, think_ms)
+        assert reply is not None
+        if not reply.HasField("action") or reply.action.WhichOneof("kind") is None:
+            return _Answer(
+                "fault",
+                reason="malformed: reply without an action",
+                think_ms=think_ms,
+                fault_kind="malformed",
+            )
+        try:
+            key = _action_key(reply.action)
+        except wire.WireError as exc:
+            return _Answer(
+                "fault", reason=f"malformed: {exc}", think_ms=think_ms, fault_kind="malformed"
+            )
+        for legal in decision.legal_actions:
+            if _action_key(legal) == key:
+                return _Answer("action", action=legal, think_ms=think_ms)
+        shown = str(dict(key))[:120]
+        return _Answer(
+            "fault",
+            reason=f"illegal: {shown} is not a legal action",
+            think_ms=think_ms,
+            fault_kind="illegal",
+        )
+
+    def _classify(
+        self, st: SeatState, exc: grpc.RpcError, elapsed: float, think_ms: int
+    ) -> _Answer:
+        code = rpc_code(exc)
+        detail = rpc_details(exc)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            st.bank_s = 0.0
+            return _Answer(
+                "fault",
+                reason=f"timeout: no answer within {elapsed:.3f} s (deadline and bank exceeded)",
+                think_ms=think_ms,
+                fault_kind="timeout",
+            )
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            kind = "too_large" if "larger than max" in detail else "error"
+            return _Answer("fault", reason=f"{kind}: {detail}", think_ms=think_ms, fault_kind=kind)
+        if code == grpc.StatusCode.UNAVAILABLE:
+            if st.spec.is_alive is not None and not st.spec.is_alive():
+                return _Answer(
+                    "forfeit",
+                    reason="dead: bot process exited",
+                    think_ms=think_ms,
+                    fault_kind="dead",
+                )
+            if self._gone(st.spec.address):
+                return _Answer(
+                    "forfeit",
+                    reason=f"dead: connection lost ({detail}) and nothing listens any more",
+                    think_ms=think_ms,
+                    fault_kind="dead",
+                )
+            return _Answer(
+                "fault",
+                reason=f"unavailable: {detail}",
+                think_ms=think_ms,
+                fault_kind="unavailable",
+            )
+        if code == grpc.StatusCode.INTERNAL and "deserializ" in detail.lower():
+            return _Answer(
+                "fault", reason=f"malformed: {detail}", think_ms=think_ms, fault_kind="malformed"
+            )
+        return _Answer(
+            "fault", reason=f"error: {code.name}: {detail}", think_ms=think_ms, fault_kind="error"
+        )
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def _note_events(self, events: Sequence[game_pb2.Event]) -> None:
+        self.events.extend(events)
+        for e in events:
+            if e.kind == "FORFEIT" and e.HasField("seat") and 0 <= e.seat < len(self.seats):
+                self.seats[e.seat].out = True
+
+    def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
+        request = engine_pb2.StepRequest(
+            game_id=self.game_id, seat=seat, ply=ply, think_time_ms=answer.think_ms
+        )
+        if answer.kind == "action":
+            assert answer.action is not None
+            request.action.CopyFrom(answer.action)
+        elif answer.kind == "fault":
+            request.fault = answer.reason
+        else:
+            request.forfeit = answer.reason
+        if answer.kind != "action":
+            st = self.seats[seat]
+            fault = Fault(
+                seat,
+                ply,
+                answer.fault_kind,
+                answer.reason,
+                answer.think_ms,
+                forfeit=answer.kind == "forfeit",
+            )
+            self.faults.append(fault)
+            if answer.kind == "fault":
+                st.faults += 1
+            log.info("seat %d ply %d %s: %s", seat, ply, answer.kind, answer.reason)
+        response: engine_pb2.StepResponse = self._engine_call("Step", request, idempotent=True)
+        self._note_events(response.events)
+        return response
+
+    def play(self) -> MatchOutcome:
+        """Play the match to the end and return its outcome (no file written here)."""
+        tc = self.time_control
+        started = time.monotonic()
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self._engine_channel = grpc.insecure_channel(
+            self.engine_address, options=engine_channel_options()
+        )
+        self._engine = engine_pb2_grpc.EngineStub(self._engine_channel)
+        try:
+            self._open_bots()
+            dead = self._handshakes()
+            config = game_pb2.GameConfig(
+                ruleset=self.ruleset,
+                seed=self.seed,
+                num_seats=len(self.seats),
+                difficulty=self.difficulty,
+            )
+            seats_info = [
+                game_pb2.SeatInfo(seat=st.seat, bot=st.name, version=st.version)
+                for st in self.seats
+            ]
+            created: engine_pb2.NewGameResponse = self._engine_call(
+                "NewGame",
+                engine_pb2.NewGameRequest(config=config, seats=seats_info),
+                idempotent=False,
+            )
+            self.game_id = created.game_id
+            log.info("match %s: game %s on %s", self.match_id, self.game_id, self.engine_address)
+            self._note_events(created.events)
+            next_: Any = created
+            ply = 0
+            for seat, reason in dead:
+                if next_.WhichOneof("next") != "decision":
+                    break
+                ply = next_.decision.ply
+                next_ = self._step(
+                    seat, ply, _Answer("forfeit", reason=reason, fault_kind="unreachable")
+                )
+            while next_.WhichOneof("next") == "decision":
+                decision: engine_pb2.Decision = next_.decision
+                st = self.seats[decision.seat]
+                answer = self._ask(st, decision)
+                next_ = self._step(decision.seat, decision.ply, answer)
+                ply = decision.ply + 1
+                if self.on_progress is not None:
+                    self.on_progress(ply)
+            replay_msg: engine_pb2.GetReplayResponse = self._engine_call(
+                "GetReplay", engine_pb2.GetReplayRequest(game_id=self.game_id), idempotent=True
+            )
+            doc = replay_io.replay_from_proto(replay_msg.replay)
+            duration = time.monotonic() - started
+            seats = [self._seat_summary(st) for st in self.seats]
+            for s, info in zip(doc["seats"], seats, strict=False):
+                s.update(
+                    address=info["address"],
+                    protocol_version=info["protocol_version"],
+                    handshake=info["handshake"],
+                )
+            doc["runner_version"] = RUNNER_VERSION
+            doc["time_control"] = {
+                "decision_ms": int(tc.decision_s * 1000),
+                "bank_ms": int(tc.bank_s * 1000),
+                "max_reply_bytes": tc.max_reply_bytes,
+            }
+            doc["faults"] = [asdict(f) for f in self.faults]
+            doc["match"] = {
+                "match_id": self.match_id,
+                "game_id": self.game_id,
+                "engine": self.engine_address,
+                "started_at": started_at,
+                "duration_s": round(duration, 3),
+                "seat_stats": seats,
+            }
+            game_id = self.game_id
+            self._close_game()
+            return MatchOutcome(
+                game_id=game_id,
+                result=doc["result"],
+                replay=doc,
+                faults=self.faults,
+                seats=seats,
+                decisions=sum(st.decisions for st in self.seats),
+                duration_s=duration,
+            )
+        finally:
+            if self.game_id:
+                self._close_game()
+            for st in self.seats:
+                if st.channel is not None:
+                    st.channel.close()
+            self._engine_channel.close()
+
+    def _close_game(self) -> None:
+        """Free the game on the engine (best effort: it expires anyway when idle)."""
+        if not self.game_id or self._engine is None:
+            return
+        game_id, self.game_id = self.game_id, ""
+        try:
+            self._engine.CloseGame(engine_pb2.CloseGameRequest(game_id=game_id), timeout=2.0)
+        except grpc.RpcError as exc:
+            log.info("CloseGame %s: %s", game_id, rpc_code(exc).name)
+
+    def _seat_summary(self, st: SeatState) -> dict[str, Any]:
+        return {
+            "seat": st.seat,
+            "bot": st.name,
+            "version": st.version,
+            "address": st.spec.address,
+            "protocol_version": st.protocol_version,
+            "handshake": st.handshake,
+            "decisions": st.decisions,
+            "think_ms_total": st.think_ms_total,
+            "think_ms_max": st.think_ms_max,
+            "think_s": round(st.think_s, 6),
+            "bank_left_ms": int(st.bank_s * 1000),
+            "runner_faults": st.faults,
+            "out": st.out,
+        }
+
+
+def run_match(
+    engine_address: str,
+    bots: Sequence[BotSpec | str],
+    *,
+    seed: int,
+    difficulty: str = "normal",
+    ruleset: str = "dd-1",
+    time_control: TimeControl | None = None,
+    out: str | Path | None = None,
+    verify: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+    match_id: str = "",
+) -> MatchOutcome:
+    """Play one match; write its replay to `out` (atomically) only if it completed.
+
+    Raises `EngineUnavailable` (retryable) when the engine goes away, and
+    `EngineError` when the engine refuses what it should accept. With
+    `verify`, the replay is re-verified by the engine before it is written
+    (EngineError if it does not verify: the file would be worthless).
+    """
+    specs = [b if isinstance(b, BotSpec) else BotSpec(address=b) for b in bots]
+    match = Match(
+        engine_address=engine_address,
+        bots=specs,
+        seed=seed,
+        difficulty=difficulty,
+        ruleset=ruleset,
+        time_control=time_control or TimeControl(),
+        on_progress=on_progress,
+        match_id=match_id,
+    )
+    outcome = match.play()
+    if verify:
+        response = verify_replay(
+            engine_address, outcome.replay, timeout_s=match.time_control.engine_timeout_s
+        )
+        outcome.verified = response.ok
+        if not response.ok:
+            raise EngineError(f"replay does not verify: {response.first_difference}")
+    if out is not None:
+        outcome.replay_path = Path(out)
+        outcome.replay_bytes = replay_io.write(outcome.replay, outcome.replay_path)
+    return outcome
+
+
+def verify_replay(
+    engine_address: str, doc: dict[str, Any], *, timeout_s: float = 30.0
+) -> engine_pb2.VerifyReplayResponse:
+    """Ask the engine to re-simulate a replay document (EngineUnavailable if it is gone)."""
+    request = engine_pb2.VerifyReplayRequest(replay=replay_io.replay_to_proto(doc))
+    channel = grpc.insecure_channel(engine_address, options=engine_channel_options())
+    try:
+        stub = engine_pb2_grpc.EngineStub(channel)
+        return stub.VerifyReplay(request, timeout=timeout_s)
+    except grpc.RpcError as exc:
+        code = rpc_code(exc)
+        if code in _ENGINE_GONE:
+            raise EngineUnavailable(
+                f"engine VerifyReplay: {code.name}: {rpc_details(exc)}"
+            ) from None
+        raise EngineError(f"engine VerifyReplay: {code.name}: {rpc_details(exc)}") from None
+    finally:
+        channel.close()
