@@ -179,6 +179,7 @@ class Match:
         self.faults: list[Fault] = []
         self.events: list[game_pb2.Event] = []
         self.game_id = ""
+        self.control_token = ""  # the game's capability on the engine; never sent to bots
         self._engine_channel: grpc.Channel | None = None
         self._engine: Any = None
 
@@ -390,7 +391,11 @@ class Match:
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
         request = engine_pb2.StepRequest(
-            game_id=self.game_id, seat=seat, ply=ply, think_time_ms=answer.think_ms
+            game_id=self.game_id,
+            control_token=self.control_token,
+            seat=seat,
+            ply=ply,
+            think_time_ms=answer.think_ms,
         )
         if answer.kind == "action":
             assert answer.action is not None
@@ -444,7 +449,7 @@ class Match:
                 engine_pb2.NewGameRequest(config=config, seats=seats_info),
                 idempotent=False,
             )
-            self.game_id = created.game_id
+            self.game_id, self.control_token = created.game_id, created.control_token
             log.info("match %s: game %s on %s", self.match_id, self.game_id, self.engine_address)
             self._note_events(created.events)
             next_: Any = created
@@ -465,7 +470,9 @@ class Match:
                 if self.on_progress is not None:
                     self.on_progress(ply)
             replay_msg: engine_pb2.GetReplayResponse = self._engine_call(
-                "GetReplay", engine_pb2.GetReplayRequest(game_id=self.game_id), idempotent=True
+                "GetReplay",
+                engine_pb2.GetReplayRequest(game_id=self.game_id, control_token=self.control_token),
+                idempotent=True,
             )
             doc = replay_io.replay_from_proto(replay_msg.replay)
             duration = time.monotonic() - started
@@ -515,8 +522,9 @@ class Match:
         if not self.game_id or self._engine is None:
             return
         game_id, self.game_id = self.game_id, ""
+        request = engine_pb2.CloseGameRequest(game_id=game_id, control_token=self.control_token)
         try:
-            self._engine.CloseGame(engine_pb2.CloseGameRequest(game_id=game_id), timeout=2.0)
+            self._engine.CloseGame(request, timeout=2.0)
         except grpc.RpcError as exc:
             log.info("CloseGame %s: %s", game_id, rpc_code(exc).name)
 
