@@ -41,8 +41,6 @@ REFLECTION_PREFIXES = ("/grpc.reflection.v1alpha.ServerReflection/", "/grpc.refl
 RESERVED_THREADS = 4
 # Reflection streams at once: a client holding streams open must not take the reserve.
 REFLECTION_STREAMS = 2
-# HTTP/2 streams per connection: bounds what one client can have pending.
-MAX_STREAMS_PER_CONNECTION = 100
 
 
 def configure_logging(level: str | int = "INFO") -> None:
@@ -63,7 +61,6 @@ def server_options(
         # Accept client keepalive pings down to every 10 s instead of GOAWAY-ing them.
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
     ]
 
 
