@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -18,13 +19,17 @@ HIGH_RATES = {"anon": "100000/min", "user": "100000/min"}
 
 @pytest.fixture(autouse=True)
 def _ladder_settings(settings: Any, tmp_path: Any) -> None:
-    """Each test gets its own media root and throttles it will not hit."""
+    """Each test gets its own media root, and throttles and failure limits it will not hit
+    (counted afresh: the tests' cache is this process's memory)."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.LADDER_DEV_MODE = False
     settings.LADDER_ENDPOINT_ALLOWED_NETWORKS = []
     rf = dict(settings.REST_FRAMEWORK)
     rf["DEFAULT_THROTTLE_RATES"] = dict(HIGH_RATES)
     settings.REST_FRAMEWORK = rf
+    settings.LADDER_AUTH_FAILURES_PER_ADDRESS = "100000/min"
+    settings.LADDER_AUTH_FAILURES_PER_ACCOUNT = "100000/min"
+    cache.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

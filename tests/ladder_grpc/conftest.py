@@ -56,6 +56,9 @@ def ladder_env(
         "LADDER_MEDIA_ROOT": str(media),
         "LADDER_DEV_MODE": "1",
         "ENGINE_ADDRESS": "",
+        # Failure limits have their own tests (tests/ladder_grpc/test_auth_abuse.py).
+        "LADDER_AUTH_FAILURES_PER_ADDRESS": "100000/min",
+        "LADDER_CACHE_URL": "",
     }
 
 
