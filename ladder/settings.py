@@ -30,6 +30,8 @@ LADDER_NUM_PROXIES      trusted reverse proxies in front of web and gRPC (defaul
                         address is the socket's peer; X-Forwarded-For is only read when > 0)
 LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process (throttles and
                         failure counts); unset: per-process memory (one process only)
+LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
+                        line with its request id, also with DJANGO_DEBUG=0
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
 """
 
@@ -84,6 +86,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ladder.common.request_id.RequestIdMiddleware",  # first: its id covers every log line
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -236,6 +239,34 @@ CACHES = {
         if (_cache_url := os.environ.get("LADDER_CACHE_URL"))
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
+}
+
+# --- logging -------------------------------------------------------------------
+# Explicit for production too: without it, DJANGO_DEBUG=0 sends a 500's traceback only
+# to (unconfigured) admin mail, i.e. nowhere. Everything goes to stderr, one format,
+# with the request id (ladder.common.request_id) that the client also gets.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "ladder.common.request_id.RequestIdFilter"}},
+    "formatters": {
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"}
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": "line",
+        }
+    },
+    # Management commands' --log-level sets this root level (digdown.serving).
+    "root": {"handlers": ["stderr"], "level": os.environ.get("LADDER_LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Listed to drop Django's own handlers (console only when DEBUG, admin mail):
+        # everything goes to stderr once. django.request: 5xx with traceback, 4xx.
+        "django": {"level": "INFO"},
+        "django.server": {"level": "INFO", "propagate": True},
+    },
 }
 
 LANGUAGE_CODE = "en-us"

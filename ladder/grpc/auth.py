@@ -20,7 +20,8 @@ behaviour runs on the RPC thread pool, where it:
    the ``x-forwarded-for`` metadata they set);
 4. maps service errors to status codes with their message; anything unexpected
    is logged with its traceback here and the client gets INTERNAL with a short
-   message, never the traceback.
+   message, never the traceback, and the call's request id (``x-request-id``
+   trailing metadata; every log line of the call carries it).
 
 Health and reflection are not wrapped: probes need neither a token nor the DB.
 """
@@ -43,6 +44,7 @@ from digdown import serving
 from ladder.accounts import auth_limits
 from ladder.accounts.models import User
 from ladder.common import exceptions as app
+from ladder.common import request_id
 from ladder.common.ratelimit import FixedWindow, client_address
 
 log = logging.getLogger("ladder.grpc")
@@ -187,25 +189,30 @@ class CallGuard(grpc.ServerInterceptor):
             code, message = _status_for(exc), exc.message
         else:
             log.exception("%s failed unexpectedly", name)
-            code, message = grpc.StatusCode.INTERNAL, f"internal error in {name}; see server log"
+            code = grpc.StatusCode.INTERNAL
+            message = f"internal error in {name}; the server log has it as {request_id.current()}"
         log.info("%s -> %s: %s", name, code.name, message)
         context.abort(code, message[:MAX_DETAIL])
 
     @contextmanager
     def _call(self, name: str, context: grpc.ServicerContext) -> Iterator[None]:
         """What every call runs inside, unary or streamed (grpcio iterates a stream on the
-        call's own thread): fresh database connections, the caller admitted and set, any
-        failure turned into a status."""
+        call's own thread): its request id (in its log lines and the trailing metadata),
+        fresh database connections, the caller admitted and set, any failure turned into
+        a status."""
+        rid = request_id.accept(_metadata(context.invocation_metadata(), "x-request-id"))
+        context.set_trailing_metadata((("x-request-id", rid),))
         close_old_connections()
         started = time.monotonic()
         token = None
-        try:
-            token = _caller.set(self._admit(name, context))
-            yield
-            log.info("%s ok in %.1f ms", name, (time.monotonic() - started) * 1000)
-        except Exception as exc:
-            self._abort(name, context, exc)
-        finally:
-            if token is not None:
-                _caller.reset(token)
-            close_old_connections()
+        with request_id.bound(rid):
+            try:
+                token = _caller.set(self._admit(name, context))
+                yield
+                log.info("%s ok in %.1f ms", name, (time.monotonic() - started) * 1000)
+            except Exception as exc:
+                self._abort(name, context, exc)
+            finally:
+                if token is not None:
+                    _caller.reset(token)
+                close_old_connections()

@@ -44,10 +44,15 @@ REFLECTION_STREAMS = 2
 
 
 def configure_logging(level: str | int = "INFO") -> None:
-    """Log to stderr in the one format every process of the project uses."""
+    """Log to stderr in the one format every process of the project uses.
+
+    A process whose framework configured logging already (Django's ``LOGGING``)
+    keeps its handlers and format; only the level is set.
+    """
     if isinstance(level, str):
         level = level.upper()
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+    logging.getLogger().setLevel(level)
 
 
 def server_options(

@@ -97,6 +97,20 @@ def ladder_server(ladder_env: dict[str, str], grpc_procdir: Path) -> Iterator[Pr
     assert p.stop() == 0, p.log()
 
 
+@pytest.fixture(autouse=True)
+def _no_internal_errors(request: pytest.FixtureRequest) -> Iterator[None]:
+    """An INTERNAL answer of the shared grpcserver (gRPC's 5xx) fails the test that caused it."""
+    if "ladder_server" not in request.fixturenames and "stub" not in request.fixturenames:
+        yield
+        return
+    server: Proc = request.getfixturevalue("ladder_server")
+    seen = len(server.log())
+    yield
+    new = server.log()[seen:]
+    if "-> INTERNAL" in new or "Traceback" in new:
+        pytest.fail(f"the Ladder gRPC server failed internally:\n{new[-4000:]}")
+
+
 @pytest.fixture(scope="session")
 def ladder_engine(grpc_procdir: Path) -> Iterator[Proc]:
     p = start_engine(grpc_procdir, "ladder-engine")

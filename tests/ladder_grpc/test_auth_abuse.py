@@ -52,6 +52,11 @@ def test_unknown_tokens_are_limited_per_address(
                 for i in range(8)
             ]
             after = code_of(stub.ListMyBots, mine, bearer(token))
+            # Every answer names its request id, the one its log lines carry.
+            _, call = stub.Leaderboard.with_call(
+                pb.LeaderboardRequest(), metadata=[("x-request-id", "grpc-req-00042")], timeout=T
+            )
+            assert ("x-request-id", "grpc-req-00042") in call.trailing_metadata()
             public = code_of(stub.Leaderboard, pb.LeaderboardRequest(), [])
     finally:
         assert server.stop() == 0, server.log()
@@ -60,6 +65,7 @@ def test_unknown_tokens_are_limited_per_address(
     assert after == limited  # refused before the lookup, valid or not
     assert public == grpc.StatusCode.OK  # reads that need no token are not authentication
     assert "failed authentications" in server.log() and "Traceback" not in server.log()
+    assert "[grpc-req-00042]: Leaderboard ok in" in server.log()
 
 
 def test_anonymous_throttle_ignores_forwarded_for(
