@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -123,7 +123,7 @@ def caller_address(context: grpc.ServicerContext) -> str:
     return client_address(host.strip("[]"), forwarded)
 
 
-class CallGuard(grpc.ServerInterceptor):
+class CallGuard(serving.HandlerInterceptor):
     """Authentication, throttling, DB hygiene and error mapping for Ladder methods."""
 
     def __init__(self, *, rate: str | None = None) -> None:
@@ -131,14 +131,8 @@ class CallGuard(grpc.ServerInterceptor):
             "grpc-calls", rate if rate is not None else settings.LADDER_GRPC_THROTTLE
         )
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
-        method = handler_call_details.method  # type: ignore[attr-defined]
-        if handler is None or not method.startswith(SERVICE_PREFIX):
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if not method.startswith(SERVICE_PREFIX):
             return handler
         name = method[len(SERVICE_PREFIX) :]
         return serving.wrap_handler(handler, lambda context: self._call(name, context))

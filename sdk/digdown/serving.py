@@ -120,7 +120,25 @@ def wrap_handler(handler: grpc.RpcMethodHandler, around: Around) -> grpc.RpcMeth
     return handler
 
 
-class CallLimit(grpc.ServerInterceptor):
+class HandlerInterceptor(grpc.ServerInterceptor):
+    """An interceptor that decides per method what its handler becomes (`wrap_handler`)."""
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        return self.wrap(handler_call_details.method, handler)  # type: ignore[attr-defined]
+
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """The handler to serve ``method`` (its full name, ``/package.Service/Method``) with."""
+        raise NotImplementedError
+
+
+class CallLimit(HandlerInterceptor):
     """At most ``admitted`` service calls at once, ``running`` of them executing; health exempt.
 
     grpcio's own ``maximum_concurrent_rpcs`` counts every call, health checks
@@ -140,39 +158,24 @@ class CallLimit(grpc.ServerInterceptor):
         self._running = threading.BoundedSemaphore(self.running)
         self._reflection = threading.BoundedSemaphore(REFLECTION_STREAMS)
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
-        method: str = handler_call_details.method  # type: ignore[attr-defined]
-        if handler is None or method.startswith(HEALTH_PREFIX):
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if method.startswith(HEALTH_PREFIX):
             return handler
         if method.startswith(REFLECTION_PREFIXES):
             return wrap_handler(handler, self._reflection_slot)
         return wrap_handler(handler, self._service_slot)
 
-    @contextmanager
-    def _reflection_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
-        if not self._reflection.acquire(blocking=False):
-            context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"{REFLECTION_STREAMS} reflection streams are open, the limit; retry later",
-            )
-        try:
-            yield
-        finally:
-            self._reflection.release()
+    def _reflection_slot(self, context: grpc.ServicerContext) -> AbstractContextManager[None]:
+        return _slot(
+            self._reflection,
+            context,
+            f"{REFLECTION_STREAMS} reflection streams are open, the limit; retry later",
+        )
 
     @contextmanager
     def _service_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
-        if not self._admitted.acquire(blocking=False):
-            context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"server busy: {self.admitted} calls in progress, the limit; retry later",
-            )
-        try:
+        busy = f"server busy: {self.admitted} calls in progress, the limit; retry later"
+        with _slot(self._admitted, context, busy):
             # Wake up now and then: a caller that went away stops waiting.
             while not self._running.acquire(timeout=0.25):
                 if not context.is_active():
@@ -181,8 +184,19 @@ class CallLimit(grpc.ServerInterceptor):
                 yield
             finally:
                 self._running.release()
-        finally:
-            self._admitted.release()
+
+
+@contextmanager
+def _slot(
+    semaphore: threading.BoundedSemaphore, context: grpc.ServicerContext, refusal: str
+) -> Iterator[None]:
+    """Hold one of ``semaphore``'s slots for the block, or refuse at once (RESOURCE_EXHAUSTED)."""
+    if not semaphore.acquire(blocking=False):
+        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal)
+    try:
+        yield
+    finally:
+        semaphore.release()
 
 
 def bind(server: grpc.Server, listen: str) -> int:

@@ -11,11 +11,14 @@ import json
 import subprocess
 import sys
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from digdown import text
 from tests.support.processes import ROOT, Proc, start_bot
-from workers.runner import TimeControl, run_match
+from workers.runner import MatchOutcome, TimeControl, run_match
 
 # Generous: the hostile bot spends its first decision attacking the engine.
 PATIENT = TimeControl(decision_s=3.0, bank_s=3.0, handshake_s=5.0, engine_timeout_s=10.0)
@@ -36,29 +39,29 @@ def all_strings(doc: object) -> list[str]:
     return []
 
 
-def hostile(engine: Proc, tmp_path: Path) -> tuple[Proc, Path]:
-    report = tmp_path / "attack.json"
+@pytest.fixture
+def hostile(engine: Proc, tmp_path: Path) -> Iterator[Proc]:
+    """The hostile bot; what it tried on the engine lands in tmp_path/attack.json."""
     bot = start_bot(
-        "hostile_bot.py", tmp_path, "hostile", "--engine", engine.address, "--report", str(report)
-    )
-    return bot, report
+        "hostile_bot.py", tmp_path, "hostile", "--engine", engine.address,
+        "--report", str(tmp_path / "attack.json"),
+    )  # fmt: skip
+    yield bot
+    bot.stop()
+
+
+def play(engine: Proc, bots: list[str], tmp_path: Path, seed: int) -> MatchOutcome:
+    return run_match(
+        engine.address, bots, seed=seed, time_control=PATIENT,
+        out=tmp_path / "replay.json.gz", verify=True,
+    )  # fmt: skip
 
 
 def test_a_bot_that_knows_the_game_id_cannot_touch_the_game(
-    engine: Proc, random_bots: list[Proc], tmp_path: Path
+    engine: Proc, random_bots: list[Proc], hostile: Proc, tmp_path: Path
 ) -> None:
-    bot, report = hostile(engine, tmp_path)
-    try:
-        outcome = run_match(
-            engine.address,
-            [bot.address, random_bots[0].address],
-            seed=3,
-            time_control=PATIENT,
-            out=tmp_path / "replay.json.gz",
-            verify=True,
-        )
-    finally:
-        bot.stop()
+    outcome = play(engine, [hostile.address, random_bots[0].address], tmp_path, seed=3)
+    report = tmp_path / "attack.json"
     tried = json.loads(report.read_text())
     assert len(tried) == 12, tried
     for call, answer in tried.items():
@@ -76,45 +79,13 @@ def test_a_bot_that_knows_the_game_id_cannot_touch_the_game(
 
 
 def test_bot_text_is_cleaned_and_bounded_everywhere(
-    engine: Proc, random_bots: list[Proc], tmp_path: Path
+    engine: Proc, random_bots: list[Proc], hostile: Proc, tmp_path: Path
 ) -> None:
-    bot, _ = hostile(engine, tmp_path)
-    try:
-        outcome = run_match(
-            engine.address,
-            [bot.address, random_bots[0].address],
-            seed=4,
-            time_control=PATIENT,
-            out=tmp_path / "replay.json.gz",
-        )
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "workers.play",
-                "--engine",
-                engine.address,
-                "--bot",
-                bot.address,
-                "--bot",
-                random_bots[1].address,
-                "--seed",
-                "5",
-                "--deadline",
-                "3",
-                "--bank",
-                "3",
-                "--log-level",
-                "INFO",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    finally:
-        bot.stop()
+    outcome = play(engine, [hostile.address, random_bots[0].address], tmp_path, seed=4)
+    cli = [sys.executable, "-m", "workers.play", "--engine", engine.address, "--seed", "5"]
+    cli += ["--bot", hostile.address, "--bot", random_bots[1].address]
+    cli += ["--deadline", "3", "--bank", "3", "--log-level", "INFO"]
+    out = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     name = outcome.replay["seats"][0]["bot"]
     assert name.startswith("[2J[31mOWNED[0m FAKE LOG LINEevilNNN")
     assert len(name) == text.NAME_MAX and outcome.replay["seats"][0]["version"] == "v1"
