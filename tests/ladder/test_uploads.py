@@ -169,3 +169,18 @@ def test_remote_bot_takes_no_upload(make_user: Any) -> None:
     bot = bot_create(owner=owner, name="remote-one", kind="remote")
     with pytest.raises(Exception, match="only hosted bots"):
         bot_version_upload(user=owner, bot_id=bot.pk, filename="bot.py", data=GOOD)
+
+
+def test_compile_bomb_over_rest_is_a_400_with_the_reason(
+    api: Any, make_user: Any, token_for: Any
+) -> None:
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="bomber", kind="hosted")
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(owner)}")
+    upload = io.BytesIO(b"x = " + b"1+" * 200_000 + b"1\n")
+    upload.name = "bot.py"
+    r = api.post(f"/api/v1/bots/{bot.pk}/versions/", {"file": upload}, format="multipart")
+    assert r.status_code == 400, r.content[:300]
+    assert r.json()["error"] == "upload_rejected"
+    assert r.json()["errors"] == ["bot.py: too deeply nested or too large to compile"]
+    assert not BotVersion.objects.filter(bot=bot).exists()
