@@ -100,9 +100,9 @@ def a_replay(stub: Any) -> game_pb2.Replay:
     ).replay
 
 
-def health_under_load(load: int, seconds: float) -> dict[str, Any]:
+def health_under_load(load: int, seconds: float, engine_args: list[str]) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="security-bench-"))
-    engine = start_engine(tmp)
+    engine = start_engine(tmp, "engine", *engine_args)
     probe_channel = grpc.insecure_channel(engine.address)
     channels = [grpc.insecure_channel(engine.address) for _ in range(4)]
     try:
@@ -202,11 +202,15 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--load", type=int, default=200, help="concurrent VerifyReplay calls")
     p.add_argument("--seconds", type=float, default=5.0, help="how long to probe under load")
+    p.add_argument(
+        "--engine-arg", action="append", default=[], help="passed to engine.server (repeatable)"
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     figures = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "health": health_under_load(args.load, args.seconds),
+        "engine_args": args.engine_arg,
+        "health": health_under_load(args.load, args.seconds, args.engine_arg),
         "uploads": uploads(),
         "failed_auth": failed_auth(),
     }
