@@ -1560,3 +1560,68 @@ class Replay(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Replay: _TypeAlias = Replay  # noqa: Y015
+
+@_typing.final
+class GetRulesetRequest(_message.Message):
+    """--- Ruleset data ----------------------------------------------------------
+
+    Which ruleset's data to return (Engine.GetRuleset, Ladder.GetRuleset).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULESET_FIELD_NUMBER: _builtins.int
+    ruleset: _builtins.str
+    """Ruleset id, e.g. "dd-1"; empty means the server's default ruleset.
+    An id the server does not know: NOT_FOUND (the message lists the known ones).
+    """
+    def __init__(
+        self,
+        *,
+        ruleset: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRulesetRequest: _TypeAlias = GetRulesetRequest  # noqa: Y015
+
+@_typing.final
+class GetRulesetResponse(_message.Message):
+    """The card table and every number of one ruleset, for bots."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULESET_FIELD_NUMBER: _builtins.int
+    JSON_FIELD_NUMBER: _builtins.int
+    AVAILABLE_FIELD_NUMBER: _builtins.int
+    ruleset: _builtins.str
+    """The id of the ruleset in `json`."""
+    json: _builtins.str
+    """The ruleset document, UTF-8 JSON with "format": "digdown-ruleset/1": the
+    cave card table (material, name, count, tool, strength, damage, loot,
+    torches), exchange recipes, capacities, starting tools and torches,
+    objectives per difficulty, trade rates, loot points, costs and limits.
+    docs/rules.md ("The ruleset as data") explains every key; the same text
+    is sdk/digdown/rulesets/<id>.json. Parse it with any JSON parser.
+    """
+    @_builtins.property
+    def available(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every ruleset id this server knows, sorted."""
+
+    def __init__(
+        self,
+        *,
+        ruleset: _builtins.str = ...,
+        json: _builtins.str = ...,
+        available: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["available", b"available", "json", b"json", "ruleset", b"ruleset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRulesetResponse: _TypeAlias = GetRulesetResponse  # noqa: Y015
