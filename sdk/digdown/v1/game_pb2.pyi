@@ -5,8 +5,8 @@ Digging Down, ruleset `dd-1`: the game's data as it travels over gRPC.
 
 Every field name here is the key of the same value in the rules engine's
 JSON-able dicts (docs/engine-api.md), so `google.protobuf.json_format`
-maps one onto the other. The game itself is defined in docs/rules.md
-(design/rules.md): read it before writing a bot.
+maps one onto the other. The game itself is defined in docs/rules.md: read
+it before writing a bot. Its card table and numbers, as data: GetRuleset.
 
 Conventions:
 - Enum-like values are plain upper-case strings (listed in the comment of
@@ -45,7 +45,9 @@ class GameConfig(_message.Message):
     NUM_SEATS_FIELD_NUMBER: _builtins.int
     DIFFICULTY_FIELD_NUMBER: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id. Only "dd-1" exists. Empty means the engine's default ("dd-1")."""
+    """Ruleset id, e.g. "dd-1" (GetRuleset lists those a server knows). Empty
+    means the engine's default ("dd-1").
+    """
     seed: _builtins.int
     """Seed of the setup shuffle, 0 <= seed < 2^63. Secret until the game ends:
     nothing sent to a bot ever contains it.
@@ -475,7 +477,7 @@ class Observation(_message.Message):
     RESOLUTION_FIELD_NUMBER: _builtins.int
     UNSEEN_FIELD_NUMBER: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     engine_version: _builtins.str
     """Version of the engine that produced it."""
     seat: _builtins.int
@@ -1359,7 +1361,7 @@ class Record(_message.Message):
     format: _builtins.str
     """"digdown-record/1"."""
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     engine_version: _builtins.str
     """Engine version that played it."""
     first_lead: _builtins.int
@@ -1504,7 +1506,7 @@ class Replay(_message.Message):
     format: _builtins.str
     """"digdown-replay/1"."""
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     engine_version: _builtins.str
     """Engine version that played it."""
     first_lead: _builtins.int

@@ -519,7 +519,7 @@ class Match(_message.Message):
     RATED_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     seed: _builtins.int
     """Setup seed; only shown once the match is finished (0 before)."""
     difficulty: _builtins.str
