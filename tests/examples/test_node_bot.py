@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.matches import needed, play, rank_firsts
 from tests.support.processes import ROOT, Proc, start
-
-from .conftest import needed, play, rank_firsts
 
 NODE_DIR = ROOT / "examples" / "node"
 
@@ -33,9 +32,9 @@ def node_bot(procdir: Path) -> Iterator[Proc]:
 
 
 def test_a_full_four_seat_match_without_faults(
-    engine: Proc, node_bot: Proc, house_random: list[Proc]
+    engine: Proc, node_bot: Proc, random_bots: list[Proc]
 ) -> None:
-    outcome = play(engine, [node_bot.address, *(b.address for b in house_random)], 11, "--verify")
+    outcome = play(engine, [node_bot.address, *(b.address for b in random_bots)], 11, "--verify")
     assert outcome["faults"] == []
     assert outcome["verified"] is True
     seat = outcome["result"]["seats"][0]
@@ -45,9 +44,9 @@ def test_a_full_four_seat_match_without_faults(
 
 
 def test_it_beats_the_random_house_bot(
-    engine: Proc, node_bot: Proc, house_random: list[Proc]
+    engine: Proc, node_bot: Proc, random_bots: list[Proc]
 ) -> None:
     """Rank 1 in more than half of a fixed set of 2-seat matches (the seeds make it repeatable)."""
     seeds = range(6)
-    firsts = rank_firsts(engine, node_bot.address, house_random[0].address, seeds)
+    firsts = rank_firsts(engine, node_bot.address, random_bots[0].address, seeds)
     assert firsts > len(seeds) / 2, f"node bot first in only {firsts} of {len(seeds)}"

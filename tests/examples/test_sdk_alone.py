@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.matches import play, rank_firsts
 from tests.support.processes import ROOT, Proc, start
-
-from .conftest import play, rank_firsts
 
 pytestmark = pytest.mark.timeout(600)
 INSTALL_TIMEOUT_S = 480.0
@@ -88,10 +87,10 @@ def starter(sdk_python: Path, procdir: Path) -> Iterator[Proc]:
 
 
 def test_the_starter_bot_beats_the_random_house_bot(
-    engine: Proc, starter: Proc, house_random: list[Proc]
+    engine: Proc, starter: Proc, random_bots: list[Proc]
 ) -> None:
-    outcome = play(engine, [starter.address, *(b.address for b in house_random)], 5)
+    outcome = play(engine, [starter.address, *(b.address for b in random_bots)], 5)
     assert outcome["faults"] == [] and outcome["seats"][0]["bot"] == "starter"
     seeds = range(6)
-    firsts = rank_firsts(engine, starter.address, house_random[0].address, seeds)
+    firsts = rank_firsts(engine, starter.address, random_bots[0].address, seeds)
     assert firsts > len(seeds) / 2, f"starter first in only {firsts} of {len(seeds)}"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.examples.conftest import needed, play
+from tests.support.matches import needed, play
 from tests.support.processes import ROOT, start, start_bot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
