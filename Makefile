@@ -58,6 +58,7 @@ rulesets-check: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
+	$(PY) bench/training_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -136,7 +136,7 @@ class ObservationEncoder:
         backs = p["backs"]
         v = [p["count"], float(p["tile"]), float(bool(p["sleeved"]) and p["sleeved"][-1])]
         v += _one_hot(backs[-1] if backs else None, MATERIALS)
-        v += [sum(1 for b in backs if b == m) for m in MATERIALS]
+        v += [backs.count(m) for m in MATERIALS]
         v += [1.0 if "top" in p else 0.0]
         v += self._card(p.get("top"))
         return v

@@ -37,7 +37,7 @@ class Tabular:
     def act(self, agent: str, phase: int, mask: np.ndarray) -> int:
         legal = np.flatnonzero(mask)
         if self.rng.random() < self.epsilon:
-            choice = int(self.rng.choice(legal))
+            choice = int(legal[self.rng.integers(len(legal))])
         else:
             choice = int(max(legal, key=lambda a: self.value[(phase, int(a))]))
         self.visits[agent].append((phase, choice))
@@ -70,7 +70,8 @@ def run(games: int, seats: int, difficulty: str, policy: str, seed: int) -> dict
                 continue
             mask = obs["action_mask"]
             if learner is None:
-                action = int(rng.choice(np.flatnonzero(mask)))
+                legal = np.flatnonzero(mask)
+                action = int(legal[rng.integers(len(legal))])
             else:
                 phase = int(np.argmax(obs["observation"][: len(PHASES)]))
                 action = learner.act(agent, phase, mask)
