@@ -248,10 +248,13 @@ def test_throttle_per_token_and_sigterm(
 def test_ruleset_data_needs_no_token(stub: Any) -> None:
     """GetRuleset serves the SDK's ruleset document, the same text the engine serves."""
     from digdown import rulesets
+    from ladder.matches.models import Match
 
     default = stub.GetRuleset(game_pb2.GetRulesetRequest(), timeout=T)
-    assert default.ruleset == "dd-1" and "dd-1" in default.available
-    assert default.json == rulesets.text("dd-1")
-    assert json.loads(default.json)["cave"][0]["name"] == "Dirt"
+    assert default.ruleset == Match._meta.get_field("ruleset").get_default()
+    assert list(default.available) == rulesets.available() and "dd-1" in default.available
+    assert default.json == rulesets.text(default.ruleset)
+    dd1 = stub.GetRuleset(game_pb2.GetRulesetRequest(ruleset="dd-1"), timeout=T)
+    assert json.loads(dd1.json)["cave"][0]["name"] == "Dirt"
     err = refused(stub.GetRuleset, game_pb2.GetRulesetRequest(ruleset="dd-0"))
     assert err.code() == grpc.StatusCode.NOT_FOUND and "known: dd-1" in (err.details() or "")
