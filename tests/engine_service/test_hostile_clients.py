@@ -9,9 +9,7 @@ call limit is saturated, and one client cannot take every live-game slot.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from digdown import text
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
 from engine import sessions
+from tests.support.flood import flood
 
 from .conftest import CALL_TIMEOUT, EngineProcess, start_engine, stop_engine
 from .test_server import new_game, play_out
@@ -162,45 +161,28 @@ def test_health_and_reflection_answer_while_the_call_limit_is_saturated(tmp_path
     try:
         request = engine_pb2.VerifyReplayRequest(replay=_a_replay(engine))
         stubs = [engine_pb2_grpc.EngineStub(c) for c in channels]
-        outcomes: Counter[str] = Counter()
-        stop = threading.Event()
-        in_flight = threading.Semaphore(200)
 
-        def done(future: grpc.Future) -> None:
-            exc = future.exception()
-            outcomes["ok" if exc is None else exc.code().name] += 1
-            in_flight.release()
+        def verify(n: int) -> grpc.Future:
+            return stubs[n % 4].VerifyReplay.future(request, timeout=60)
 
-        def load() -> None:
-            n = 0
-            while not stop.is_set():
-                if in_flight.acquire(timeout=0.1):
-                    stubs[n % 4].VerifyReplay.future(request, timeout=60).add_done_callback(done)
-                    n += 1
-
-        loader = threading.Thread(target=load, daemon=True)
-        loader.start()
-        deadline = time.monotonic() + 60
-        while outcomes["RESOURCE_EXHAUSTED"] < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)  # until the limit is being hit
-        refused_before = outcomes["RESOURCE_EXHAUSTED"]
-        probes, slowest = [], 0.0
-        for _ in range(10):
-            started = time.monotonic()
-            probes.append(engine.health("digdown.v1.Engine"))
-            slowest = max(slowest, time.monotonic() - started)
-            time.sleep(0.2)
-        reflection = reflection_pb2_grpc.ServerReflectionStub(engine.channel)
-        listed = list(
-            reflection.ServerReflectionInfo(
-                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=T
+        with flood(verify, in_flight=200) as outcomes:
+            deadline = time.monotonic() + 60
+            while outcomes["RESOURCE_EXHAUSTED"] < 20 and time.monotonic() < deadline:
+                time.sleep(0.05)  # until the limit is being hit
+            refused_before = outcomes["RESOURCE_EXHAUSTED"]
+            probes, slowest = [], 0.0
+            for _ in range(10):
+                started = time.monotonic()
+                probes.append(engine.health("digdown.v1.Engine"))
+                slowest = max(slowest, time.monotonic() - started)
+                time.sleep(0.2)
+            reflection = reflection_pb2_grpc.ServerReflectionStub(engine.channel)
+            listed = list(
+                reflection.ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=T
+                )
             )
-        )
-        refused_while_probing = outcomes["RESOURCE_EXHAUSTED"]
-        stop.set()
-        loader.join(10)
-        for _ in range(200):  # let what is in flight finish
-            assert in_flight.acquire(timeout=60)
+            refused_while_probing = outcomes["RESOURCE_EXHAUSTED"]
     finally:
         for c in channels:
             c.close()
