@@ -15,6 +15,7 @@ from .launcher import (
     SandboxLimits,
     SandboxUnavailable,
     hosted_seat,
+    hosted_seats,
     sandbox_check,
     seat_processes,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxUnavailable",
     "hosted_seat",
+    "hosted_seats",
     "sandbox_check",
     "seat_processes",
 ]

@@ -1,8 +1,8 @@
 """A hosted seat's stdout+stderr, kept to a fixed size however much the bot writes.
 
-The pipe is always drained (a bot that floods its output is never blocked on a
-full pipe: what it does with its time stays its own fault), but only the first
-three quarters of the cap and the last quarter are kept: the start (how it came
+The pipe is always drained (past the cap at a bounded rate, so a flood costs
+the worker little and the flooding bot waits on its own pipe), but only the
+first three quarters of the cap and the last quarter are kept: the start (how it came
 up) and the end (the traceback it died with) are what its owner needs. What was
 dropped is said in the log itself.
 """
@@ -10,9 +10,11 @@ dropped is said in the log itself.
 from __future__ import annotations
 
 import threading
+import time
 from typing import BinaryIO
 
 CHUNK = 64 * 1024
+FLOOD_PAUSE_S = 0.01  # at most CHUNK per pause once over the cap (~6 MB/s)
 
 
 class CappedLog:
@@ -56,6 +58,10 @@ class CappedLog:
             try:
                 while chunk := stream.read1(CHUNK):  # type: ignore[attr-defined]
                     self.write(chunk)
+                    if self.total > self.cap:
+                        # Past the cap only the tail is kept: a flood is read at a bounded
+                        # rate (the bot waits on its pipe) instead of costing the worker a core.
+                        time.sleep(FLOOD_PAUSE_S)
             except (OSError, ValueError):
                 pass
 

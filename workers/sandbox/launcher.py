@@ -41,7 +41,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -284,6 +284,7 @@ def _bot_env(lib_path: str, scratch: str, listen: str) -> dict[str, str]:
         "TMPDIR": f"{scratch}/tmp",
         "LANG": "C.UTF-8",
         "DIGDOWN_LISTEN": listen,
+        "MALLOC_ARENA_MAX": "2",  # glibc: fewer 64 MiB arenas reserved against RLIMIT_AS
     }
 
 
@@ -377,19 +378,26 @@ def _unsafe_lib(seat_dir: Path, packages: list[tuple[str, str]]) -> str:
 
 @contextlib.contextmanager
 def hosted_seat(
-    bundle: Bundle,
-    limits: SandboxLimits | None = None,
-    config: SandboxConfig | None = None,
-    *,
-    label: str = "hosted",
+    bundle: Bundle, limits: SandboxLimits | None = None, config: SandboxConfig | None = None
 ) -> Iterator[HostedSeat]:
     """Start ``bundle`` as one sandboxed seat; kill it (and every child) when the block ends.
 
     A bot that cannot start (bad archive, crash, not serving within
     ``limits.start_s``) still yields a seat, with ``start_error`` set, so that
     the match goes on and the seat forfeits with that reason. Raises
-    ``SandboxUnavailable`` only when this worker cannot sandboxed at all.
+    ``SandboxUnavailable`` only when this worker cannot sandbox at all.
     """
+    with hosted_seats([bundle], limits, config) as seats:
+        yield seats[0]
+
+
+@contextlib.contextmanager
+def hosted_seats(
+    bundles: Sequence[Bundle],
+    limits: SandboxLimits | None = None,
+    config: SandboxConfig | None = None,
+) -> Iterator[list[HostedSeat]]:
+    """``hosted_seat`` for several seats of one match, started side by side."""
     limits = limits or SandboxLimits()
     config = config or SandboxConfig()
     reason = sandbox_check(config)
@@ -400,59 +408,66 @@ def hosted_seat(
             "isolation at all, turn on unsafe development mode"
         )
     mode = "unsafe" if reason else worker_mode()
+    with contextlib.ExitStack() as stack:
+        launched = [_launch(b, mode, limits, config, stack) for b in bundles]
+        for seat, started in launched:
+            if seat.proc is not None:
+                _await_start(seat, started, limits)
+            if not seat.start_error:
+                timer = threading.Timer(limits.wall_s, _kill, (seat, "wall-clock limit reached"))
+                timer.daemon = True
+                timer.start()
+                stack.callback(timer.cancel)
+        yield [seat for seat, _ in launched]
+
+
+def _launch(
+    bundle: Bundle,
+    mode: str,
+    limits: SandboxLimits,
+    config: SandboxConfig,
+    stack: contextlib.ExitStack,
+) -> tuple[HostedSeat, float]:
+    """Unpack the bot and start its sandbox (not waiting for it); ``stack`` ends it."""
+    started = time.monotonic()
     seat_dir = Path(tempfile.mkdtemp(prefix="digdown-seat-", dir=config.workdir))
+    stack.callback(shutil.rmtree, seat_dir, True)
     (seat_dir / "bundle").mkdir(mode=0o755)
     run_dir = seat_dir / "run"
     run_dir.mkdir(mode=0o700)
-    address = f"unix:{run_dir}/bot.sock"
-    seat = HostedSeat(address=address, log=CappedLog(limits.log_bytes), mode=mode)
-    with contextlib.ExitStack() as stack:
-        stack.callback(shutil.rmtree, seat_dir, True)
-        try:
-            entry = bundle.unpack(seat_dir / "bundle")
-        except (BundleError, OSError) as exc:
-            seat.start_error = f"not started: {exc}"
-            seat.log.note(seat.start_error)
-            yield seat
-            return
-        if mode == "root":
-            seat.uid = stack.enter_context(_uid_lease(config))
-            os.chown(run_dir, seat.uid, seat.uid)
-        _start(seat, entry, seat_dir, limits, config)
-        stack.callback(_stop, seat, limits)
-        if not seat.start_error:
-            timer = threading.Timer(limits.wall_s, _kill, (seat, "wall-clock limit reached"))
-            timer.daemon = True
-            timer.start()
-            stack.callback(timer.cancel)
-        yield seat
-
-
-def _start(
-    seat: HostedSeat, entry: str, seat_dir: Path, limits: SandboxLimits, config: SandboxConfig
-) -> None:
+    seat = HostedSeat(
+        address=f"unix:{run_dir}/bot.sock", log=CappedLog(limits.log_bytes), mode=mode
+    )
+    try:
+        entry = bundle.unpack(seat_dir / "bundle")
+    except (BundleError, OSError) as exc:
+        seat.start_error = f"not started: {exc}"
+        seat.log.note(seat.start_error)
+        return seat, started
+    if mode == "root":
+        seat.uid = stack.enter_context(_uid_lease(config))
+        os.chown(run_dir, seat.uid, seat.uid)
     view = runtime_view()
-    started = time.monotonic()
-    if seat.mode == "unsafe":
+    if mode == "unsafe":
         packages = [(m.dest, m.source) for m in view.mounts if m.dest.startswith(LIB_DIR + "/")]
         scratch = str(seat_dir / "bot")
         os.mkdir(scratch, 0o700)
         listen = seat.address
         env = _bot_env(_unsafe_lib(seat_dir, packages), scratch, listen)
-        bundle, boot = str(seat_dir / "bundle"), str(Path(__file__).with_name("boot.py"))
+        bundle_dir, boot = str(seat_dir / "bundle"), str(Path(__file__).with_name("boot.py"))
     else:
-        scratch, listen, bundle, boot = SCRATCH, LISTEN, BUNDLE, BOOT
+        scratch, listen, bundle_dir, boot = SCRATCH, LISTEN, BUNDLE, BOOT
         env = _bot_env(LIB_DIR, SCRATCH, LISTEN)
     boot_config = {
         "uid": seat.uid,
         "gid": seat.uid,
         "scratch": scratch,
-        "bundle": bundle,
+        "bundle": bundle_dir,
         "limits": limits.rlimits(),
         "argv": [view.python, "-S", "-B", f"{scratch}/{entry}", "--listen", listen],
         "env": env,
     }
-    if seat.mode == "unsafe":
+    if mode == "unsafe":
         seat.log.note("UNSAFE development mode: this bot runs WITHOUT any isolation")
         argv = [view.python, "-I", "-S", boot, json.dumps(boot_config)]
         info_r = info_w = -1
@@ -473,6 +488,7 @@ def _start(
     finally:
         if info_w >= 0:
             os.close(info_w)
+    stack.callback(_stop, seat, limits)
     assert seat.proc.stdout is not None
     seat.log.drain(seat.proc.stdout)
     if info_r >= 0:
@@ -482,12 +498,18 @@ def _start(
             os.close(info_r)
         seat.init_pid = int(info.get("child-pid", 0))
         seat.pid_namespace = int(info.get("pid-namespace", 0))
+    return seat, started
+
+
+def _await_start(seat: HostedSeat, started: float, limits: SandboxLimits) -> None:
+    """Wait for the bot's health service; a bot that does not serve in time is killed."""
+    assert seat.proc is not None
     remaining = max(0.1, limits.start_s - (time.monotonic() - started))
     try:
         wait_until_serving(seat.address, BOT_SERVICE, remaining, alive=seat.is_alive)
     except ChildProcessError:
         seat.proc.wait(KILL_WAIT_S)
-        seat.start_error = f"not started: {_describe_exit(seat.proc.returncode, limits)}"
+        seat.start_error = f"not started: the bot {_describe_exit(seat.proc.returncode, limits)}"
     except TimeoutError:
         seat.start_error = f"not started: not serving within {limits.start_s:g} s"
     seat.start_s = time.monotonic() - started
@@ -496,6 +518,12 @@ def _start(
         _kill(seat, "")
     else:
         seat.log.note(f"serving after {seat.start_s:.2f} s ({seat.mode} sandbox)")
+        if seat.uid is not None:
+            # Its socket is bound: the directory shared with the worker takes nothing more
+            # (no filling the worker's disk through it).
+            run_dir = Path(seat.address.removeprefix("unix:")).parent
+            os.chown(run_dir, os.geteuid(), os.getegid())
+            os.chmod(run_dir, 0o755)
     log.info("hosted seat %s: %s", seat.address, seat.start_error or "serving")
 
 
@@ -517,17 +545,18 @@ def _stop(seat: HostedSeat, limits: SandboxLimits) -> None:
     proc = seat.proc
     if proc is None:
         return
-    code = proc.poll()
+    exited = proc.poll()
     _kill(seat, "")
     try:
         proc.wait(KILL_WAIT_S)
     except subprocess.TimeoutExpired:
         log.error("sandbox %s did not die within %s s", proc.pid, KILL_WAIT_S)
-    if code is not None and not seat.ended:
-        seat.ended = _describe_exit(code, limits)
-        seat.log.note(f"bot {seat.ended}")
-    else:
-        seat.ended = "stopped at the end of the match"
+    if not seat.start_error:
+        if exited is None:
+            seat.ended = "stopped at the end of the match"
+        else:
+            seat.ended = _describe_exit(exited, limits)
+            seat.log.note(f"the bot {seat.ended} before the end of the match")
     seat.log.join(KILL_WAIT_S)
     if proc.stdout is not None:
         proc.stdout.close()
