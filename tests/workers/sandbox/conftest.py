@@ -54,7 +54,7 @@ def remote_random(procdir: Path) -> Iterator[Proc]:
 
 
 def hostile_bundle(name: str, **config: Any) -> Bundle:
-    """The upload of hostile bot ``name``: its script as ``bot.py``, ``probe.py``, ``config.json``."""
+    """Hostile bot ``name`` as an upload: ``bot.py`` (its script), ``probe.py``, ``config.json``."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("bot.py", (HOSTILE / f"{name}.py").read_bytes())
