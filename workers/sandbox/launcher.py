@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -410,9 +411,11 @@ def hosted_seats(
     mode = "unsafe" if reason else worker_mode()
     with contextlib.ExitStack() as stack:
         launched = [_launch(b, mode, limits, config, stack) for b in bundles]
-        for seat, started in launched:
-            if seat.proc is not None:
-                _await_start(seat, started, limits)
+        waiting = [(seat, started) for seat, started in launched if seat.proc is not None]
+        if waiting:
+            with ThreadPoolExecutor(len(waiting), thread_name_prefix="sandbox-start") as pool:
+                list(pool.map(lambda w: _await_start(w[0], w[1], limits), waiting))
+        for seat, _ in launched:
             if not seat.start_error:
                 timer = threading.Timer(limits.wall_s, _kill, (seat, "wall-clock limit reached"))
                 timer.daemon = True
@@ -528,7 +531,13 @@ def _await_start(seat: HostedSeat, started: float, limits: SandboxLimits) -> Non
 
 
 def _kill(seat: HostedSeat, why: str) -> None:
-    """SIGKILL the sandbox: its PID-namespace init dies and takes every process with it."""
+    """SIGKILL the sandbox's PID-namespace init: every process of the bot dies with it.
+
+    The init is killed rather than the outer bubblewrap so that the outer one
+    reaps it and exits by itself: killed first, it would leave the init as a
+    zombie for the machine's init to reap. While the outer process runs, the
+    init's pid cannot have been reused (it is its child, reaped only by it).
+    """
     proc = seat.proc
     if proc is None or proc.poll() is not None:
         return
@@ -537,8 +546,15 @@ def _kill(seat: HostedSeat, why: str) -> None:
     with contextlib.suppress(ProcessLookupError):
         if seat.mode == "unsafe":
             os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
+            return
+        if seat.init_pid:
+            os.kill(seat.init_pid, signal.SIGKILL)
+            try:
+                proc.wait(KILL_WAIT_S)
+                return
+            except subprocess.TimeoutExpired:
+                log.error("sandbox %s outlived its init by %s s", proc.pid, KILL_WAIT_S)
+        proc.kill()
 
 
 def _stop(seat: HostedSeat, limits: SandboxLimits) -> None:

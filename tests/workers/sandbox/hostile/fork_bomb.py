@@ -1,4 +1,4 @@
-"""A fork bomb in a child, while the bot goes on serving."""
+"""A fork bomb, set off in a child at its first decision, while the bot goes on playing."""
 
 import os
 import time
@@ -13,16 +13,22 @@ def bomb():
                 os.fork()
             except OSError:
                 time.sleep(0.001)
+    time.sleep(0.5)
     return "bomb started"
-
-
-attempt("fork bomb", bomb)
-time.sleep(1)
 
 
 def count():
     return len([p for p in os.listdir("/proc") if p.isdigit()])
 
 
-attempt("processes after the bomb", count)
-serve()
+started = []
+
+
+def act(observation, legal):
+    if not started:
+        started.append(attempt("fork bomb", bomb))
+        attempt("processes after the bomb", count)
+    return 0
+
+
+serve(act)
