@@ -75,16 +75,15 @@ class CappedLog:
     def getvalue(self) -> bytes:
         """The kept output, a marker where bytes were dropped, then the launcher's notes."""
         with self._lock:
-            parts = [bytes(self._head)]
+            body = bytes(self._head)
             dropped = self.total - len(self._head) - len(self._tail)
             if dropped > 0:
-                parts.append(
+                body += (
                     f"\n[sandbox] ... {dropped} bytes of output omitted: the log keeps "
                     f"{self.cap} bytes per seat (the first {self._head_cap} and the last "
                     f"{self._tail_cap}) ...\n".encode()
                 )
-            parts.append(bytes(self._tail))
-            if parts[-1] and not parts[-1].endswith(b"\n"):
-                parts.append(b"\n")
-            parts += [n.encode() + b"\n" for n in self._notes]
-            return b"".join(parts)
+            body += bytes(self._tail)
+            if body and not body.endswith(b"\n"):
+                body += b"\n"
+            return body + b"".join(n.encode() + b"\n" for n in self._notes)

@@ -156,6 +156,21 @@ def test_network_is_unreachable(engine: Proc, remote_random: Proc) -> None:
     assert played.faults() == []  # it still plays: the sandbox does not break a bot
 
 
+def test_only_the_sdk_and_its_runtime_import(engine: Proc, remote_random: Proc) -> None:
+    forbidden = ["django", "ladder", "workers", "engine.server", "psycopg", "redis", "pytest"]
+    allowed = ["digdown.bot", "grpc", "google.protobuf", "grpc_health.v1.health", "json", "sqlite3"]
+    played = play(
+        engine,
+        [hostile_bundle("imports", forbidden=forbidden, allowed=allowed)],
+        [remote_random.address],
+    )
+    found = played.probes()
+    for name in forbidden:
+        assert found[f"import {name}"].startswith("failed ModuleNotFoundError"), name
+    for name in allowed:
+        assert found[f"import {name}"].startswith("SUCCEEDED"), (name, found[f"import {name}"])
+
+
 def test_secrets_stay_outside(
     engine: Proc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
