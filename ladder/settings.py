@@ -25,6 +25,13 @@ LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
+LADDER_SANDBOX_UNSAFE_DEV_MODE  1 runs hosted bots WITHOUT isolation where the sandbox cannot
+                        run (no bubblewrap or user namespaces); development only (default 0)
+LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (default
+                        2000000000-2000099999)
+LADDER_SANDBOX_START_S  seconds a hosted bot has to serve (default 15)
+LADDER_SANDBOX_CPU_S, LADDER_SANDBOX_MEMORY_MB  per-seat CPU seconds (300) and address space (1024)
+LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
 """
 
 from __future__ import annotations
@@ -177,6 +184,13 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = LADDER_UPLOAD_MAX_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
+# Hosted bots (docs/sandbox.md).
+LADDER_SANDBOX_UNSAFE_DEV_MODE = env_bool("LADDER_SANDBOX_UNSAFE_DEV_MODE", False)
+LADDER_SANDBOX_UIDS = os.environ.get("LADDER_SANDBOX_UIDS", "2000000000-2000099999")
+LADDER_SANDBOX_START_S = float(os.environ.get("LADDER_SANDBOX_START_S", "15"))
+LADDER_SANDBOX_CPU_S = int(os.environ.get("LADDER_SANDBOX_CPU_S", "300"))
+LADDER_SANDBOX_MEMORY_MB = int(os.environ.get("LADDER_SANDBOX_MEMORY_MB", "1024"))
+LADDER_SANDBOX_LOG_BYTES = int(os.environ.get("LADDER_SANDBOX_LOG_BYTES", "65536"))
 
 # --- REST API -----------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -65,6 +65,16 @@ class LadderStub:
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]
     """Ask for a (rated) match between one of the caller's bots and others."""
+    GetSeatLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetSeatLogRequest, _ladder_pb2.BotLog]
+    """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+    the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+    NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+    """
+    GetVersionLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetVersionLogRequest, _ladder_pb2.BotLog]
+    """The smoke match of a hosted version (the short game against the random
+    house bot that makes it VALID or INVALID) with the bot's log: owner and
+    staff only; the log is empty while the version is PENDING.
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -87,6 +97,16 @@ class LadderAsyncStub(LadderStub):
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _aio.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]  # type: ignore[assignment]
     """Ask for a (rated) match between one of the caller's bots and others."""
+    GetSeatLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetSeatLogRequest, _ladder_pb2.BotLog]  # type: ignore[assignment]
+    """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+    the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+    NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+    """
+    GetVersionLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetVersionLogRequest, _ladder_pb2.BotLog]  # type: ignore[assignment]
+    """The smoke match of a hosted version (the short game against the random
+    house bot that makes it VALID or INVALID) with the bot's log: owner and
+    staff only; the log is empty while the version is PENDING.
+    """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -160,5 +180,27 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.RequestChallengeResponse, _abc.Awaitable[_ladder_pb2.RequestChallengeResponse]]:
         """Ask for a (rated) match between one of the caller's bots and others."""
+
+    @_abc_1.abstractmethod
+    def GetSeatLog(
+        self,
+        request: _ladder_pb2.GetSeatLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.BotLog, _abc.Awaitable[_ladder_pb2.BotLog]]:
+        """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+        the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+        NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+        """
+
+    @_abc_1.abstractmethod
+    def GetVersionLog(
+        self,
+        request: _ladder_pb2.GetVersionLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.BotLog, _abc.Awaitable[_ladder_pb2.BotLog]]:
+        """The smoke match of a hosted version (the short game against the random
+        house bot that makes it VALID or INVALID) with the bot's log: owner and
+        staff only; the log is empty while the version is PENDING.
+        """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,18 +18,15 @@ from typing import Any
 import pytest
 
 from tests.support.processes import Proc, start_bot, start_engine
-from workers.sandbox import Bundle, sandbox_check
+from tests.support.sandbox import require_sandbox
+from workers.sandbox import Bundle
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 
 
 @pytest.fixture(scope="session")
 def sandbox_ready() -> None:
-    reason = sandbox_check()
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the sandbox must run in CI: {reason}")
-        pytest.skip(f"no sandbox here: {reason}")
+    require_sandbox()
 
 
 @pytest.fixture(scope="session")
