@@ -1,4 +1,4 @@
-"""``manage.py smoketest [--bot NAME --version N] [--watch] [--engine ADDR]``.
+"""``manage.py smoketest [--bot NAME --number N] [--watch] [--engine ADDR]``.
 
 Plays the smoke match of new hosted versions (a short game against the random
 house bot, in the sandbox) and records each as VALID or INVALID with its
@@ -30,8 +30,8 @@ class Command(BaseCommand):
     help = "Play the smoke match of pending hosted versions (or one version) and record it."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--bot", help="only this bot's version (with --version)")
-        parser.add_argument("--version", type=int, help="version number (default: the newest)")
+        parser.add_argument("--bot", help="only this bot (its newest version, or --number)")
+        parser.add_argument("--number", type=int, help="version number (default: the newest)")
         parser.add_argument("--watch", action="store_true", help="keep checking new versions")
         parser.add_argument("--interval", type=float, default=2.0, help="--watch poll, s")
         parser.add_argument("--engine", default="", help="engine host:port (default: start one)")
@@ -64,8 +64,8 @@ class Command(BaseCommand):
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
         versions = bot.versions.order_by("-number")
-        if opts["version"]:
-            versions = versions.filter(number=opts["version"])
+        if opts["number"]:
+            versions = versions.filter(number=opts["number"])
         found = versions.first()
         if found is None:
             raise CommandError(f"bot {bot.name} has no such version")
