@@ -24,7 +24,6 @@ import os
 import platform
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+from bench.grpc_bench import stop  # noqa: E402
 from digdown import wire  # noqa: E402
 from digdown.healthcheck import wait_until_serving  # noqa: E402
 from digdown.v1 import bot_pb2, bot_pb2_grpc  # noqa: E402
@@ -92,16 +92,6 @@ def plain_bot(args: list[str], listen: str, env: dict[str, str]) -> subprocess.P
     )
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
 def start_plain(n: int, tmp: Path) -> list[float]:
     env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")}
     times = []
@@ -113,7 +103,7 @@ def start_plain(n: int, tmp: Path) -> list[float]:
             wait_until_serving(address, BOT_SERVICE, 30.0, alive=lambda p=proc: p.poll() is None)
             times.append(time.monotonic() - started)
         finally:
-            stop(proc)
+            stop([proc])
     return times
 
 
@@ -227,8 +217,7 @@ def main() -> int:
                     wait_until_serving(a, BOT_SERVICE, 30.0)
                 times = decisions(addresses, args.decisions)
         finally:
-            for proc in procs:
-                stop(proc)
+            stop(procs)
     report["decision"] = {k: percentiles(v) for k, v in times.items()}
     report["ratios"] = {
         "start_sandboxed_over_plain_p50": report["start"]["sandboxed"]["p50_ms"]

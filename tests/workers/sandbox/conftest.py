@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import Proc, start_bot, start_engine
+from tests.support.processes import Proc, start_bot
 from tests.support.sandbox import require_sandbox
 from workers.sandbox import Bundle
 
@@ -27,18 +27,6 @@ HOSTILE = Path(__file__).resolve().parent / "hostile"
 @pytest.fixture(scope="session")
 def sandbox_ready() -> None:
     require_sandbox()
-
-
-@pytest.fixture(scope="session")
-def procdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("sandbox-procs")
-
-
-@pytest.fixture(scope="session")
-def engine(procdir: Path) -> Iterator[Proc]:
-    p = start_engine(procdir)
-    yield p
-    p.stop()
 
 
 @pytest.fixture(scope="session")
