@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from examples.hosted_bundle import build
+from ladder import settings as ladder_settings
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_create, bot_version_upload
 from ladder.common.exceptions import Conflict
@@ -147,3 +149,43 @@ def test_a_bot_with_only_an_invalid_version_cannot_be_matched(
     smoked(alice, other, "starter", engine)
     with pytest.raises(Conflict, match="only-bad has no valid version yet"):
         match_create(bot_ids=[other.pk, only.pk])
+
+
+PROBE = """
+import os, sys
+for path in {paths!r}:
+    try:
+        with open(path, "rb") as fh:
+            fh.read(16)
+        print("READ", path, file=sys.stderr)
+    except OSError as exc:
+        print("DENIED", path, type(exc).__name__, file=sys.stderr)
+print("ENV", sorted(os.environ), file=sys.stderr)
+from digdown.bot import parse_args, serve
+serve(lambda observation, legal: 0, listen=parse_args(None, "probe").listen, name="probe")
+"""
+
+
+def test_an_uploaded_bot_cannot_read_the_database_media_or_settings(
+    engine: Proc, make_user: Callable[..., Any], settings: Any, token_for: Callable[[Any], str]
+) -> None:
+    alice, eve = make_user("alice"), make_user("eve")
+    victim = bot_create(owner=alice, name="victim", kind="hosted")
+    stored = smoked(alice, victim, "heuristic", engine).archive.path
+    database = str(settings.DATABASES["default"]["NAME"])
+    paths = [
+        stored,  # another bot's upload in media storage
+        database if database.startswith("/") else "/var/run/postgresql/.s.PGSQL.5432",
+        str(Path(ladder_settings.__file__)),
+        str(Path(settings.BASE_DIR) / "var" / "ladder.sqlite3"),
+        "/etc/passwd",
+    ]
+    spy = bot_create(owner=eve, name="spy", kind="hosted")
+    source = PROBE.format(paths=paths).encode()
+    version = version_smoke(
+        version_id=upload(eve, spy, "spy.py", source).pk, engine_address=engine.address
+    )
+    assert version.status == BotVersion.Status.VALID, version.smoke_outcome
+    log = client(eve, token_for).get(f"/api/v1/bots/{spy.pk}/versions/1/smoke/").json()["log"]
+    assert log.count("DENIED") == len(paths) and "READ" not in log, log
+    assert "DJANGO" not in log and "DATABASE_URL" not in log and "SECRET" not in log
