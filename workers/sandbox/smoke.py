@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 
 from digdown.bot import BotServer, BotService, seeded_rng_factory
-from engine.players import RandomPlayer
+from engine.players import RandomPlayer, dict_actions
 from workers.runner import TimeControl, run_match
 from workers.sandbox.bundle import Bundle
 from workers.sandbox.launcher import SandboxConfig, SandboxLimits, hosted_seat
@@ -44,7 +44,11 @@ def smoke_match(
     """Play ``bundle`` (sandboxed, seat 0) against the random house bot; judge it."""
     with tempfile.TemporaryDirectory(prefix="digdown-smoke-") as tmp:
         house = BotServer(
-            BotService(factory=seeded_rng_factory(RandomPlayer, seed), name="random", version="1"),
+            BotService(
+                factory=seeded_rng_factory(dict_actions(RandomPlayer), seed),
+                name="random",
+                version="1",
+            ),
             f"unix:{tmp}/random.sock",
             max_workers=2,
         )

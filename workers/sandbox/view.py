@@ -35,9 +35,6 @@ ALLOWED_PACKAGES: tuple[str, ...] = (
     "google.protobuf",
     "google._upb",
     "typing_extensions",  # grpc.aio imports it
-    # Interim: digdown.bot still imports engine.rules.Action (pure rules code, no I/O);
-    # drop this line once the SDK stands alone.
-    "engine.rules",
 )
 LIB_DIR = "/sandbox/lib"
 BOOT = "/sandbox/boot.py"

@@ -6,7 +6,7 @@ The ladder's gRPC service for bot authors.
 Calls that change something or list the caller's bots need an API token
 (created on the ladder's web site or with `manage.py token_create`) in the
 request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
-GetMatch and DownloadReplay show public data and also work without a token
+GetMatch, DownloadReplay and GetRuleset show public data and also work without a token
 (as the REST API's reads do); a token that is sent must be valid. Missing,
 wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
 PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
@@ -20,6 +20,7 @@ paged with `page_size` (0 = server default) and an opaque `page_token`.
 """
 
 from collections import abc as _abc
+from digdown.v1 import game_pb2 as _game_pb2
 from digdown.v1 import ladder_pb2 as _ladder_pb2
 from grpc import aio as _aio
 import abc as _abc_1
@@ -64,7 +65,11 @@ class LadderStub:
     DownloadReplay: _grpc.UnaryStreamMultiCallable[_ladder_pb2.DownloadReplayRequest, _ladder_pb2.ReplayChunk]
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]
-    """Ask for a (rated) match between one of the caller's bots and others."""
+    """Ask for a match between one of the caller's bots and others. The match is
+    queued (status "QUEUED") and returned at once; a ladder worker picks it up
+    when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+    "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+    """
     GetSeatLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetSeatLogRequest, _ladder_pb2.BotLog]
     """What a hosted bot wrote (stdout and stderr, capped) during one match: for
     the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
@@ -74,6 +79,10 @@ class LadderStub:
     """The smoke match of a hosted version (the short game against the random
     house bot that makes it VALID or INVALID) with the bot's log: owner and
     staff only; the log is empty while the version is PENDING.
+    """
+    GetRuleset: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+    in game.proto). No token needed.
     """
 
 @_typing.type_check_only
@@ -96,7 +105,11 @@ class LadderAsyncStub(LadderStub):
     DownloadReplay: _aio.UnaryStreamMultiCallable[_ladder_pb2.DownloadReplayRequest, _ladder_pb2.ReplayChunk]  # type: ignore[assignment]
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _aio.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]  # type: ignore[assignment]
-    """Ask for a (rated) match between one of the caller's bots and others."""
+    """Ask for a match between one of the caller's bots and others. The match is
+    queued (status "QUEUED") and returned at once; a ladder worker picks it up
+    when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+    "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+    """
     GetSeatLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetSeatLogRequest, _ladder_pb2.BotLog]  # type: ignore[assignment]
     """What a hosted bot wrote (stdout and stderr, capped) during one match: for
     the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
@@ -106,6 +119,10 @@ class LadderAsyncStub(LadderStub):
     """The smoke match of a hosted version (the short game against the random
     house bot that makes it VALID or INVALID) with the bot's log: owner and
     staff only; the log is empty while the version is PENDING.
+    """
+    GetRuleset: _aio.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]  # type: ignore[assignment]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+    in game.proto). No token needed.
     """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
@@ -179,7 +196,11 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_pb2.RequestChallengeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.RequestChallengeResponse, _abc.Awaitable[_ladder_pb2.RequestChallengeResponse]]:
-        """Ask for a (rated) match between one of the caller's bots and others."""
+        """Ask for a match between one of the caller's bots and others. The match is
+        queued (status "QUEUED") and returned at once; a ladder worker picks it up
+        when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+        "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+        """
 
     @_abc_1.abstractmethod
     def GetSeatLog(
@@ -201,6 +222,16 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         """The smoke match of a hosted version (the short game against the random
         house bot that makes it VALID or INVALID) with the bot's log: owner and
         staff only; the log is empty while the version is PENDING.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuleset(
+        self,
+        request: _game_pb2.GetRulesetRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.GetRulesetResponse, _abc.Awaitable[_game_pb2.GetRulesetResponse]]:
+        """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+        in game.proto). No token needed.
         """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
