@@ -42,7 +42,7 @@ protos-check: $(STAMP)
 	for f in $$(cd "$$tmp" && find digdown -name '*_pb2*'); do \
 	  cmp -s "$$tmp/$$f" "sdk/$$f" || { echo "stale generated file: sdk/$$f (run make protos)"; exit 1; }; \
 	done && \
-	for f in $$(cd sdk && find digdown -name '*_pb2*'); do \
+	for f in $$(cd sdk && find digdown -name '*_pb2*' -not -path '*/__pycache__/*'); do \
 	  test -e "$$tmp/$$f" || { echo "generated file without proto: sdk/$$f"; exit 1; }; \
 	done && echo "protos up to date"
 

@@ -33,6 +33,13 @@ LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process
 LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
                         line with its request id, also with DJANGO_DEBUG=0
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
+LADDER_SANDBOX_UNSAFE_DEV_MODE  1 runs hosted bots WITHOUT isolation where the sandbox cannot
+                        run (no bubblewrap or user namespaces); development only (default 0)
+LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (default
+                        2000000000-2000099999)
+LADDER_SANDBOX_START_S  seconds a hosted bot has to serve (default 15)
+LADDER_SANDBOX_CPU_S, LADDER_SANDBOX_MEMORY_MB  per-seat CPU seconds (300) and address space (1024)
+LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
 """
 
 from __future__ import annotations
@@ -191,6 +198,13 @@ LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
 LADDER_AUTH_FAILURES_PER_ADDRESS = os.environ.get("LADDER_AUTH_FAILURES_PER_ADDRESS", "30/15min")
 LADDER_AUTH_FAILURES_PER_ACCOUNT = os.environ.get("LADDER_AUTH_FAILURES_PER_ACCOUNT", "10/15min")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
+# Hosted bots (docs/sandbox.md).
+LADDER_SANDBOX_UNSAFE_DEV_MODE = env_bool("LADDER_SANDBOX_UNSAFE_DEV_MODE", False)
+LADDER_SANDBOX_UIDS = os.environ.get("LADDER_SANDBOX_UIDS", "2000000000-2000099999")
+LADDER_SANDBOX_START_S = float(os.environ.get("LADDER_SANDBOX_START_S", "15"))
+LADDER_SANDBOX_CPU_S = int(os.environ.get("LADDER_SANDBOX_CPU_S", "300"))
+LADDER_SANDBOX_MEMORY_MB = int(os.environ.get("LADDER_SANDBOX_MEMORY_MB", "1024"))
+LADDER_SANDBOX_LOG_BYTES = int(os.environ.get("LADDER_SANDBOX_LOG_BYTES", "65536"))
 
 # --- REST API -----------------------------------------------------------------
 REST_FRAMEWORK = {

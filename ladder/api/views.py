@@ -117,6 +117,8 @@ class VersionOut(serializers.Serializer):
     sha256 = serializers.CharField()
     size = serializers.IntegerField()
     entry_point = serializers.CharField()
+    status = serializers.CharField(help_text="pending (until its smoke match), valid or invalid")
+    smoke_outcome = serializers.CharField(help_text="what its smoke match showed")
     endpoint = serializers.CharField(required=False, help_text="owner and staff only")
     validation_log = serializers.CharField(required=False, help_text="owner and staff only")
     created_at = serializers.DateTimeField()
@@ -129,6 +131,8 @@ def version_out(v: BotVersion, *, private: bool) -> dict[str, Any]:
         "sha256": v.archive_sha256,
         "size": v.archive_size,
         "entry_point": v.entry_point,
+        "status": v.status,
+        "smoke_outcome": v.smoke_outcome,
         "created_at": v.created_at,
     }
     if private:

@@ -22,6 +22,8 @@ class BotVersionInline(admin.TabularInline):
         "archive_size",
         "entry_point",
         "endpoint",
+        "status",
+        "smoke_outcome",
         "created_at",
     )
     readonly_fields = fields
@@ -70,8 +72,8 @@ class BotAdmin(admin.ModelAdmin):
 
 @admin.register(BotVersion)
 class BotVersionAdmin(admin.ModelAdmin):
-    list_display = ("bot", "number", "archive_size", "endpoint", "created_at")
-    list_filter = ("bot__kind", "created_at")
+    list_display = ("bot", "number", "status", "archive_size", "endpoint", "created_at")
+    list_filter = ("status", "bot__kind", "created_at")
     search_fields = ("bot__name", "archive_sha256", "endpoint")
     readonly_fields = [f.name for f in BotVersion._meta.fields]
 

@@ -59,7 +59,17 @@ class Bot(models.Model):
 
 
 class BotVersion(models.Model):
-    """One immutable submission: an archive (hosted) or an endpoint (remote)."""
+    """One immutable submission: an archive (hosted) or an endpoint (remote).
+
+    A hosted version is PENDING until its smoke match (a short game against the
+    random house bot, in the sandbox) makes it VALID or INVALID; only VALID
+    versions are ever seated. Remote versions are VALID once their endpoint checks.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        VALID = "valid"
+        INVALID = "invalid"
 
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
@@ -69,6 +79,12 @@ class BotVersion(models.Model):
     entry_point = models.CharField(max_length=255, blank=True)
     endpoint = models.CharField(max_length=300, blank=True)
     validation_log = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=8, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    smoke_outcome = models.CharField(max_length=300, blank=True)
+    smoke_log = models.FileField(upload_to="logs/", blank=True, max_length=255)
+    smoke_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

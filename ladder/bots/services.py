@@ -23,6 +23,7 @@ from ladder.bots.endpoints import Resolver, endpoint_check
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.common.logs import log_delete_later, log_store
 
 
 class UploadRejected(ApplicationError):
@@ -87,7 +88,9 @@ def bot_create(
     except IntegrityError as exc:
         raise Conflict(f"a bot named {bot.name!r} already exists") from exc
     if checked is not None:
-        BotVersion.objects.create(bot=bot, number=1, endpoint=checked.target)
+        BotVersion.objects.create(
+            bot=bot, number=1, endpoint=checked.target, status=BotVersion.Status.VALID
+        )
     return bot
 
 
@@ -127,10 +130,12 @@ def _next_number(bot: Bot) -> int:
 def bot_version_upload(
     *, user: User, bot_id: int, filename: str, data: bytes, entry_point: str | None = None
 ) -> BotVersion:
-    """Validate uploaded source and store it as the bot's next version.
+    """Validate uploaded source and store it as the bot's next version, PENDING.
 
     Validation runs before anything is written; on rejection nothing is stored and
-    UploadRejected carries the report.
+    UploadRejected carries the report. The version becomes VALID (playable) or
+    INVALID with its smoke match (``bot_version_smoke_record``), which a worker
+    plays; the upload itself never waits for it.
     """
     report = validate_upload(filename=filename, data=data, entry_point=entry_point or None)
     if not report.ok:
@@ -155,6 +160,7 @@ def bot_version_upload(
                 archive_size=len(data),
                 entry_point=report.entry_point,
                 validation_log=report.as_text(),
+                status=BotVersion.Status.PENDING,
             )
         except BaseException:
             default_storage.delete(stored)
@@ -176,7 +182,34 @@ def bot_set_endpoint(
         number=_next_number(bot),
         endpoint=checked.target,
         validation_log=f"{checked.target}: resolves to {', '.join(checked.addresses)}",
+        status=BotVersion.Status.VALID,
     )
+
+
+def bot_version_smoke_record(
+    *, version_id: int, passed: bool, outcome: str, log: bytes
+) -> BotVersion:
+    """Record a hosted version's smoke match: VALID or INVALID, what happened, its log.
+
+    The log goes to storage first, under a fresh name, so the row never points at a
+    missing file; a log it replaces (the match played again) is deleted after commit.
+    """
+    version = BotVersion.objects.filter(pk=version_id).first()
+    if version is None:
+        raise NotFound("no such version")
+    if version.bot.kind != Bot.Kind.HOSTED:
+        raise ApplicationError("only hosted versions play a smoke match")
+    where = PurePosixPath("logs", "bots", str(version.bot_id), f"v{version.number}-smoke.log")
+    name = log_store(name=str(where), data=log)
+    with transaction.atomic():
+        version = BotVersion.objects.select_for_update().get(pk=version_id)
+        log_delete_later(version.smoke_log.name)
+        version.status = BotVersion.Status.VALID if passed else BotVersion.Status.INVALID
+        version.smoke_outcome = outcome[:300]
+        version.smoke_log = name
+        version.smoke_at = timezone.now()
+        version.save(update_fields=["status", "smoke_outcome", "smoke_log", "smoke_at"])
+    return version
 
 
 def _lock_for_staff(*, user: User, bot_id: int) -> Bot:

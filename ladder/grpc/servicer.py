@@ -24,6 +24,7 @@ from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.common.logs import log_read
 from ladder.grpc.auth import GrpcError, require_user
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
@@ -63,20 +64,20 @@ def _page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any]
 
 
 def version_pb(v: BotVersion) -> ladder_pb2.BotVersion:
-    # Versions are validated before they are stored, so every stored one is VALID.
     return ladder_pb2.BotVersion(
         number=v.number,
         sha256=v.archive_sha256,
         size=v.archive_size,
         filename=PurePosixPath(v.archive.name).name if v.archive else "",
-        status="VALID",
+        status=v.status.upper(),
         validation_log=v.validation_log[:4000],
         created_at=_time(v.created_at),
+        smoke_outcome=v.smoke_outcome,
     )
 
 
 def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
-    latest = bot_selectors.bot_latest_version(bot=bot)
+    latest = bot_selectors.bot_playable_version(bot=bot)
     msg = ladder_pb2.LadderBot(
         id=bot.pk,
         name=bot.name,
@@ -154,7 +155,7 @@ def _pick_opponents(bot: Bot, count: int) -> list[Bot]:
     pool = [
         b
         for b in leaderboard_list().exclude(pk=bot.pk)
-        if bot_selectors.bot_latest_version(bot=b) is not None
+        if bot_selectors.bot_playable_version(bot=b) is not None
     ]
     pool.sort(key=lambda b: (abs(b.rating - bot.rating), b.pk))
     if len(pool) < count:
@@ -288,6 +289,34 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             match=match_pb(match_selectors.match_detail(match_id=match.pk))
         )
 
+    def GetSeatLog(self, request: Any, context: grpc.ServicerContext) -> Any:
+        seat = match_selectors.match_seat_log_for_owner(
+            user=require_user(), match_id=request.match_id, seat=request.seat
+        )
+        return ladder_pb2.BotLog(
+            bot=seat.bot.name,
+            version=seat.version.number,
+            match_id=seat.match_id,
+            seat=seat.seat,
+            text=_log_text(seat.log.name),
+            size=seat.log_size,
+        )
+
+    def GetVersionLog(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bot = _bot_named(request.bot)
+        version = bot_selectors.bot_version_for_owner(
+            user=require_user(), bot_id=bot.pk, number=request.version
+        )
+        text = _log_text(version.smoke_log.name) if version.smoke_log.name else ""
+        return ladder_pb2.BotLog(
+            bot=bot.name,
+            version=version.number,
+            status=version.status.upper(),
+            outcome=version.smoke_outcome,
+            text=text,
+            size=len(text.encode()),
+        )
+
     def GetRuleset(self, request: Any, context: grpc.ServicerContext) -> Any:
         """The ruleset document of the SDK this ladder runs (the same text as the engine's)."""
         default = Match._meta.get_field("ruleset").get_default()
@@ -297,3 +326,11 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         except KeyError as exc:
             raise NotFound(exc.args[0]) from None
+
+
+def _log_text(name: str) -> str:
+    try:
+        return log_read(name).decode("utf-8", errors="replace")
+    except FileNotFoundError as exc:
+        log.error("log missing from storage: %s", name)
+        raise NotFound("the log file is missing") from exc

@@ -100,6 +100,9 @@ class MatchSeat(models.Model):
     forfeit_reason = models.CharField(max_length=200, blank=True)
     rating_before = models.IntegerField(null=True, blank=True)
     rating_after = models.IntegerField(null=True, blank=True)
+    # Hosted seats: the bot's captured stdout+stderr (capped), for its owner and staff only.
+    log = models.FileField(upload_to="logs/", blank=True, max_length=255)
+    log_size = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["match", "seat"]

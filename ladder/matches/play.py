@@ -1,13 +1,14 @@
 """Play a queued match now: claim it, dial its bots, run it on an engine, record it.
 
 The Django side of ``workers.runner``: used by ``manage.py playmatch`` and meant
-for the workers of a later issue. Only remote bots can play for now; a hosted
-bot needs the sandbox that comes with the workers, so it is refused with a
-message saying so before anything is claimed. Endpoints are checked again right
-before dialing and the checked *address* is dialed, not the name (DNS
-rebinding, pitfalls G8). A match that cannot be played is marked errored with
-the reason; a played one is recorded through ``match_record_result`` (result,
-replay and ratings exactly once).
+for the workers of a later issue. Hosted bots play in the sandbox
+(``workers.hosted``), one per seat, each dialed on its unix socket; where the
+sandbox cannot run they are refused with the reason before anything is
+claimed. Endpoints of remote bots are checked again right before dialing and
+the checked *address* is dialed, not the name (DNS rebinding, pitfalls G8). A
+match that cannot be played is marked errored with the reason; a played one is
+recorded through ``match_record_result`` (result, replay and ratings exactly
+once), and the logs of its hosted seats are kept for their owners.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,17 +31,21 @@ from digdown.healthcheck import wait_until_serving
 from ladder.bots.endpoints import endpoint_check
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, Conflict
-from ladder.matches.models import Match
-from ladder.matches.services import RecordOutcome, match_fail, match_record_result, match_start
+from ladder.matches.models import Match, MatchSeat
+from ladder.matches.services import (
+    RecordOutcome,
+    match_fail,
+    match_record_result,
+    match_seat_logs_store,
+    match_start,
+)
+from workers.hosted import hosted_refusal, match_hosted_seats
 from workers.runner import BotSpec, MatchOutcome, RunnerError, TimeControl, run_match
+from workers.sandbox import HostedSeat
 
 log = logging.getLogger("ladder.play")
 
 ENGINE_START_S = 20.0
-HOSTED_REFUSED = (
-    "is a hosted bot; hosted bots become playable with the sandboxed workers "
-    "(a later issue). Only remote bots can be played now."
-)
 
 
 class PlayFailed(ApplicationError):
@@ -60,17 +65,20 @@ class PlayReport:
 
 def playable_check(bots: list[Bot]) -> None:
     """Refuse bots this process cannot play, before a match is created or claimed."""
-    for bot in bots:
-        if bot.kind == Bot.Kind.HOSTED:
-            raise Conflict(f"bot {bot.name} {HOSTED_REFUSED}")
+    hosted = [b.name for b in bots if b.kind == Bot.Kind.HOSTED]
+    if hosted and (why := hosted_refusal()):
+        raise Conflict(f"bot {hosted[0]} is a hosted bot and {why}")
 
 
-def bot_specs(match: Match) -> list[BotSpec]:
-    """One BotSpec per seat, each dialing the address its endpoint resolves to *now*."""
+def bot_specs(seats: Sequence[MatchSeat], hosted: Mapping[int, HostedSeat]) -> list[BotSpec]:
+    """One BotSpec per seat: a hosted seat's sandbox, or the address a remote endpoint
+    resolves to *now*."""
     specs = []
-    for seat in match.seats.select_related("bot", "version").order_by("seat"):
-        if seat.bot.kind == Bot.Kind.HOSTED:
-            raise Conflict(f"bot {seat.bot.name} {HOSTED_REFUSED}")
+    for seat in seats:
+        if seat.seat in hosted:
+            name, version = seat.bot.name, str(seat.version.number)
+            specs.append(hosted[seat.seat].bot_spec(name=name, version=version))
+            continue
         if not seat.version.endpoint:
             raise Conflict(f"bot {seat.bot.name} has no endpoint")
         checked = endpoint_check(seat.version.endpoint)
@@ -94,13 +102,17 @@ def match_play(
 ) -> PlayReport:
     """Claim, play and record one queued match; PlayFailed (match errored) otherwise."""
     match = match_start(match_id=match_id, worker=worker)
+    hosted: dict[int, HostedSeat] = {}
     try:
-        specs = bot_specs(match)
-        with tempfile.TemporaryDirectory(prefix="digdown-play-") as tmp:
+        seats = list(match.seats.select_related("bot", "version").order_by("seat"))
+        with (
+            match_hosted_seats(seats) as hosted,
+            tempfile.TemporaryDirectory(prefix="digdown-play-") as tmp,
+        ):
             out = Path(tmp) / "replay.json.gz"
             outcome = run_match(
                 engine_address,
-                specs,
+                bot_specs(seats, hosted),
                 seed=match.seed,
                 difficulty=match.difficulty,
                 ruleset=match.ruleset,
@@ -113,6 +125,7 @@ def match_play(
     except (ApplicationError, RunnerError, OSError) as exc:
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         match_fail(match_id=match.pk, error=message)
+        _keep_logs(match.pk, hosted)
         raise PlayFailed(f"match {match.pk} could not be played: {message}") from exc
     try:
         recorded: RecordOutcome = match_record_result(
@@ -124,7 +137,17 @@ def match_play(
         with suppress(ApplicationError):
             match_fail(match_id=match.pk, error=f"result not recorded: {exc.message}")
         raise PlayFailed(f"match {match.pk} was played but not recorded: {exc.message}") from exc
+    if recorded.recorded:  # a retry that found the result already there keeps the first logs
+        _keep_logs(match.pk, hosted)
     return PlayReport(match=recorded.match, outcome=outcome, recorded=recorded.recorded)
+
+
+def _keep_logs(match_id: int, hosted: Mapping[int, HostedSeat]) -> None:
+    """Store the hosted seats' logs with their seats (owner-only; never in the replay)."""
+    if hosted:
+        match_seat_logs_store(
+            match_id=match_id, logs={n: seat.log_bytes() for n, seat in hosted.items()}
+        )
 
 
 @contextmanager

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from ladder.common.exceptions import NotFound
+from ladder.accounts.models import User
+from ladder.common.exceptions import NotFound, PermissionDenied
 from ladder.matches.models import Match, MatchSeat
 
 
@@ -45,3 +46,22 @@ def match_detail(*, match_id: int) -> Match:
     if match is None:
         raise NotFound("no such match")
     return match
+
+
+def match_seat_log_for_owner(*, user: User, match_id: int, seat: int) -> MatchSeat:
+    """A hosted seat with its captured log, for the owner of its bot or staff only.
+
+    NotFound when the match or seat does not exist or has no log (remote bots have none).
+    """
+    found = (
+        MatchSeat.objects.select_related("bot", "version")
+        .filter(match_id=match_id, seat=seat)
+        .first()
+    )
+    if found is None:
+        raise NotFound(f"match {match_id} has no seat {seat}")
+    if not (user.is_staff or user.pk == found.bot.owner_id):
+        raise PermissionDenied("only the bot's owner (or staff) sees its log")
+    if not found.log.name:
+        raise NotFound(f"seat {seat} of match {match_id} has no log (only hosted seats do)")
+    return found

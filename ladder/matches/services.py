@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +22,9 @@ from django.utils import timezone
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
+from ladder.bots.selectors import bot_playable_version
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.common.logs import log_delete_later, log_store
 from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
 from ladder.matches.replays import replay_store
 from ladder.ratings.services import ratings_apply
@@ -51,7 +54,7 @@ def match_create(
     """Queue a match between 2-4 distinct playable bots, seated in the given order.
 
     A user (a challenge) must own one of the bots unless staff; ``requested_by=None``
-    is the matchmaker. Each seat plays the bot's latest version.
+    is the matchmaker. Each seat plays the bot's newest valid version.
     """
     ids = list(bot_ids)
     if not 2 <= len(ids) <= 4:
@@ -77,9 +80,12 @@ def match_create(
             bot = bots[i]
             if not bot.playable:
                 raise Conflict(f"bot {bot.name} is not active")
-            version = bot.versions.order_by("-number").first()
+            version = bot_playable_version(bot=bot)
             if version is None:
-                raise Conflict(f"bot {bot.name} has no version yet")
+                raise Conflict(
+                    f"bot {bot.name} has no valid version yet (a new hosted version becomes "
+                    "valid once it has played its smoke match)"
+                )
             versions[i] = version
         match = Match(
             seed=seed,
@@ -271,3 +277,28 @@ def match_cancel(*, match_id: int, user: User | None, reason: str = "") -> Match
     match.lease_expires_at = None
     match.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
     return match
+
+
+def match_seat_logs_store(*, match_id: int, logs: Mapping[int, bytes]) -> list[MatchSeat]:
+    """Keep the captured logs of a match's hosted seats (by seat number), for their owners.
+
+    Called once per played attempt that counted (the result it recorded, or the
+    error the match ended with); a log it replaces is deleted after commit.
+    """
+    stored = {
+        seat: log_store(
+            name=str(PurePosixPath("logs", "matches", str(match_id), f"seat{seat}.log")),
+            data=data,
+        )
+        for seat, data in logs.items()
+    }
+    with transaction.atomic():
+        seats = list(
+            MatchSeat.objects.select_for_update().filter(match_id=match_id, seat__in=list(stored))
+        )
+        for seat in seats:
+            log_delete_later(seat.log.name)
+            seat.log = stored[seat.seat]
+            seat.log_size = len(logs[seat.seat])
+            seat.save(update_fields=["log", "log_size"])
+    return seats

@@ -4,4 +4,5 @@ Each match is `python -m workers.play` (tests/support/matches.py) against the
 runner tests' real engine process and random house bots, shared for the session.
 """
 
-from tests.workers.runner.conftest import engine, procdir, random_bots  # noqa: F401
+from tests.workers.conftest import engine, procdir  # noqa: F401
+from tests.workers.runner.conftest import random_bots  # noqa: F401

@@ -97,13 +97,20 @@ def make_user(db: Any) -> Callable[..., Any]:
 
 @pytest.fixture
 def make_bot(db: Any) -> Callable[..., Any]:
-    """A hosted bot with one valid version, created through the services."""
-    from ladder.bots.services import bot_create, bot_version_upload
+    """A hosted bot with one valid version, created through the services.
+
+    The version is recorded as having passed its smoke match (the real one, in the
+    sandbox, is tests/ladder/test_hosted.py's business).
+    """
+    from ladder.bots.services import bot_create, bot_version_smoke_record, bot_version_upload
 
     def _make(owner: Any, name: str) -> Any:
         bot = bot_create(owner=owner, name=name, kind="hosted")
-        bot_version_upload(
+        version = bot_version_upload(
             user=owner, bot_id=bot.pk, filename="bot.py", data=b"def act(obs):\n    return 0\n"
+        )
+        bot_version_smoke_record(
+            version_id=version.pk, passed=True, outcome="passed (fixture)", log=b""
         )
         return bot
 

@@ -57,6 +57,7 @@ def test_health_and_reflection_need_no_token(ladder_server: Any) -> None:
 def test_tokens_and_ownership(stub: Any, user_token: Any) -> None:
     from ladder.accounts.models import ApiToken
     from ladder.accounts.services import token_revoke
+    from ladder.bots.models import BotVersion
 
     alice, a_tok = user_token("alice")
     _bob, b_tok = user_token("bob")
@@ -100,7 +101,9 @@ def test_tokens_and_ownership(stub: Any, user_token: Any) -> None:
     mine = stub.ListMyBots(pb.ListMyBotsRequest(), metadata=bearer(b_tok), timeout=T)
     assert list(mine.bots) == []
     mine = stub.ListMyBots(pb.ListMyBotsRequest(), metadata=bearer(a_tok), timeout=T)
-    assert [(b.name, b.current_version.number) for b in mine.bots] == [("alpha", 1)]
+    assert [b.name for b in mine.bots] == ["alpha"]
+    assert not mine.bots[0].HasField("current_version")  # v1 waits for its smoke match
+    assert list(BotVersion.objects.filter(bot__name="alpha").values_list("number")) == [(1,)]
 
     # A revoked token stops working at once.
     token = ApiToken.objects.get(user=alice)
@@ -111,6 +114,9 @@ def test_tokens_and_ownership(stub: Any, user_token: Any) -> None:
 
 
 def test_staff_may_challenge_with_others_bots(stub: Any, user_token: Any) -> None:
+    from ladder.bots.models import BotVersion
+    from ladder.bots.services import bot_version_smoke_record
+
     _, a_tok = user_token("alice")
     _, s_tok = user_token("root", staff=True)
     for name in ("alpha", "beta"):
@@ -120,6 +126,8 @@ def test_staff_may_challenge_with_others_bots(stub: Any, user_token: Any) -> Non
             metadata=bearer(a_tok),
             timeout=T,
         )
+    for version in BotVersion.objects.all():  # as if each had passed its smoke match
+        bot_version_smoke_record(version_id=version.pk, passed=True, outcome="passed", log=b"")
     reply = stub.RequestChallenge(
         pb.RequestChallengeRequest(bot="alpha", opponents=["beta"], difficulty="hard"),
         metadata=bearer(s_tok),

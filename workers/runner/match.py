@@ -90,6 +90,9 @@ class BotSpec:
     version: str = ""
     # Hosted bots: the worker knows the process (e.g. `lambda: proc.poll() is None`).
     is_alive: Callable[[], bool] | None = None
+    # Hosted bots that did not start (the sandbox says why): never dialed, the seat
+    # forfeits before the first decision with this reason.
+    start_error: str = ""
 
 
 @dataclass
@@ -225,14 +228,18 @@ class Match:
         """Handshake every bot concurrently; returns (seat, reason) of unreachable ones."""
         tc = self.time_control
         calls = []
+        dead: list[tuple[int, str]] = []
         for st in self.seats:
+            if st.spec.start_error:
+                st.handshake = st.spec.start_error
+                dead.append((st.seat, st.spec.start_error))
+                continue
             fut = st.stub.Handshake.future(
                 bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
                 timeout=tc.handshake_s,
                 wait_for_ready=True,  # a freshly started bot may still be binding
             )
             calls.append((st, fut))
-        dead: list[tuple[int, str]] = []
         for st, fut in calls:
             try:
                 reply: bot_pb2.HandshakeReply = fut.result()

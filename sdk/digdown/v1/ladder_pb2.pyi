@@ -111,6 +111,7 @@ class BotVersion(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     VALIDATION_LOG_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    SMOKE_OUTCOME_FIELD_NUMBER: _builtins.int
     number: _builtins.int
     """Version number, 1, 2, ... per bot."""
     sha256: _builtins.str
@@ -120,11 +121,17 @@ class BotVersion(_message.Message):
     filename: _builtins.str
     """Original file name."""
     status: _builtins.str
-    """"PENDING", "VALID" or "INVALID"."""
+    """"PENDING" (until its smoke match is played), "VALID" (it plays) or
+    "INVALID" (it never plays; GetVersionLog says why).
+    """
     validation_log: _builtins.str
     """Validation output (why it is invalid), possibly truncated."""
     created_at: _builtins.str
     """When it was uploaded."""
+    smoke_outcome: _builtins.str
+    """What its smoke match showed (e.g. "passed: ..." or "failed: not started: ...");
+    empty while PENDING.
+    """
     def __init__(
         self,
         *,
@@ -135,10 +142,11 @@ class BotVersion(_message.Message):
         status: _builtins.str = ...,
         validation_log: _builtins.str = ...,
         created_at: _builtins.str = ...,
+        smoke_outcome: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "filename", b"filename", "number", b"number", "sha256", b"sha256", "size", b"size", "status", b"status", "validation_log", b"validation_log"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "filename", b"filename", "number", b"number", "sha256", b"sha256", "size", b"size", "smoke_outcome", b"smoke_outcome", "status", b"status", "validation_log", b"validation_log"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -793,3 +801,101 @@ class RequestChallengeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RequestChallengeResponse: _TypeAlias = RequestChallengeResponse  # noqa: Y015
+
+@_typing.final
+class GetSeatLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.int
+    seat: _builtins.int
+    """Seat number, 0-based."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.int = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSeatLogRequest: _TypeAlias = GetSeatLogRequest  # noqa: Y015
+
+@_typing.final
+class GetVersionLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """Name of the bot."""
+    version: _builtins.int
+    """Version number."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetVersionLogRequest: _TypeAlias = GetVersionLogRequest  # noqa: Y015
+
+@_typing.final
+class BotLog(_message.Message):
+    """A hosted bot's captured output. The sandbox keeps at most 64 KiB per seat
+    and match (the first 48 KiB and the last 16 KiB, saying how much it left out)
+    followed by its own lines, each starting with "[sandbox]" (start-up time,
+    limits hit, how the bot ended). Never part of a replay.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """Bot name and version number."""
+    version: _builtins.int
+    match_id: _builtins.int
+    """The match and seat (GetSeatLog); 0 and 0 for a smoke match."""
+    seat: _builtins.int
+    status: _builtins.str
+    """GetVersionLog: the version's status and its smoke match's outcome."""
+    outcome: _builtins.str
+    text: _builtins.str
+    """The log as text (UTF-8; undecodable bytes replaced)."""
+    size: _builtins.int
+    """Size in bytes of the stored log."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        version: _builtins.int = ...,
+        match_id: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        status: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        text: _builtins.str = ...,
+        size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "match_id", b"match_id", "outcome", b"outcome", "seat", b"seat", "size", b"size", "status", b"status", "text", b"text", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotLog: _TypeAlias = BotLog  # noqa: Y015

@@ -80,6 +80,16 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.FromString,
                 _registered_method=True)
+        self.GetSeatLog = channel.unary_unary(
+                '/digdown.v1.Ladder/GetSeatLog',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.GetSeatLogRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.BotLog.FromString,
+                _registered_method=True)
+        self.GetVersionLog = channel.unary_unary(
+                '/digdown.v1.Ladder/GetVersionLog',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.GetVersionLogRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.BotLog.FromString,
+                _registered_method=True)
         self.GetRuleset = channel.unary_unary(
                 '/digdown.v1.Ladder/GetRuleset',
                 request_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
@@ -156,6 +166,24 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSeatLog(self, request, context):
+        """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+        the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+        NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetVersionLog(self, request, context):
+        """The smoke match of a hosted version (the short game against the random
+        house bot that makes it VALID or INVALID) with the bot's log: owner and
+        staff only; the log is empty while the version is PENDING.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetRuleset(self, request, context):
         """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
         in game.proto). No token needed.
@@ -211,6 +239,16 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.RequestChallenge,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.SerializeToString,
+            ),
+            'GetSeatLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSeatLog,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetSeatLogRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.BotLog.SerializeToString,
+            ),
+            'GetVersionLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetVersionLog,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetVersionLogRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.BotLog.SerializeToString,
             ),
             'GetRuleset': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRuleset,
@@ -461,6 +499,60 @@ class Ladder:
             '/digdown.v1.Ladder/RequestChallenge',
             digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSeatLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/GetSeatLog',
+            digdown_dot_v1_dot_ladder__pb2.GetSeatLogRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.BotLog.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetVersionLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/GetVersionLog',
+            digdown_dot_v1_dot_ladder__pb2.GetVersionLogRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.BotLog.FromString,
             options,
             channel_credentials,
             insecure,

@@ -70,6 +70,16 @@ class LadderStub:
     when one is free, plays it ("RUNNING") and records it ("FINISHED", or
     "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
     """
+    GetSeatLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetSeatLogRequest, _ladder_pb2.BotLog]
+    """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+    the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+    NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+    """
+    GetVersionLog: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetVersionLogRequest, _ladder_pb2.BotLog]
+    """The smoke match of a hosted version (the short game against the random
+    house bot that makes it VALID or INVALID) with the bot's log: owner and
+    staff only; the log is empty while the version is PENDING.
+    """
     GetRuleset: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]
     """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
     in game.proto). No token needed.
@@ -99,6 +109,16 @@ class LadderAsyncStub(LadderStub):
     queued (status "QUEUED") and returned at once; a ladder worker picks it up
     when one is free, plays it ("RUNNING") and records it ("FINISHED", or
     "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+    """
+    GetSeatLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetSeatLogRequest, _ladder_pb2.BotLog]  # type: ignore[assignment]
+    """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+    the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+    NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+    """
+    GetVersionLog: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetVersionLogRequest, _ladder_pb2.BotLog]  # type: ignore[assignment]
+    """The smoke match of a hosted version (the short game against the random
+    house bot that makes it VALID or INVALID) with the bot's log: owner and
+    staff only; the log is empty while the version is PENDING.
     """
     GetRuleset: _aio.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]  # type: ignore[assignment]
     """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
@@ -180,6 +200,28 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         queued (status "QUEUED") and returned at once; a ladder worker picks it up
         when one is free, plays it ("RUNNING") and records it ("FINISHED", or
         "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+        """
+
+    @_abc_1.abstractmethod
+    def GetSeatLog(
+        self,
+        request: _ladder_pb2.GetSeatLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.BotLog, _abc.Awaitable[_ladder_pb2.BotLog]]:
+        """What a hosted bot wrote (stdout and stderr, capped) during one match: for
+        the owner of the seat's bot and staff only (PERMISSION_DENIED otherwise);
+        NOT_FOUND when the seat has no log (remote bots, matches not played yet).
+        """
+
+    @_abc_1.abstractmethod
+    def GetVersionLog(
+        self,
+        request: _ladder_pb2.GetVersionLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.BotLog, _abc.Awaitable[_ladder_pb2.BotLog]]:
+        """The smoke match of a hosted version (the short game against the random
+        house bot that makes it VALID or INVALID) with the bot's log: owner and
+        staff only; the log is empty while the version is PENDING.
         """
 
     @_abc_1.abstractmethod

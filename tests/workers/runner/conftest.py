@@ -1,4 +1,4 @@
-"""Real processes on loopback for the runner tests: the engine server and bots.
+"""Real processes on loopback for the runner tests: bots (the engine is tests/workers/conftest.py).
 
 How they are started, waited on and stopped is tests/support/processes.py.
 """
@@ -10,19 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import Proc, start_bot, start_engine
-
-
-@pytest.fixture(scope="session")
-def procdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("procs")
-
-
-@pytest.fixture(scope="session")
-def engine(procdir: Path) -> Iterator[Proc]:
-    p = start_engine(procdir)
-    yield p
-    p.stop()
+from tests.support.processes import Proc, start_bot
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,9 @@ def _points(hundredths: int | None) -> str:
 
 
 class Command(BaseCommand):
-    help = "Play one match between remote bots now and record it (result, replay, ratings)."
+    help = (
+        "Play one match now (hosted bots in the sandbox) and record it (result, replay, ratings)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--bots", required=True, help="2-4 bot names, comma-separated")

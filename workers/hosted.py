@@ -1,0 +1,106 @@
+"""Hosted bots on the ladder: from a stored version to a sandboxed seat, and back to the ladder.
+
+The Django-aware side of ``workers.sandbox`` (which knows no Django): the
+sandbox's limits and mode from settings, a version's archive from storage as a
+``Bundle``, the hosted seats of a match, and the smoke match of a new version
+recorded through the ladder's services. Used by ``ladder.matches.play`` (and
+``manage.py playmatch``), ``manage.py smoketest`` and, later, the Celery tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections.abc import Iterator, Sequence
+from pathlib import PurePosixPath
+
+from django.conf import settings
+
+from ladder.bots.models import Bot, BotVersion
+from ladder.bots.services import bot_version_smoke_record
+from ladder.common.exceptions import Conflict
+from ladder.matches.models import MatchSeat
+from workers.sandbox import (
+    Bundle,
+    HostedSeat,
+    SandboxConfig,
+    SandboxLimits,
+    hosted_seats,
+    sandbox_check,
+)
+from workers.sandbox.smoke import smoke_match
+
+log = logging.getLogger("workers.hosted")
+
+
+def sandbox_settings() -> tuple[SandboxLimits, SandboxConfig]:
+    """The sandbox as the ladder's settings configure it."""
+    first, _, last = settings.LADDER_SANDBOX_UIDS.partition("-")
+    limits = SandboxLimits(
+        cpu_s=settings.LADDER_SANDBOX_CPU_S,
+        memory_bytes=settings.LADDER_SANDBOX_MEMORY_MB * 1024 * 1024,
+        start_s=settings.LADDER_SANDBOX_START_S,
+        log_bytes=settings.LADDER_SANDBOX_LOG_BYTES,
+    )
+    config = SandboxConfig(
+        unsafe_dev_mode=settings.LADDER_SANDBOX_UNSAFE_DEV_MODE,
+        uids=range(int(first), int(last or first) + 1),
+    )
+    return limits, config
+
+
+def hosted_refusal() -> str:
+    """Why this process cannot play hosted bots ("" when it can)."""
+    _, config = sandbox_settings()
+    reason = sandbox_check(config)
+    if reason and not config.unsafe_dev_mode:
+        return (
+            f"hosted bots cannot run here: {reason} (install bubblewrap; for development "
+            "only, LADDER_SANDBOX_UNSAFE_DEV_MODE=1 runs them without isolation)"
+        )
+    return ""
+
+
+def version_bundle(version: BotVersion) -> Bundle:
+    """A hosted version's upload, read back from storage."""
+    with version.archive.open("rb") as fh:
+        data = fh.read()
+    filename = PurePosixPath(version.archive.name).name
+    return Bundle(filename, data, version.entry_point if filename.endswith(".zip") else "")
+
+
+@contextlib.contextmanager
+def match_hosted_seats(seats: Sequence[MatchSeat]) -> Iterator[dict[int, HostedSeat]]:
+    """Start the hosted seats among ``seats`` (by seat number) for one match."""
+    hosted = [s for s in seats if s.bot.kind == Bot.Kind.HOSTED]
+    if hosted and (why := hosted_refusal()):
+        raise Conflict(why)
+    limits, config = sandbox_settings()
+    with hosted_seats([version_bundle(s.version) for s in hosted], limits, config) as started:
+        yield {s.seat: h for s, h in zip(hosted, started, strict=True)}
+
+
+def version_smoke(*, version_id: int, engine_address: str) -> BotVersion:
+    """Play a hosted version's smoke match and record it (VALID or INVALID, outcome, log).
+
+    Engine trouble propagates (``workers.runner.RunnerError``): the version stays
+    PENDING and the smoke match can be played again.
+    """
+    version = BotVersion.objects.select_related("bot").get(pk=version_id)
+    if version.bot.kind != Bot.Kind.HOSTED:
+        raise Conflict("only hosted versions play a smoke match")
+    if why := hosted_refusal():
+        raise Conflict(why)
+    limits, config = sandbox_settings()
+    smoke = smoke_match(
+        version_bundle(version),
+        engine_address,
+        seed=secrets.randbelow(2**31),
+        limits=limits,
+        config=config,
+    )
+    log.info("smoke match of %s v%d: %s", version.bot.name, version.number, smoke.outcome)
+    return bot_version_smoke_record(
+        version_id=version.pk, passed=smoke.passed, outcome=smoke.outcome, log=smoke.log
+    )

@@ -1,0 +1,82 @@
+"""The smoke match of a new hosted version: a short real game in the sandbox before it may play.
+
+A version is only worth seating on the ladder once it has shown, in the sandbox
+and over the real protocol, that it starts, answers and lasts a whole game. It
+plays one 2-seat easy game against the random house bot (served in this process
+on a unix socket: trusted code, nothing to sandbox). It passes when it started
+and was not forfeited (dead, unreachable, or three faults); its faults are told
+but allowed. Engine trouble is not the bot's fault: ``EngineUnavailable`` or
+``EngineError`` propagate, and the version stays pending for another try.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+
+from digdown.bot import BotServer, BotService, seeded_rng_factory
+from engine.players import RandomPlayer, dict_actions
+from workers.runner import TimeControl, run_match
+from workers.sandbox.bundle import Bundle
+from workers.sandbox.launcher import SandboxConfig, SandboxLimits, hosted_seat
+
+SMOKE_DIFFICULTY = "easy"
+
+
+@dataclass(frozen=True)
+class SmokeOutcome:
+    """Whether the version may play, what happened (one line), and its captured log."""
+
+    passed: bool
+    outcome: str
+    log: bytes
+
+
+def smoke_match(
+    bundle: Bundle,
+    engine_address: str,
+    *,
+    seed: int = 0,
+    limits: SandboxLimits | None = None,
+    config: SandboxConfig | None = None,
+    time_control: TimeControl | None = None,
+) -> SmokeOutcome:
+    """Play ``bundle`` (sandboxed, seat 0) against the random house bot; judge it."""
+    with tempfile.TemporaryDirectory(prefix="digdown-smoke-") as tmp:
+        house = BotServer(
+            BotService(
+                factory=seeded_rng_factory(dict_actions(RandomPlayer), seed),
+                name="random",
+                version="1",
+            ),
+            f"unix:{tmp}/random.sock",
+            max_workers=2,
+        )
+        house.start()
+        try:
+            with hosted_seat(bundle, limits, config) as seat:
+                outcome = run_match(
+                    engine_address,
+                    [seat.bot_spec(name="candidate"), house.address],
+                    seed=seed,
+                    difficulty=SMOKE_DIFFICULTY,
+                    time_control=time_control,
+                )
+        finally:
+            house.stop(0.5)
+    log = seat.log_bytes()
+    forfeit = next((f for f in outcome.faults if f.seat == 0 and f.forfeit), None)
+    stats = outcome.seats[0]
+    faults = sum(1 for f in outcome.faults if f.seat == 0 and not f.forfeit)
+    if seat.start_error:
+        return SmokeOutcome(False, f"failed: {seat.start_error}", log)
+    if forfeit is not None or stats["out"]:
+        why = forfeit.reason if forfeit else "forfeited after three faults"
+        return SmokeOutcome(False, f"failed: {why}"[:300], log)
+    rank = outcome.ranks[0] if outcome.ranks else 0
+    return SmokeOutcome(
+        True,
+        f"passed: rank {rank} of 2 against the random house bot, {stats['decisions']} "
+        f"decisions, {faults} faults ({SMOKE_DIFFICULTY} game, seed {seed})",
+        log,
+    )
