@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "ladder.matches",
     "ladder.ratings",
     "ladder.grpc",
+    "ladder.viewer",
 ]
 
 MIDDLEWARE = [
