@@ -12,7 +12,13 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -30,8 +36,8 @@ from ladder.viewer.timelines import (
     upload_max_bytes,
 )
 
-ERROR_BODY = OpenApiResponse(
-    description='`{"error": code, "detail": message}`', response=OpenApiTypes.OBJECT
+ERROR_BODY = inline_serializer(
+    "ViewerError", {"error": serializers.CharField(), "detail": serializers.CharField()}
 )
 
 

@@ -29,6 +29,11 @@ function h(tag, props, ...children) {
   return el;
 }
 
+// replaceChildren, minus the nulls that conditional children leave behind.
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 function ms(value) {
   if (value === null || value === undefined) return "–";
   return value >= 10000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
@@ -96,7 +101,7 @@ class Viewer {
     this.panel = panelScript ? JSON.parse(panelScript.textContent) : null;
     const button = (label, title, role, action) =>
       h("button", { type: "button", title, "data-role": role, onclick: () => { this.stop(); action(); } }, label);
-    this.playButton = h("button", { type: "button", title: "Play / pause (space)", "data-role": "play", onclick: () => this.toggle() }, "▶ Play");
+    this.playButton = h("button", { type: "button", title: "Play / pause (space)", "data-role": "play", onclick: () => this.toggle() }, "Play");
     this.speedSelect = h(
       "select",
       { "data-role": "speed", title: "Decisions per second", onchange: () => { this.speed = Number(this.speedSelect.value); if (this.timer) this.play(); } },
@@ -108,13 +113,13 @@ class Viewer {
     this.controls = h(
       "div",
       { class: "ddv-controls", hidden: true },
-      button("⏮", "First decision (Home)", "first", () => this.go(0)),
+      button("First", "First decision (Home)", "first", () => this.go(0)),
       button("« Round", "Previous round (PageUp, Shift+←)", "prev-round", () => this.round(-1)),
       button("‹ Prev", "Previous decision (←)", "prev", () => this.go(this.pos - 1)),
       this.playButton,
       button("Next ›", "Next decision (→)", "next", () => this.go(this.pos + 1)),
       button("Round »", "Next round (PageDown, Shift+→)", "next-round", () => this.round(1)),
-      button("⏭", "The end (End)", "last", () => this.go(this.last())),
+      button("End", "The end (End)", "last", () => this.go(this.last())),
       this.speedSelect,
       this.slider,
       this.posLabel,
@@ -217,7 +222,7 @@ class Viewer {
     this.mode = "public";
     const ok = timeline.verification.ok;
     this.banner.hidden = ok;
-    this.banner.replaceChildren();
+    fill(this.banner);
     if (!ok) {
       const v = timeline.verification;
       this.banner.append(
@@ -230,7 +235,7 @@ class Viewer {
     }
     if (!this.views.length) {
       this.controls.hidden = this.main.hidden = this.help.hidden = true;
-      this.modes.replaceChildren();
+      fill(this.modes);
       return;
     }
     this.slider.max = this.last();
@@ -278,14 +283,14 @@ class Viewer {
       if (this.pos >= this.last()) this.stop();
       else this.go(this.pos + 1);
     }, 1000 / this.speed);
-    this.playButton.textContent = "⏸ Pause";
+    this.playButton.textContent = "Pause";
     this.root.dataset.playing = "true";
   }
 
   stop() {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.playButton.textContent = "▶ Play";
+    this.playButton.textContent = "Play";
     delete this.root.dataset.playing;
   }
 
@@ -342,7 +347,7 @@ class Viewer {
       this.modeButtons.set(mode, b);
       return b;
     };
-    this.modes.replaceChildren(
+    fill(this.modes,
       add("public", "Public view", "What every seat could know at this moment"),
       add("full", "Full cave", "Every card of the dealt cave, faces included (analysis after the match)"),
       ...this.timeline.seats.map((s) => add(`seat-${s.seat}`, `What seat ${s.seat} saw`, `The observation of ${s.label}`)),
@@ -399,7 +404,7 @@ class Viewer {
     const hearts = h("span", { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} of 4 hearts` }, "♥".repeat(Math.max(0, obs.hearts)), h("span", { class: "ddv-lost" }, "♥".repeat(Math.max(0, 4 - obs.hearts))));
     const stack = Object.entries(obs.exchange_stack || {}).map(([recipe, n]) => `${titleCase(recipe)} ${n}`).join(", ");
     const acting = obs.acting_seat >= 0 ? this.seatLabel(obs.acting_seat) : "nobody (over)";
-    this.status.replaceChildren(
+    fill(this.status,
       h("span", { "data-role": "phase" }, h("b", {}, obs.phase), ` · round ${obs.round} · turn ${obs.turn}`),
       h("span", {}, `Lead: ${this.seatLabel(obs.lead)}`),
       h("span", { "data-role": "acting" }, "To act: ", h("b", {}, acting)),
@@ -457,7 +462,7 @@ class Viewer {
       );
     });
     const atBase = players.filter((pl) => pl.position < 0 && !pl.eliminated);
-    this.cave.replaceChildren(
+    fill(this.cave,
       h("div", { class: "ddv-base" }, h("b", {}, "Base: "), atBase.length ? atBase.map((pl) => h("span", { class: `ddv-token ddv-c-${pl.colour.toLowerCase()}`, title: this.seatLabel(pl.seat) }, String(pl.seat))) : "nobody"),
       h("div", { class: "ddv-passages" }, columns),
     );
@@ -466,9 +471,9 @@ class Viewer {
   drawResolution(obs) {
     const r = obs.resolution;
     this.resolution.hidden = !r;
-    if (!r) return this.resolution.replaceChildren();
+    if (!r) return fill(this.resolution);
     const helpers = r.helpers.length ? r.helpers.map((s) => this.seatLabel(s)).join(", ") : "none";
-    this.resolution.replaceChildren(
+    fill(this.resolution,
       h("b", {}, `Resolving passage ${r.passage}: `),
       this.cardFace(r.card),
       h("span", {}, `owner ${this.seatLabel(r.owner)} · helpers ${helpers} · `),
@@ -478,7 +483,7 @@ class Viewer {
 
   drawSeats(obs, seatMode) {
     const objectives = obs.objectives || [];
-    this.seats.replaceChildren(
+    fill(this.seats,
       ...(obs.players || []).map((pl) => {
         const items = Object.entries(pl.items || {}).filter(([, n]) => n > 0).map(([kind, n]) => `${n} ${kind}`);
         const used = pl.torches + Object.values(pl.items || {}).reduce((a, b) => a + b, 0);
@@ -524,7 +529,7 @@ class Viewer {
       ? h("div", { "data-role": "time" }, `Took ${ms(decision.think_ms)} · bank left ${ms(decision.bank_left_ms)}`)
       : h("div", { "data-role": "time" }, decision.forced ? "Played by the engine (the only legal action): the bot was not asked." : "Not asked.");
     const events = this.timeline.events.filter((e) => e.d === this.pos);
-    this.decision.replaceChildren(
+    fill(this.decision,
       h("h3", {}, `Decision ${decision.d}`),
       h("div", { class: "ddv-who" }, h("span", { "data-role": "decision-seat", "data-seat": decision.seat }, this.seatLabel(decision.seat)), ` · ${decision.phase} · `, h("span", { class: `ddv-kind ddv-kind-${kind}`, "data-role": "decision-kind" }, kind)),
       decision.kind !== "action" ? h("div", { class: "ddv-fault", "data-role": "reason" }, `${decision.kind === "fault" ? "Fault" : "Forfeit"}${decision.fault_kind ? ` (${decision.fault_kind})` : ""}: ${decision.reason}`) : null,
@@ -541,7 +546,7 @@ class Viewer {
     this.end.hidden = !atEnd;
     if (!atEnd) return;
     if (!t.result) {
-      this.end.replaceChildren(h("h3", {}, "The replay stops here"), h("p", {}, t.verification.first_difference || "The game did not reach its end."));
+      fill(this.end, h("h3", {}, "The replay stops here"), h("p", {}, t.verification.first_difference || "The game did not reach its end."));
       return;
     }
     const panel = new Map((this.panel ? this.panel.seats : []).map((s) => [s.seat, s]));
@@ -554,7 +559,7 @@ class Viewer {
         h("td", {}, String(s.rank)),
         h("td", {}, this.seatLabel(s.seat)),
         h("td", {}, s.ended + (s.reason ? ` (${s.reason})` : "")),
-        h("td", {}, `${s.completed.length}/${s.objectives}`),
+        h("td", {}, s.completed.length ? s.completed.join(", ") : "none"),
         h("td", {}, String(s.loot_points)),
         h("td", {}, String(s.torches)),
         h("td", {}, String(s.faults)),
@@ -562,7 +567,7 @@ class Viewer {
       );
     });
     const winner = t.result.winner >= 0 ? `${this.seatLabel(t.result.winner)} wins` : "no winner";
-    this.end.replaceChildren(
+    fill(this.end,
       h("h3", {}, "The end"),
       h("p", { "data-role": "reason" }, `${winner} · ${t.result.reason.replace("_", " ")} after ${t.result.turns} turns, ${t.result.rounds} rounds`),
       h(
@@ -607,7 +612,7 @@ class Viewer {
       this.logItems.get(d).push(li);
       return li;
     });
-    this.log.replaceChildren(...items);
+    fill(this.log, ...items);
     this.log.onclick = (event) => {
       const li = event.target.closest("li[data-d]");
       if (!li) return;
