@@ -75,7 +75,7 @@ def _check_document(doc: Any) -> None:
         raise ReplayDocumentError("every replay event must be an object")
 
 
-def _record_of(doc: Mapping[str, Any]) -> dict[str, Any]:
+def record_of(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The engine record inside a replay document (as `wire.replay_to_record` reads it)."""
     entries = []
     for d in doc["decisions"]:
@@ -145,7 +145,7 @@ class _Builder:
     # --- the pass ---------------------------------------------------------------
 
     def build(self) -> dict[str, Any]:
-        record = _record_of(self.doc)
+        record = record_of(self.doc)
         try:
             state = state_from_record_setup(record)
             state.card_places()  # the dealt cave must be a deal of this ruleset's cards

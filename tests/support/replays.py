@@ -135,18 +135,21 @@ class PlayedMatch:
 
 
 def play_real(
-    tmp: Path, bots: Sequence[tuple[str, str]], *, seed: int, difficulty: str
+    tmp: Path, bots: Sequence[tuple[str, str, Sequence[str]]], *, seed: int, difficulty: str
 ) -> PlayedMatch:
-    """Play (name, module or misbehaving script) bots on a real engine; replay verified by it."""
+    """Play (name, module or misbehaving script, its arguments) bots on a real engine.
+
+    The replay is verified by that engine before it is written.
+    """
     engine = start_engine(tmp, "viewer-engine")
     procs = []
     try:
-        for i, (name, module) in enumerate(bots):
-            procs.append(start_bot(module, tmp, f"viewer-bot-{i}-{name}"))
+        for i, (name, module, extra) in enumerate(bots):
+            procs.append(start_bot(module, tmp, f"viewer-bot-{i}-{name}", *extra))
         out = tmp / f"replay-{seed}.json.gz"
         specs = [
-            BotSpec(address=p.address, name=n, version="1")
-            for p, (n, _) in zip(procs, bots, strict=True)
+            BotSpec(address=p.address, name=bot[0], version="1")
+            for p, bot in zip(procs, bots, strict=True)
         ]
         outcome = run_match(
             engine.address, specs, seed=seed, difficulty=difficulty, out=out, verify=True
@@ -160,7 +163,7 @@ def play_real(
         data=data,
         doc=json.loads(gzip.decompress(data)),
         outcome=outcome,
-        names=[n for n, _ in bots],
+        names=[bot[0] for bot in bots],
         seed=seed,
         difficulty=difficulty,
     )

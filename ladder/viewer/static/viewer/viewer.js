@@ -244,7 +244,9 @@ class Viewer {
     this.controls.hidden = this.main.hidden = this.help.hidden = false;
     this.root.dataset.loaded = "true";
     this.root.dataset.decisions = String(timeline.decisions.length);
-    if (!this.readHash()) this.go(0, false);
+    const { pos, mode } = this.addressed();
+    if (mode !== null) this.mode = mode;
+    this.go(pos === null ? 0 : pos, false);
   }
 
   last() {
@@ -315,21 +317,24 @@ class Viewer {
     action();
   }
 
-  readHash() {
-    if (!this.useHash || !this.timeline) return false;
+  // The position and view the address asks for ({pos, mode}; either may be null).
+  addressed() {
+    if (!this.useHash) return { pos: null, mode: null };
     const params = new URLSearchParams(location.hash.slice(1));
     const query = new URLSearchParams(location.search);
     const raw = params.get("d") ?? query.get("d") ?? query.get("step");
-    const view = params.get("view") ?? query.get("view");
-    if (view && this.modeButtons.has(view)) this.mode = view;
-    if (raw === null) {
-      if (view) this.go(this.pos, false);
-      return Boolean(view);
-    }
-    const pos = raw === "end" ? this.last() : Number.parseInt(raw, 10);
-    if (Number.isNaN(pos)) return false;
-    if (pos !== this.pos || view) this.go(pos, false);
-    return true;
+    const mode = params.get("view") ?? query.get("view");
+    let pos = raw === "end" ? this.last() : Number.parseInt(raw ?? "", 10);
+    if (Number.isNaN(pos)) pos = null;
+    return { pos, mode: mode && this.modeButtons.has(mode) ? mode : null };
+  }
+
+  readHash() {
+    if (!this.timeline || !this.views.length) return;
+    const { pos, mode } = this.addressed();
+    if ((pos === null || pos === this.pos) && (mode === null || mode === this.mode)) return;
+    if (mode !== null) this.mode = mode;
+    this.go(pos === null ? this.pos : pos, false);
   }
 
   writeHash() {
