@@ -132,6 +132,7 @@ class _Builder:
         self.bank: dict[int, int] | None = None if bank_ms < 0 or self.decision_ms < 0 else {}
         self.bank_ms = bank_ms
         self.faults = _faults_by_ply(doc)
+        self.num_seats = 0
 
     def seat_label(self, seat: Any) -> str:
         if not isinstance(seat, int) or seat < 0:
@@ -151,6 +152,7 @@ class _Builder:
             state.card_places()  # the dealt cave must be a deal of this ruleset's cards
         except Exception as exc:  # a hostile or corrupt setup is a verdict, not a crash
             return self._output(None, (0, f"cannot set up the game: {exc}", -1))
+        self.num_seats = state.observation(0)["num_seats"]
         self._snapshot(state)
         failure: tuple[int, str] | None = None
         for d, entry in enumerate(record["entries"]):
@@ -230,7 +232,7 @@ class _Builder:
 
     def _snapshot(self, state: State) -> None:
         """The step now: what every seat sees (shared keys + per-seat ones) and the cave."""
-        seen = [state.observation(s) for s in range(state.observation(0)["num_seats"])]
+        seen = [state.observation(s) for s in range(self.num_seats)]
         first = seen[0]
         keys = list(first) + [k for o in seen[1:] for k in o if k not in first]
         common = {

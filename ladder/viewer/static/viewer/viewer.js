@@ -12,7 +12,10 @@
 
 const SPEEDS = [0.5, 1, 2, 4, 8, 16, 32];
 const DEFAULT_SPEED = 4;
+const HEARTS = 4;
 
+// An element: props are attributes (`class`, `text`, `onclick`...), children are
+// nodes or strings (as text). null/undefined/false children are left out.
 function h(tag, props, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(props || {})) {
@@ -22,16 +25,14 @@ function h(tag, props, ...children) {
     else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
     else el.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
+  fill(el, ...children);
   return el;
 }
 
-// replaceChildren, minus the nulls that conditional children leave behind.
+// Replace an element's children (left-out children as in h()).
 function fill(el, ...children) {
-  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  const kids = children.flat().filter((c) => c !== null && c !== undefined && c !== false);
+  el.replaceChildren(...kids.map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
 }
 
 function ms(value) {
@@ -40,7 +41,14 @@ function ms(value) {
 }
 
 function titleCase(word) {
-  return String(word || "").toLowerCase().replace(/(^|_)(\w)/g, (_, sep, c) => (sep ? " " : "") + c.toUpperCase());
+  return String(word || "")
+    .toLowerCase()
+    .replace(/(^|_)(\w)/g, (_, sep, c) => (sep ? " " : "") + c.toUpperCase());
+}
+
+function token(player, label) {
+  const colour = String(player.colour).toLowerCase();
+  return h("span", { class: `ddv-token ddv-c-${colour}`, title: label }, String(player.seat));
 }
 
 // --------------------------------------------------------------------- decoding
@@ -81,10 +89,14 @@ class Viewer {
   constructor(root) {
     this.root = root;
     this.timeline = null;
+    this.views = [];
     this.pos = 0;
     this.mode = "public";
+    this.modeButtons = new Map();
     this.speed = DEFAULT_SPEED;
     this.timer = null;
+    // The first viewer of a page keeps its position in the address and takes the keys;
+    // others take keys only while the focus is inside them.
     this.useHash = !document.querySelector("[data-ddv-hash]");
     if (this.useHash) root.setAttribute("data-ddv-hash", "");
     this.build();
@@ -97,18 +109,39 @@ class Viewer {
   // --- skeleton -----------------------------------------------------------------
 
   build() {
-    const panelScript = this.root.dataset.panel && document.getElementById(this.root.dataset.panel);
+    const panelId = this.root.dataset.panel;
+    const panelScript = panelId && document.getElementById(panelId);
     this.panel = panelScript ? JSON.parse(panelScript.textContent) : null;
-    const button = (label, title, role, action) =>
-      h("button", { type: "button", title, "data-role": role, onclick: () => { this.stop(); action(); } }, label);
-    this.playButton = h("button", { type: "button", title: "Play / pause (space)", "data-role": "play", onclick: () => this.toggle() }, "Play");
+    const button = (label, title, role, action) => {
+      const onclick = () => {
+        this.stop();
+        action();
+      };
+      return h("button", { type: "button", title, "data-role": role, onclick }, label);
+    };
+    this.playButton = h(
+      "button",
+      { type: "button", title: "Play / pause (Space)", "data-role": "play", onclick: () => this.toggle() },
+      "Play",
+    );
     this.speedSelect = h(
       "select",
-      { "data-role": "speed", title: "Decisions per second", onchange: () => { this.speed = Number(this.speedSelect.value); if (this.timer) this.play(); } },
+      { "data-role": "speed", title: "Decisions per second", onchange: () => this.setSpeed() },
       SPEEDS.map((s) => h("option", { value: s, selected: s === DEFAULT_SPEED }, `${s}/s`)),
     );
-    this.slider = h("input", { type: "range", min: 0, max: 0, value: 0, step: 1, "data-role": "slider", "aria-label": "Position in the game" });
-    this.slider.addEventListener("input", () => { this.stop(); this.go(Number(this.slider.value)); });
+    this.slider = h("input", {
+      type: "range",
+      min: 0,
+      max: 0,
+      value: 0,
+      step: 1,
+      "data-role": "slider",
+      "aria-label": "Position in the game",
+    });
+    this.slider.addEventListener("input", () => {
+      this.stop();
+      this.go(Number(this.slider.value));
+    });
     this.posLabel = h("span", { class: "ddv-pos", "data-role": "pos" });
     this.controls = h(
       "div",
@@ -141,7 +174,15 @@ class Viewer {
       "div",
       { class: "ddv-main", hidden: true },
       h("div", { class: "ddv-board" }, this.status, this.cave, this.resolution, this.seats),
-      h("div", { class: "ddv-side" }, this.decision, this.end, this.obsBox, h("h3", {}, "Event log"), this.log),
+      h(
+        "div",
+        { class: "ddv-side" },
+        this.decision,
+        this.end,
+        this.obsBox,
+        h("h3", {}, "Event log"),
+        this.log,
+      ),
     );
     this.help = h(
       "p",
@@ -149,8 +190,16 @@ class Viewer {
       "Keys: ← → decision · Shift+← → or PageUp/PageDown round · Space play/pause · Home/End. ",
       "The address keeps the position (#d=…): share it to show a decision.",
     );
-    this.loading = h("p", { class: "ddv-loading", "data-role": "loading", hidden: true }, "Loading the replay…");
-    this.root.append(this.error, this.loading, this.banner, this.controls, this.modes, this.main, this.help);
+    this.loading = h("p", { class: "ddv-loading", "data-role": "loading", hidden: true }, "Loading…");
+    this.root.append(
+      this.error,
+      this.loading,
+      this.banner,
+      this.controls,
+      this.modes,
+      this.main,
+      this.help,
+    );
   }
 
   setUpDrop(url) {
@@ -159,7 +208,10 @@ class Viewer {
     if (!zone || !input) return;
     const open = (file) => file && this.upload(url, file);
     input.addEventListener("change", () => open(input.files[0]));
-    zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("ddv-over"); });
+    zone.addEventListener("dragover", (event) => {
+      event.preventDefault();
+      zone.classList.add("ddv-over");
+    });
     zone.addEventListener("dragleave", () => zone.classList.remove("ddv-over"));
     zone.addEventListener("drop", (event) => {
       event.preventDefault();
@@ -171,43 +223,42 @@ class Viewer {
   // --- loading ------------------------------------------------------------------
 
   async fetchTimeline(url) {
-    this.showLoading(true);
+    this.loading.hidden = false;
     try {
       const response = await fetch(url, { headers: { Accept: "application/json" } });
       const body = await response.json().catch(() => ({}));
-      if (!response.ok) return this.fail(`${body.detail || response.statusText} (HTTP ${response.status})`);
-      this.load(body);
+      if (response.ok) this.load(body);
+      else this.fail(`${body.detail || response.statusText} (HTTP ${response.status})`);
     } catch (error) {
       this.fail(`The replay could not be loaded: ${error.message}`);
     } finally {
-      this.showLoading(false);
+      this.loading.hidden = true;
     }
   }
 
   async upload(url, file) {
-    this.showLoading(true);
+    this.loading.hidden = false;
     this.fail("");
     this.root.dataset.file = file.name;
     try {
       const gz = file.name.endsWith(".gz") || file.type === "application/gzip";
       const response = await fetch(url, {
         method: "POST",
-        headers: { "Content-Type": gz ? "application/gzip" : "application/json", Accept: "application/json" },
+        headers: {
+          "Content-Type": gz ? "application/gzip" : "application/json",
+          Accept: "application/json",
+        },
         body: file,
       });
       const body = await response.json().catch(() => ({}));
       if (response.ok) this.load(body);
-      else if (body.timeline) this.load(body.timeline);
+      else if (body.timeline) this.load(body.timeline); // 422: shown up to the difference
       else this.fail(`${file.name}: ${body.detail || response.statusText} (HTTP ${response.status})`);
     } catch (error) {
       this.fail(`${file.name} could not be sent: ${error.message}`);
     } finally {
-      this.showLoading(false);
+      this.loading.hidden = true;
     }
-  }
-
-  showLoading(on) {
-    this.loading.hidden = !on;
   }
 
   fail(message) {
@@ -220,28 +271,30 @@ class Viewer {
     this.timeline = timeline;
     Object.assign(this, decodeSteps(timeline));
     this.mode = "public";
-    const ok = timeline.verification.ok;
-    this.banner.hidden = ok;
-    fill(this.banner);
-    if (!ok) {
-      const v = timeline.verification;
-      this.banner.append(
-        h("strong", {}, "This replay does not verify. "),
-        h("span", { "data-role": "difference" }, v.first_difference),
-        h("br"),
-        `It is shown up to decision ${v.decision}, the last point where the engine agrees with it. `,
-        h("button", { type: "button", onclick: () => this.go(this.last()) }, "Go there"),
-      );
-    }
-    if (!this.views.length) {
-      this.controls.hidden = this.main.hidden = this.help.hidden = true;
+    const v = timeline.verification;
+    this.banner.hidden = v.ok;
+    fill(
+      this.banner,
+      v.ok
+        ? null
+        : [
+            h("strong", {}, "This replay does not verify. "),
+            h("span", { "data-role": "difference" }, v.first_difference),
+            h("br"),
+            `It is shown up to decision ${v.decision}, the last point where the engine agrees `,
+            "with it. ",
+            h("button", { type: "button", onclick: () => this.go(this.last()) }, "Go there"),
+          ],
+    );
+    const empty = !this.views.length;
+    this.controls.hidden = this.main.hidden = this.help.hidden = empty;
+    if (empty) {
       fill(this.modes);
       return;
     }
     this.slider.max = this.last();
     this.buildModes();
     this.buildLog();
-    this.controls.hidden = this.main.hidden = this.help.hidden = false;
     this.root.dataset.loaded = "true";
     this.root.dataset.decisions = String(timeline.decisions.length);
     const { pos, mode } = this.addressed();
@@ -256,7 +309,7 @@ class Viewer {
   // --- position -----------------------------------------------------------------
 
   go(pos, remember = true) {
-    if (!this.timeline) return;
+    if (!this.views.length) return;
     this.pos = Math.max(0, Math.min(this.last(), Number.isFinite(pos) ? pos : 0));
     this.render();
     if (remember) this.writeHash();
@@ -278,6 +331,11 @@ class Viewer {
     else this.play();
   }
 
+  setSpeed() {
+    this.speed = Number(this.speedSelect.value);
+    if (this.timer) this.play();
+  }
+
   play() {
     if (this.timer) clearInterval(this.timer);
     if (this.pos >= this.last()) this.go(0);
@@ -297,9 +355,13 @@ class Viewer {
   }
 
   onKey(event) {
-    if (!this.timeline || !this.views.length || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (!this.views.length || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
-    if (target instanceof Element && target.closest("input, textarea, select, [contenteditable]")) return;
+    const inside = target instanceof Node && this.root.contains(target);
+    if (!this.useHash && !inside) return;
+    if (target instanceof Element && target.closest("input, textarea, select, [contenteditable]")) {
+      return;
+    }
     if (target instanceof HTMLButtonElement && (event.key === " " || event.key === "Enter")) return;
     const actions = {
       ArrowRight: () => (event.shiftKey ? this.round(1) : this.go(this.pos + 1)),
@@ -330,7 +392,7 @@ class Viewer {
   }
 
   readHash() {
-    if (!this.timeline || !this.views.length) return;
+    if (!this.views.length) return;
     const { pos, mode } = this.addressed();
     if ((pos === null || pos === this.pos) && (mode === null || mode === this.mode)) return;
     if (mode !== null) this.mode = mode;
@@ -340,22 +402,31 @@ class Viewer {
   writeHash() {
     if (!this.useHash) return;
     const hash = `#d=${this.pos}` + (this.mode === "public" ? "" : `&view=${this.mode}`);
-    if (location.hash !== hash) history.replaceState(null, "", location.pathname + location.search + hash);
+    if (location.hash !== hash) {
+      history.replaceState(null, "", location.pathname + location.search + hash);
+    }
   }
 
-  // --- modes: public, full, what seat N saw ----------------------------------------
+  // --- views: public, full cave, what seat N saw ----------------------------------
 
   buildModes() {
     this.modeButtons = new Map();
     const add = (mode, label, title) => {
-      const b = h("button", { type: "button", role: "tab", title, "data-mode": mode, onclick: () => { this.mode = mode; this.go(this.pos); } }, label);
+      const onclick = () => {
+        this.mode = mode;
+        this.go(this.pos);
+      };
+      const b = h("button", { type: "button", role: "tab", title, "data-mode": mode, onclick }, label);
       this.modeButtons.set(mode, b);
       return b;
     };
-    fill(this.modes,
+    fill(
+      this.modes,
       add("public", "Public view", "What every seat could know at this moment"),
-      add("full", "Full cave", "Every card of the dealt cave, faces included (analysis after the match)"),
-      ...this.timeline.seats.map((s) => add(`seat-${s.seat}`, `What seat ${s.seat} saw`, `The observation of ${s.label}`)),
+      add("full", "Full cave", "Every card of the dealt cave, faces included (after the match)"),
+      this.timeline.seats.map((s) =>
+        add(`seat-${s.seat}`, `What seat ${s.seat} saw`, `The observation of ${s.label}`),
+      ),
     );
   }
 
@@ -363,7 +434,9 @@ class Viewer {
     const view = this.views[pos];
     const own = this.own[pos][String(seat)] || {};
     const keys = [...this.timeline.observation_keys];
-    for (const key of [...Object.keys(view), ...Object.keys(own)]) if (!keys.includes(key)) keys.push(key);
+    for (const key of [...Object.keys(view), ...Object.keys(own)]) {
+      if (!keys.includes(key)) keys.push(key);
+    }
     const obs = {};
     for (const key of keys) {
       if (key in own) {
@@ -380,7 +453,6 @@ class Viewer {
     const pos = this.pos;
     const seatMode = this.mode.startsWith("seat-") ? Number(this.mode.slice(5)) : null;
     const obs = seatMode === null ? this.views[pos] : this.seatObservation(seatMode);
-    const atEnd = pos === this.last();
     const decision = t.decisions[pos];
     this.root.dataset.pos = String(pos);
     this.root.dataset.mode = this.mode;
@@ -389,13 +461,15 @@ class Viewer {
       ? `Decision ${pos} of ${t.decisions.length} · round ${decision.round} · turn ${decision.turn}`
       : `End · after ${t.decisions.length} decisions`;
     this.posLabel.dataset.d = String(pos);
-    for (const [mode, b] of this.modeButtons) b.setAttribute("aria-selected", String(mode === this.mode));
+    for (const [mode, b] of this.modeButtons) {
+      b.setAttribute("aria-selected", String(mode === this.mode));
+    }
     this.drawStatus(obs);
     this.drawCave(obs, this.mode === "full" ? this.caves[pos] : null);
     this.drawResolution(obs);
     this.drawSeats(obs, seatMode);
     this.drawDecision(decision);
-    this.drawEnd(atEnd);
+    this.drawEnd(pos === this.last());
     this.drawObservation(seatMode, decision);
     this.markLog();
   }
@@ -406,10 +480,20 @@ class Viewer {
   }
 
   drawStatus(obs) {
-    const hearts = h("span", { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} of 4 hearts` }, "♥".repeat(Math.max(0, obs.hearts)), h("span", { class: "ddv-lost" }, "♥".repeat(Math.max(0, 4 - obs.hearts))));
-    const stack = Object.entries(obs.exchange_stack || {}).map(([recipe, n]) => `${titleCase(recipe)} ${n}`).join(", ");
+    const left = Math.max(0, Math.min(HEARTS, obs.hearts));
+    const hearts = h(
+      "span",
+      { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} hearts` },
+      "♥".repeat(left),
+      h("span", { class: "ddv-lost" }, "♥".repeat(HEARTS - left)),
+    );
+    const stack = Object.entries(obs.exchange_stack || {})
+      .map(([recipe, n]) => `${titleCase(recipe)} ${n}`)
+      .join(", ");
     const acting = obs.acting_seat >= 0 ? this.seatLabel(obs.acting_seat) : "nobody (over)";
-    fill(this.status,
+    const objectives = (obs.objectives || []).join(", ");
+    fill(
+      this.status,
       h("span", { "data-role": "phase" }, h("b", {}, obs.phase), ` · round ${obs.round} · turn ${obs.turn}`),
       h("span", {}, `Lead: ${this.seatLabel(obs.lead)}`),
       h("span", { "data-role": "acting" }, "To act: ", h("b", {}, acting)),
@@ -417,7 +501,7 @@ class Viewer {
       h("span", {}, `Supply: ${obs.supply} torches`),
       h("span", {}, `Torch tiles free: ${obs.free_tiles}`),
       h("span", { title: "Exchange cards left" }, `Exchange: ${stack}`),
-      h("span", {}, `${titleCase(obs.difficulty)} · objectives ${(obs.objectives || []).join(", ")}`),
+      h("span", {}, `${titleCase(obs.difficulty)} · objectives ${objectives}`),
     );
   }
 
@@ -427,12 +511,23 @@ class Viewer {
     const facts = [`${card.tool === "SWORD" ? "sword" : "pickaxe"} ${card.strength}`];
     if (card.damage) facts.push(`damage ${card.damage}`);
     if (loot) facts.push(loot);
+    const material = String(card.material).toLowerCase();
     return h(
       "div",
-      { class: `ddv-card ddv-face ddv-${String(card.material).toLowerCase()}${card.enchanted ? " ddv-sleeved" : ""}${extra}`, "data-card": card.id, title: `${titleCase(card.material)} ${card.name}` },
+      {
+        class: `ddv-card ddv-face ddv-${material}${card.enchanted ? " ddv-sleeved" : ""}${extra}`,
+        "data-card": card.id,
+        title: `${titleCase(card.material)} ${card.name}${card.enchanted ? ", enchanted" : ""}`,
+      },
       h("span", { class: "ddv-name" }, card.name),
       h("span", { class: "ddv-facts" }, facts.join(" · ")),
     );
+  }
+
+  cardBack(material, sleeved) {
+    const m = String(material).toLowerCase();
+    const title = `${titleCase(m)} card, face down${sleeved ? ", enchanted" : ""}`;
+    return h("div", { class: `ddv-card ddv-back ddv-${m}${sleeved ? " ddv-sleeved" : ""}`, title }, titleCase(m));
   }
 
   drawCave(obs, cave) {
@@ -440,18 +535,18 @@ class Viewer {
     const columns = (obs.passages || []).map((passage) => {
       const p = passage.index;
       const dealt = this.caves[0][p] ? this.caves[0][p].length : passage.count;
-      const topMaterial = passage.count ? passage.backs[passage.count - 1] : null;
+      const top = passage.count ? passage.backs[passage.count - 1] : null;
       const here = players.filter((pl) => pl.position === p && !pl.eliminated);
       const cards = [];
       for (let i = passage.count - 1; i >= 0; i--) {
-        const known = i === passage.count - 1 && passage.top;
-        if (known) cards.push(this.cardFace(passage.top, " ddv-top"));
+        if (i === passage.count - 1 && passage.top) cards.push(this.cardFace(passage.top, " ddv-top"));
         else if (cave) cards.push(this.cardFace(this.timeline.cards[cave[p][i]], " ddv-hidden"));
-        else {
-          const material = String(passage.backs[i]).toLowerCase();
-          cards.push(h("div", { class: `ddv-card ddv-back ddv-${material}${passage.sleeved[i] ? " ddv-sleeved" : ""}`, title: `${titleCase(material)} card, face down${passage.sleeved[i] ? ", enchanted" : ""}` }, titleCase(material)));
-        }
+        else cards.push(this.cardBack(passage.backs[i], passage.sleeved[i]));
       }
+      const layer = top ? `${passage.count} of ${dealt} left · ${titleCase(top)} layer` : `empty (all ${dealt} taken)`;
+      const tile = passage.tile
+        ? h("span", { class: "ddv-tile", title: "A torch tile lies in front of this passage" }, "torch tile")
+        : null;
       return h(
         "div",
         { class: "ddv-passage", "data-passage": p },
@@ -459,16 +554,22 @@ class Viewer {
           "div",
           { class: "ddv-passage-head" },
           h("b", {}, `Passage ${p}`),
-          passage.tile ? h("span", { class: "ddv-tile", title: "A torch tile lies in front of this passage" }, "🔥 tile") : null,
-          h("div", { class: "ddv-layer" }, topMaterial ? `${passage.count} of ${dealt} left · ${titleCase(topMaterial)} layer` : `empty (all ${dealt} taken)`),
-          h("div", { class: "ddv-here" }, here.map((pl) => h("span", { class: `ddv-token ddv-c-${pl.colour.toLowerCase()}`, title: this.seatLabel(pl.seat) }, String(pl.seat)))),
+          tile,
+          h("div", { class: "ddv-layer" }, layer),
+          h("div", { class: "ddv-here" }, here.map((pl) => token(pl, this.seatLabel(pl.seat)))),
         ),
         h("div", { class: "ddv-stack" }, cards),
       );
     });
     const atBase = players.filter((pl) => pl.position < 0 && !pl.eliminated);
-    fill(this.cave,
-      h("div", { class: "ddv-base" }, h("b", {}, "Base: "), atBase.length ? atBase.map((pl) => h("span", { class: `ddv-token ddv-c-${pl.colour.toLowerCase()}`, title: this.seatLabel(pl.seat) }, String(pl.seat))) : "nobody"),
+    fill(
+      this.cave,
+      h(
+        "div",
+        { class: "ddv-base" },
+        h("b", {}, "Base: "),
+        atBase.length ? atBase.map((pl) => token(pl, this.seatLabel(pl.seat))) : "nobody",
+      ),
       h("div", { class: "ddv-passages" }, columns),
     );
   }
@@ -476,73 +577,132 @@ class Viewer {
   drawResolution(obs) {
     const r = obs.resolution;
     this.resolution.hidden = !r;
-    if (!r) return fill(this.resolution);
+    if (!r) {
+      fill(this.resolution);
+      return;
+    }
     const helpers = r.helpers.length ? r.helpers.map((s) => this.seatLabel(s)).join(", ") : "none";
-    fill(this.resolution,
+    const committer = r.committer >= 0 ? `, ${this.seatLabel(r.committer)} committing` : "";
+    fill(
+      this.resolution,
       h("b", {}, `Resolving passage ${r.passage}: `),
       this.cardFace(r.card),
       h("span", {}, `owner ${this.seatLabel(r.owner)} · helpers ${helpers} · `),
-      h("span", {}, r.attempting ? `attempting: ${r.committed} of ${r.card.strength} committed${r.committer >= 0 ? `, ${this.seatLabel(r.committer)} committing` : ""}` : "owner to choose"),
+      h(
+        "span",
+        {},
+        r.attempting
+          ? `attempting: ${r.committed} of ${r.card.strength} committed${committer}`
+          : "the owner chooses: attempt or leave",
+      ),
     );
   }
 
   drawSeats(obs, seatMode) {
     const objectives = obs.objectives || [];
-    fill(this.seats,
-      ...(obs.players || []).map((pl) => {
-        const items = Object.entries(pl.items || {}).filter(([, n]) => n > 0).map(([kind, n]) => `${n} ${kind}`);
-        const used = pl.torches + Object.values(pl.items || {}).reduce((a, b) => a + b, 0);
-        const flags = [
-          pl.seat === obs.acting_seat ? h("span", { class: "ddv-flag ddv-acting" }, "to act") : null,
-          pl.seat === obs.lead ? h("span", { class: "ddv-flag" }, "lead") : null,
-          pl.ready ? h("span", { class: "ddv-flag" }, "ready") : null,
-          pl.forfeited ? h("span", { class: "ddv-flag ddv-out" }, "forfeited") : pl.eliminated ? h("span", { class: "ddv-flag ddv-out" }, "eliminated") : null,
-          pl.seat === seatMode ? h("span", { class: "ddv-flag ddv-me" }, "this view") : null,
-        ];
-        return h(
+    const flag = (on, text, extra = "") => (on ? h("span", { class: `ddv-flag${extra}` }, text) : null);
+    const cards = (list) =>
+      list.length ? list.map((c) => h("span", { class: "ddv-loot", title: c.loot }, c.name)) : "–";
+    const seats = (obs.players || []).map((pl) => {
+      const items = Object.entries(pl.items || {})
+        .filter(([, n]) => n > 0)
+        .map(([kind, n]) => `${n} ${kind}`);
+      const used = pl.torches + Object.values(pl.items || {}).reduce((a, b) => a + b, 0);
+      const acting = pl.seat === obs.acting_seat;
+      const tools = pl.tools.map((tool) =>
+        h(
+          "span",
+          { class: `ddv-tool${tool.active ? "" : " ddv-tired"}`, title: tool.active ? "active" : "tired" },
+          `${tool.name} ${tool.strength}`,
+        ),
+      );
+      const goals = objectives.map((o) => {
+        const done = pl.completed.includes(o);
+        return h("span", { class: done ? "ddv-done" : "ddv-todo" }, `${done ? "✔" : "○"} ${o}`);
+      });
+      const colour = String(pl.colour).toLowerCase();
+      return h(
+        "div",
+        {
+          class: `ddv-seat ddv-c-${colour}${acting ? " ddv-is-acting" : ""}${pl.eliminated ? " ddv-is-out" : ""}`,
+          "data-seat": pl.seat,
+        },
+        h(
           "div",
-          { class: `ddv-seat ddv-c-${pl.colour.toLowerCase()}${pl.seat === obs.acting_seat ? " ddv-is-acting" : ""}${pl.eliminated ? " ddv-is-out" : ""}`, "data-seat": pl.seat },
-          h("div", { class: "ddv-seat-head" }, h("b", {}, this.seatLabel(pl.seat)), ` ${titleCase(pl.colour)} `, flags),
-          h("div", {}, `Position: ${pl.position < 0 ? "base" : `passage ${pl.position}`}`),
-          h("div", { "data-role": "inventory" }, `Inventory ${used}/${pl.capacity}: ${pl.torches} torches${items.length ? ", " + items.join(", ") : ""} · stash ${pl.stash}`),
-          h("div", { class: "ddv-tools" }, "Tools: ", pl.tools.length ? pl.tools.map((tool) => h("span", { class: `ddv-tool${tool.active ? "" : " ddv-tired"}`, title: tool.active ? "active" : "tired (used this round)" }, `${tool.name} ${tool.strength}`)) : "none"),
-          h("div", {}, "Unsecured: ", pl.unsecured.length ? pl.unsecured.map((c) => h("span", { class: "ddv-loot" }, c.name)) : "–"),
-          h("div", {}, "Secured: ", pl.secured.length ? pl.secured.map((c) => h("span", { class: "ddv-loot" }, c.name)) : "–"),
-          h("div", { "data-role": "objectives" }, "Objectives: ", objectives.map((o) => h("span", { class: pl.completed.includes(o) ? "ddv-done" : "ddv-todo" }, `${pl.completed.includes(o) ? "✔" : "○"} ${o}`)), pl.faults ? ` · faults ${pl.faults}` : ""),
-        );
-      }),
-    );
+          { class: "ddv-seat-head" },
+          h("b", {}, this.seatLabel(pl.seat)),
+          ` ${titleCase(pl.colour)} `,
+          flag(acting, "to act"),
+          flag(pl.seat === obs.lead, "lead"),
+          flag(pl.ready, "ready"),
+          flag(pl.forfeited, "forfeited"),
+          flag(pl.eliminated && !pl.forfeited, "eliminated"),
+          flag(pl.seat === seatMode, "this view"),
+        ),
+        h("div", {}, `Position: ${pl.position < 0 ? "base" : `passage ${pl.position}`}`),
+        h(
+          "div",
+          { "data-role": "inventory" },
+          `Inventory ${used}/${pl.capacity}: ${pl.torches} torches`,
+          items.length ? `, ${items.join(", ")}` : "",
+          ` · stash ${pl.stash}`,
+        ),
+        h("div", { class: "ddv-tools" }, "Tools: ", tools.length ? tools : "none"),
+        h("div", {}, "Unsecured: ", cards(pl.unsecured)),
+        h("div", {}, "Secured: ", cards(pl.secured)),
+        h("div", { "data-role": "objectives" }, "Objectives: ", goals, pl.faults ? ` · faults ${pl.faults}` : ""),
+      );
+    });
+    fill(this.seats, seats);
   }
 
   drawDecision(decision) {
-    if (!decision) {
-      this.decision.hidden = true;
-      return;
-    }
-    this.decision.hidden = false;
+    this.decision.hidden = !decision;
+    if (!decision) return;
     const kind = decision.kind === "action" ? (decision.forced ? "forced" : "chosen") : decision.kind;
-    const legal = decision.legal.map((a, i) =>
-      h(
+    const legal = decision.legal.map((a, i) => {
+      const chosen = i === decision.chosen;
+      const played = i === decision.played && !chosen;
+      return h(
         "li",
-        { class: i === decision.chosen ? "ddv-chosen" : i === decision.played ? "ddv-default" : "", "data-index": i },
+        { class: chosen ? "ddv-chosen" : played ? "ddv-default" : "", "data-index": i },
         a.text,
-        i === decision.chosen ? h("span", { class: "ddv-badge" }, decision.forced ? " forced (only choice)" : " chosen") : null,
-        i === decision.played && i !== decision.chosen ? h("span", { class: "ddv-badge" }, " default played") : null,
-      ),
-    );
-    const time = decision.asked
-      ? h("div", { "data-role": "time" }, `Took ${ms(decision.think_ms)} · bank left ${ms(decision.bank_left_ms)}`)
-      : h("div", { "data-role": "time" }, decision.forced ? "Played by the engine (the only legal action): the bot was not asked." : "Not asked.");
-    const events = this.timeline.events.filter((e) => e.d === this.pos);
-    fill(this.decision,
+        chosen ? h("span", { class: "ddv-badge" }, decision.forced ? " forced (only choice)" : " chosen") : null,
+        played ? h("span", { class: "ddv-badge" }, " default played") : null,
+      );
+    });
+    let time = "Not asked.";
+    if (decision.asked) time = `Took ${ms(decision.think_ms)} · bank left ${ms(decision.bank_left_ms)}`;
+    else if (decision.forced) time = "Played by the engine (the only legal action): the bot was not asked.";
+    const reason = decision.kind === "action"
+      ? null
+      : h(
+          "div",
+          { class: "ddv-fault", "data-role": "reason" },
+          `${decision.kind === "fault" ? "Fault" : "Forfeit"}`,
+          decision.fault_kind ? ` (${decision.fault_kind})` : "",
+          `: ${decision.reason}`,
+        );
+    const [first, count] = decision.events;
+    const followed = this.timeline.events
+      .slice(first, first + count)
+      .map((e) => h("li", { class: `ddv-ev-${String(e.kind).toLowerCase()}` }, e.text));
+    fill(
+      this.decision,
       h("h3", {}, `Decision ${decision.d}`),
-      h("div", { class: "ddv-who" }, h("span", { "data-role": "decision-seat", "data-seat": decision.seat }, this.seatLabel(decision.seat)), ` · ${decision.phase} · `, h("span", { class: `ddv-kind ddv-kind-${kind}`, "data-role": "decision-kind" }, kind)),
-      decision.kind !== "action" ? h("div", { class: "ddv-fault", "data-role": "reason" }, `${decision.kind === "fault" ? "Fault" : "Forfeit"}${decision.fault_kind ? ` (${decision.fault_kind})` : ""}: ${decision.reason}`) : null,
-      time,
+      h(
+        "div",
+        { class: "ddv-who" },
+        h("span", { "data-role": "decision-seat", "data-seat": decision.seat }, this.seatLabel(decision.seat)),
+        ` · ${decision.phase} · `,
+        h("span", { class: `ddv-kind ddv-kind-${kind}`, "data-role": "decision-kind" }, kind),
+      ),
+      reason,
+      h("div", { "data-role": "time" }, time),
       legal.length ? h("div", {}, `Legal actions (${legal.length}):`) : null,
       h("ol", { class: "ddv-legal", "data-role": "legal", start: 0 }, legal),
       h("div", {}, "What followed:"),
-      h("ul", { class: "ddv-followed", "data-role": "followed" }, events.map((e) => h("li", { class: `ddv-ev-${String(e.kind).toLowerCase()}` }, e.text))),
+      h("ul", { class: "ddv-followed", "data-role": "followed" }, followed),
     );
   }
 
@@ -551,48 +711,59 @@ class Viewer {
     this.end.hidden = !atEnd;
     if (!atEnd) return;
     if (!t.result) {
-      fill(this.end, h("h3", {}, "The replay stops here"), h("p", {}, t.verification.first_difference || "The game did not reach its end."));
+      const why = t.verification.first_difference || "The game did not reach its end.";
+      fill(this.end, h("h3", {}, "The replay stops here"), h("p", {}, why));
       return;
     }
     const panel = new Map((this.panel ? this.panel.seats : []).map((s) => [s.seat, s]));
-    const rows = [...t.result.seats].sort((a, b) => a.rank - b.rank || a.seat - b.seat).map((s) => {
-      const m = panel.get(s.seat);
-      const delta = m && m.rating_delta !== null ? `${m.rating_delta >= 0 ? "+" : ""}${m.rating_delta.toFixed(2)}` : "";
-      return h(
-        "tr",
-        { "data-seat": s.seat, "data-rank": s.rank },
-        h("td", {}, String(s.rank)),
-        h("td", {}, this.seatLabel(s.seat)),
-        h("td", {}, s.ended + (s.reason ? ` (${s.reason})` : "")),
-        h("td", {}, s.completed.length ? s.completed.join(", ") : "none"),
-        h("td", {}, String(s.loot_points)),
-        h("td", {}, String(s.torches)),
-        h("td", {}, String(s.faults)),
-        h("td", { "data-role": "rating" }, m && m.rating_after !== null ? `${m.rating_before.toFixed(2)} → ${m.rating_after.toFixed(2)} (${delta})` : "–"),
+    const rating = (m) => {
+      if (!m || m.rating_after === null || m.rating_before === null) return "–";
+      const sign = m.rating_delta >= 0 ? "+" : "";
+      return `${m.rating_before.toFixed(2)} → ${m.rating_after.toFixed(2)} (${sign}${m.rating_delta.toFixed(2)})`;
+    };
+    const rows = [...t.result.seats]
+      .sort((a, b) => a.rank - b.rank || a.seat - b.seat)
+      .map((s) =>
+        h(
+          "tr",
+          { "data-seat": s.seat, "data-rank": s.rank },
+          h("td", {}, String(s.rank)),
+          h("td", {}, this.seatLabel(s.seat)),
+          h("td", {}, s.ended + (s.reason ? ` (${s.reason})` : "")),
+          h("td", {}, s.completed.length ? s.completed.join(", ") : "none"),
+          h("td", {}, String(s.loot_points)),
+          h("td", {}, String(s.torches)),
+          h("td", {}, String(s.faults)),
+          h("td", { "data-role": "rating" }, rating(panel.get(s.seat))),
+        ),
       );
-    });
-    const winner = t.result.winner >= 0 ? `${this.seatLabel(t.result.winner)} wins` : "no winner";
-    fill(this.end,
+    const r = t.result;
+    const winner = r.winner >= 0 ? `${this.seatLabel(r.winner)} wins` : "no winner";
+    const headers = ["Rank", "Seat", "Ended", "Objectives", "Loot", "Torches", "Faults", "Rating"];
+    fill(
+      this.end,
       h("h3", {}, "The end"),
-      h("p", { "data-role": "reason" }, `${winner} · ${t.result.reason.replace("_", " ")} after ${t.result.turns} turns, ${t.result.rounds} rounds`),
+      h(
+        "p",
+        { "data-role": "reason" },
+        `${winner} · ${r.reason.replaceAll("_", " ")} after ${r.turns} turns, ${r.rounds} rounds`,
+      ),
       h(
         "table",
         { class: "ddv-ranks", "data-role": "ranks" },
-        h("thead", {}, h("tr", {}, ["Rank", "Seat", "Ended", "Objectives", "Loot", "Torches", "Faults", "Rating"].map((c) => h("th", {}, c)))),
+        h("thead", {}, h("tr", {}, headers.map((c) => h("th", {}, c)))),
         h("tbody", {}, rows),
       ),
     );
   }
 
   drawObservation(seatMode, decision) {
-    if (this.mode === "full") {
-      this.obsBox.hidden = true;
-      return;
-    }
-    this.obsBox.hidden = false;
+    this.obsBox.hidden = this.mode === "full";
+    if (this.mode === "full") return;
     if (seatMode === null) {
       this.obsTitle.textContent = "The public view as JSON (what every seat could know)";
       this.obs.dataset.seat = "";
+      this.obs.dataset.d = String(this.pos);
       this.obs.textContent = JSON.stringify(this.views[this.pos], null, 1);
       return;
     }
@@ -612,12 +783,21 @@ class Viewer {
     this.logItems = new Map();
     const items = this.timeline.events.map((e, i) => {
       const d = Math.max(0, e.d);
-      const li = h("li", { class: `ddv-ev-${String(e.kind).toLowerCase()}`, "data-d": d, "data-i": i, title: `Event ${i} (decision ${d}) · click to go there` }, e.text);
+      const li = h(
+        "li",
+        {
+          class: `ddv-ev-${String(e.kind).toLowerCase()}`,
+          "data-d": d,
+          "data-i": i,
+          title: `Event ${i} (decision ${d}): click to go there`,
+        },
+        e.text,
+      );
       if (!this.logItems.has(d)) this.logItems.set(d, []);
       this.logItems.get(d).push(li);
       return li;
     });
-    fill(this.log, ...items);
+    fill(this.log, items);
     this.log.onclick = (event) => {
       const li = event.target.closest("li[data-d]");
       if (!li) return;
@@ -632,9 +812,10 @@ class Viewer {
     this.marked = this.logItems.get(this.pos) || [];
     for (const li of this.marked) li.classList.add("ddv-now");
     const first = this.marked[0];
-    if (first) {
-      const top = first.offsetTop;
-      if (top < this.log.scrollTop || top > this.log.scrollTop + this.log.clientHeight - 40) this.log.scrollTop = Math.max(0, top - 40);
+    if (!first) return;
+    const top = first.offsetTop;
+    if (top < this.log.scrollTop || top > this.log.scrollTop + this.log.clientHeight - 40) {
+      this.log.scrollTop = Math.max(0, top - 40);
     }
   }
 }
