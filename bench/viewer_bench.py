@@ -26,7 +26,6 @@ import gzip
 import json
 import os
 import platform
-import shutil
 import socket
 import statistics
 import subprocess
@@ -41,16 +40,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
 from engine.timeline import build_timeline  # noqa: E402
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from tests.support.replays import play_real  # noqa: E402
-
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def best_of(n: int, fn: Any) -> float:
@@ -103,8 +94,7 @@ def free_port() -> int:
 def measure_browser(files: list[Path], tmp: Path) -> list[dict[str, float]]:
     from playwright.sync_api import sync_playwright
 
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
+    if CHROMIUM is None:
         raise SystemExit("--browser needs Debian's chromium (apt-get install chromium)")
     env = {**os.environ, "LADDER_VAR_DIR": str(tmp / "var"), "DJANGO_DEBUG": "1"}
     env.pop("DATABASE_URL", None)
@@ -129,7 +119,7 @@ def measure_browser(files: list[Path], tmp: Path) -> list[dict[str, float]]:
                     raise SystemExit("runserver did not come up") from None
                 time.sleep(0.2)
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             for path in files:
                 row = {}
                 for label in ("cold", "warm"):
@@ -214,7 +204,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"{args.games} games, {args.seats} seats, {args.difficulty}, {args.players} bots (median)")
+    print(
+        f"{args.games} games, {args.seats} seats, {args.difficulty}, {args.players} bots (median)"
+    )
     for k, v in summary.items():
         shown = f"{v * 1000:.1f} ms" if k.endswith("_s") else f"{v:,.1f}"
         print(f"  {k:24} {shown}")

@@ -16,7 +16,6 @@ import copy
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,20 +24,11 @@ import pytest
 
 from engine.timeline import record_of
 from engine.verify import verify
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
 from tests.support.replays import PlayedMatch, gz, observation_at, play_real, state_at
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS_DIR", ROOT / "test-artifacts")) / "viewer"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 LOADED = "[data-ddv][data-loaded=true]"
 BOTS = [
     ("digger", "examples.heuristic_bot", ()),
@@ -148,6 +138,10 @@ class Page:
             }"""
         )
 
+    def keys_to_page(self) -> None:
+        """Keys go to the page, not to a control that has the focus (the slider, a button)."""
+        self.page.evaluate("document.activeElement && document.activeElement.blur()")
+
     def shot(self, label: str) -> None:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{self.name}-{label}.png"), full_page=True)
@@ -182,7 +176,7 @@ def test_step_through_a_real_match_to_its_ranks(
     pg = page.open(f"/replays/matches/{match.pk}/")
     pg.wait_for_selector(LOADED)
     assert pg.get_attribute("[data-ddv]", "data-decisions") == str(len(doc["decisions"]))
-    pg.locator("body").click(position={"x": 5, "y": 5})
+    page.keys_to_page()
     shot_fault = True
     for d, decision in enumerate(doc["decisions"]):
         state = page.state()
@@ -221,7 +215,7 @@ def test_slider_keyboard_and_event_log_jump(page: Page, match: Any, played: Play
     pg.reload()
     pg.wait_for_selector(LOADED)
     assert page.state()["pos"] == 143
-    pg.locator("body").click(position={"x": 5, "y": 5})
+    page.keys_to_page()
     for key, pos in [("ArrowLeft", 142), ("ArrowRight", 143), ("Home", 0), ("End", last)]:
         pg.keyboard.press(key)
         assert page.state()["pos"] == pos, key
@@ -247,7 +241,7 @@ def test_slider_keyboard_and_event_log_jump(page: Page, match: Any, played: Play
     assert "ddv-now" in (item.get_attribute("class") or "")
     page.shot("event-log")
     # Space plays and pauses.
-    pg.locator("body").click(position={"x": 5, "y": 5})
+    page.keys_to_page()
     pg.keyboard.press("Home")
     pg.keyboard.press(" ")
     pg.wait_for_function("Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
@@ -317,7 +311,7 @@ def test_a_dropped_replay_plays(page: Page, played: PlayedMatch, tmp_path: Path)
     pg.wait_for_selector(LOADED)
     assert pg.locator("[data-ddv] img").count() == 0
     assert '<img src=x onerror="alert(1)"> (seat 1)' in pg.inner_text("[data-role=seats]")
-    pg.locator("body").click(position={"x": 5, "y": 5})
+    page.keys_to_page()
     pg.keyboard.press("ArrowRight")
     assert page.state()["pos"] == 1 and page.state()["seat"] == doc["decisions"][1]["seat"]
     pg.keyboard.press("End")
@@ -356,7 +350,7 @@ def test_a_tampered_file_shows_the_verification_failure(
         d for d, dec in enumerate(doc["decisions"])
         if dec["first_event"] <= target < dec["first_event"] + dec["num_events"]
     )  # fmt: skip
-    pg.locator("body").click(position={"x": 5, "y": 5})
+    page.keys_to_page()
     pg.keyboard.press("End")
     assert page.state()["pos"] == owner  # shown up to the decision that departs from it
     assert "The replay stops here" in pg.inner_text("[data-role=end]")
