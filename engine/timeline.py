@@ -207,20 +207,33 @@ class _Builder:
                 "reason": str(entry.get(kind, "")) if kind != "action" else "",
                 "fault_kind": str(fault.get("kind", "")) if kind != "action" else "",
                 "think_ms": think_ms,
-                "bank_left_ms": self._spend_bank(seat, think_ms, forced, fault),
+                "bank_left_ms": self._spend_bank(seat, think_ms, forced, fault, stored),
                 "events": [start, len(events)],
             }
         )
 
     def _spend_bank(
-        self, seat: Any, think_ms: int, forced: bool, fault: Mapping[str, Any]
+        self,
+        seat: Any,
+        think_ms: int,
+        forced: bool,
+        fault: Mapping[str, Any],
+        stored: Mapping[str, Any],
     ) -> int | None:
         """The seat's bank after this decision, as the runner spends it (overruns only).
 
-        Derived from the stored think times and time control, to the millisecond;
-        a timeout fault empties the bank, as the runner does.
+        The runner's own figure when the replay stores one per decision
+        (`bank_left_ms`); else derived from the stored think times and time
+        control, to the millisecond, a timeout fault emptying the bank as the
+        runner does.
         """
-        if self.bank is None or not isinstance(seat, int):
+        if not isinstance(seat, int):
+            return None
+        if isinstance(stored.get("bank_left_ms"), int):
+            if self.bank is not None:
+                self.bank[seat] = stored["bank_left_ms"]
+            return int(stored["bank_left_ms"])
+        if self.bank is None:
             return None
         left = self.bank.get(seat, self.bank_ms)
         if fault.get("kind") == "timeout":

@@ -276,3 +276,13 @@ def test_a_forfeit_of_a_seat_that_is_not_acting() -> None:
     acting = state_at(doc, 6).acting_seat
     assert (forfeit["legal"] == []) == (acting != 0)
     assert json.dumps(timeline)  # plain JSON all the way down
+
+
+def test_a_bank_the_runner_stored_wins_over_the_derived_one() -> None:
+    doc = inprocess_replay(seed=4, seats=2, think_ms={3: 1800})
+    derived = build_timeline(doc)["decisions"][3]
+    assert derived["bank_left_ms"] == 30000 - 800
+    doc["decisions"][3]["bank_left_ms"] = 12345
+    del doc["time_control"]
+    assert build_timeline(doc)["decisions"][3]["bank_left_ms"] == 12345
+    assert build_timeline(doc)["decisions"][4]["bank_left_ms"] is None

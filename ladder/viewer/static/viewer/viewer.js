@@ -12,7 +12,6 @@
 
 const SPEEDS = [0.5, 1, 2, 4, 8, 16, 32];
 const DEFAULT_SPEED = 4;
-const HEARTS = 4;
 
 // An element: props are attributes (`class`, `text`, `onclick`...), children are
 // nodes or strings (as text). null/undefined/false children are left out.
@@ -480,12 +479,11 @@ class Viewer {
   }
 
   drawStatus(obs) {
-    const left = Math.max(0, Math.min(HEARTS, obs.hearts));
     const hearts = h(
       "span",
-      { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} hearts` },
-      "♥".repeat(left),
-      h("span", { class: "ddv-lost" }, "♥".repeat(HEARTS - left)),
+      { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} hearts left (shared)` },
+      "♥".repeat(Math.max(0, Math.min(obs.hearts, 20))),
+      ` ${obs.hearts}`,
     );
     const stack = Object.entries(obs.exchange_stack || {})
       .map(([recipe, n]) => `${titleCase(recipe)} ${n}`)
