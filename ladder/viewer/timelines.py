@@ -79,7 +79,8 @@ class Timeline:
 
     @property
     def etag(self) -> str:
-        return f'"{self.sha256}.{TIMELINE_FORMAT}.{ENGINE_VERSION}"'
+        """Weak: the same timeline is sent gzip'd or not (If-None-Match compares weakly)."""
+        return f'W/"{self.sha256}.{TIMELINE_FORMAT}.{ENGINE_VERSION}"'
 
     def json(self) -> bytes:
         return gzip.decompress(self.gzipped)

@@ -42,8 +42,11 @@ ERROR_BODY = inline_serializer(
 
 
 def timeline_response(request: Request | HttpRequest, timeline: Timeline) -> HttpResponse:
-    """The timeline JSON, gzip-encoded for clients that accept it, with a strong ETag."""
-    if timeline.etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+    """The timeline JSON, gzip-encoded for clients that accept it, with its ETag."""
+    asked = {
+        t.strip().removeprefix("W/") for t in request.headers.get("If-None-Match", "").split(",")
+    }
+    if timeline.etag.removeprefix("W/") in asked:  # weak comparison (RFC 9110 13.1.2)
         response = HttpResponse(status=304)
     elif "gzip" in request.headers.get("Accept-Encoding", ""):
         response = HttpResponse(timeline.gzipped, content_type="application/json")
