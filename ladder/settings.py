@@ -24,6 +24,10 @@ LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (defau
 LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
+LADDER_CACHE_URL        redis://host:port/db for a cache shared by the web processes (default:
+                        one in-memory cache per process)
+LADDER_VIEWER_UPLOAD_MAX_BYTES (default 4 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 32 MiB),
+LADDER_VIEWER_CACHE_SECONDS (default 7 days)  the replay viewer (docs/replay-timeline.md)
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
 """
 
@@ -216,7 +220,16 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# One cache per process by default; LADDER_CACHE_URL (redis://host:port/db) shares it
+# between the web processes (throttle counts, built replay timelines).
+LADDER_CACHE_URL = os.environ.get("LADDER_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": LADDER_CACHE_URL}
+        if LADDER_CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

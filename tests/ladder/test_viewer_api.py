@@ -10,12 +10,15 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import os
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
@@ -28,11 +31,20 @@ pytestmark = pytest.mark.django_db
 UPLOAD = "/api/v1/replays/timeline/"
 
 
+REDIS_URL = os.environ.get("LADDER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _clear_local_cache() -> None:
+    """Forget built timelines; only ever an in-process cache (clear() on Redis is FLUSHDB)."""
+    if isinstance(caches["default"], LocMemCache):
+        caches["default"].clear()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Any:
-    cache.clear()
+    _clear_local_cache()
     yield
-    cache.clear()
+    _clear_local_cache()
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +106,7 @@ def test_built_once_then_served_from_the_cache(
     (Path(settings.MEDIA_ROOT) / match.replay.name).unlink()
     again = api.get(timeline_url(match))
     assert again.status_code == 200 and again.content == first
-    cache.clear()
+    _clear_local_cache()
     gone = api.get(timeline_url(match))
     assert gone.status_code == 422 and "cannot be read" in gone.json()["detail"]
 
@@ -225,3 +237,45 @@ def test_schema_lists_the_timeline_endpoints(api: APIClient) -> None:
     paths = api.get("/api/schema/?format=json").json()["paths"]
     assert "get" in paths["/api/v1/matches/{match_id}/timeline/"]
     assert "post" in paths["/api/v1/replays/timeline/"]
+
+
+@pytest.fixture
+def redis_cache(settings: Any) -> Any:
+    """The default cache on a real Redis (LADDER_CACHE_URL's backend), under a prefix of its own."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL, socket_timeout=5)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis at {REDIS_URL} is not reachable: {exc}")
+        pytest.skip(f"Redis at {REDIS_URL} is not reachable: {exc}")
+    prefix = f"viewer-test-{uuid.uuid4().hex}"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": prefix,
+        }
+    }
+    yield client, prefix
+    for key in client.scan_iter(f"{prefix}:*"):  # never clear(): the database may be shared
+        client.delete(key)
+    client.close()
+
+
+def test_timelines_are_shared_through_redis(
+    api: APIClient, bots: list[Any], doc: dict[str, Any], settings: Any, redis_cache: Any
+) -> None:
+    client, prefix = redis_cache
+    match = finished(bots, doc)
+    first = api.get(timeline_url(match), HTTP_ACCEPT_ENCODING="gzip")
+    assert first.status_code == 200
+    keys = [k.decode() for k in client.scan_iter(f"{prefix}:*")]
+    stored = [k for k in keys if match.replay_sha256 in k]
+    assert len(stored) == 1, keys
+    assert client.strlen(stored[0]) < len(gzip.decompress(first.content)) / 5  # kept gzip'd
+    (Path(settings.MEDIA_ROOT) / match.replay.name).unlink()
+    again = api.get(timeline_url(match), HTTP_ACCEPT_ENCODING="gzip")
+    assert again.status_code == 200 and again.content == first.content
