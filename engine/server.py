@@ -21,8 +21,11 @@ from typing import Any, TypeVar
 import grpc
 
 from digdown import serving, wire
-from digdown.v1 import engine_pb2, engine_pb2_grpc
+from digdown.rulesets import ruleset_response
+from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
 from engine import sessions, verify
+from engine.rules import RULESETS, GameConfig
+from engine.ruleset_json import ruleset_json
 
 log = logging.getLogger("engine.server")
 
@@ -157,6 +160,16 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         response = verify.verify_request(request)
         log.info("VerifyReplay: ok=%s %s", response.ok, response.first_difference)
         return response
+
+    @_rpc
+    def GetRuleset(
+        self, request: game_pb2.GetRulesetRequest, context: grpc.ServicerContext
+    ) -> game_pb2.GetRulesetResponse:
+        """The ruleset document, generated from the code this engine plays by."""
+        try:
+            return ruleset_response(request.ruleset, GameConfig.ruleset, ruleset_json, RULESETS)
+        except KeyError as exc:
+            raise sessions.ServiceError(grpc.StatusCode.NOT_FOUND, exc.args[0]) from None
 
 
 # --- process ------------------------------------------------------------------

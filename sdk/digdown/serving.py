@@ -26,7 +26,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 log = logging.getLogger("digdown.serving")
 
@@ -121,6 +120,10 @@ class GrpcServer:
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if reflection_enabled:
+            # Imported here: bots never serve reflection, so the SDK does not need the
+            # package (the engine and the ladder, which do, depend on it themselves).
+            from grpc_reflection.v1alpha import reflection
+
             names = (*self.services, health.SERVICE_NAME, reflection.SERVICE_NAME)
             reflection.enable_server_reflection(names, self.server)
         self.port = bind(self.server, listen)

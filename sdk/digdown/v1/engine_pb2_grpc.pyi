@@ -29,6 +29,7 @@ server reflection are served on the same port.
 
 from collections import abc as _abc
 from digdown.v1 import engine_pb2 as _engine_pb2
+from digdown.v1 import game_pb2 as _game_pb2
 from grpc import aio as _aio
 import abc as _abc_1
 import grpc as _grpc
@@ -75,6 +76,10 @@ class EngineStub:
     """Re-simulate a record or replay from its stored cave and compare the
     events and result with the stored ones. Needs no live game.
     """
+    GetRuleset: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+    Needs no live game. NOT_FOUND for an unknown ruleset id.
+    """
 
 @_typing.type_check_only
 class EngineAsyncStub(EngineStub):
@@ -98,6 +103,10 @@ class EngineAsyncStub(EngineStub):
     VerifyReplay: _aio.UnaryUnaryMultiCallable[_engine_pb2.VerifyReplayRequest, _engine_pb2.VerifyReplayResponse]  # type: ignore[assignment]
     """Re-simulate a record or replay from its stored cave and compare the
     events and result with the stored ones. Needs no live game.
+    """
+    GetRuleset: _aio.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]  # type: ignore[assignment]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+    Needs no live game. NOT_FOUND for an unknown ruleset id.
     """
 
 class EngineServicer(metaclass=_abc_1.ABCMeta):
@@ -161,6 +170,16 @@ class EngineServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_engine_pb2.VerifyReplayResponse, _abc.Awaitable[_engine_pb2.VerifyReplayResponse]]:
         """Re-simulate a record or replay from its stored cave and compare the
         events and result with the stored ones. Needs no live game.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuleset(
+        self,
+        request: _game_pb2.GetRulesetRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.GetRulesetResponse, _abc.Awaitable[_game_pb2.GetRulesetResponse]]:
+        """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+        Needs no live game. NOT_FOUND for an unknown ruleset id.
         """
 
 def add_EngineServicer_to_server(servicer: EngineServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
