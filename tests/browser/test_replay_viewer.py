@@ -25,6 +25,7 @@ import pytest
 from engine.timeline import record_of
 from engine.verify import verify
 from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.matches import needed
 from tests.support.replays import PlayedMatch, gz, observation_at, play_real, state_at
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,20 +41,13 @@ BOTS = [
 pytestmark = [pytest.mark.timeout(240)]
 
 
-def _require(what: str, ok: bool) -> None:
-    if not ok:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{what} is missing; .ci/run installs it")
-        pytest.skip(f"{what} is missing")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    _require("chromium (apt-get install chromium)", CHROMIUM is not None)
+    needed("chromium (apt-get install chromium)", CHROMIUM is not None)
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _require("the playwright package (the test extras)", False)
+        needed("the playwright package (the test extras)", False)
     # Playwright's sync API keeps an asyncio loop in this thread; the ORM calls of the
     # tests are still plain synchronous code (Django's docs name this case).
     old = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
