@@ -736,7 +736,8 @@ class Viewer {
         ),
       );
     const r = t.result;
-    const winner = r.winner >= 0 ? `${this.seatLabel(r.winner)} wins` : "no winner";
+    const firsts = r.seats.filter((s) => s.rank === 1).map((s) => this.seatLabel(s.seat));
+    const winner = r.winner >= 0 ? `${this.seatLabel(r.winner)} wins` : `first: ${firsts.join(", ")}`;
     const headers = ["Rank", "Seat", "Ended", "Objectives", "Loot", "Torches", "Faults", "Rating"];
     fill(
       this.end,
@@ -810,7 +811,10 @@ class Viewer {
     this.marked = this.logItems.get(this.pos) || [];
     for (const li of this.marked) li.classList.add("ddv-now");
     const first = this.marked[0];
-    if (!first) return;
+    if (!first) {
+      if (this.pos === this.last()) this.log.scrollTop = this.log.scrollHeight; // the end
+      return;
+    }
     const top = first.offsetTop;
     if (top < this.log.scrollTop || top > this.log.scrollTop + this.log.clientHeight - 40) {
       this.log.scrollTop = Math.max(0, top - 40);
