@@ -26,7 +26,7 @@ LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
 LADDER_CACHE_URL        redis://host:port/db for a cache shared by the web processes (default:
                         one in-memory cache per process)
-LADDER_VIEWER_UPLOAD_MAX_BYTES (default 4 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 32 MiB),
+LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
 LADDER_VIEWER_CACHE_SECONDS (default 7 days)  the replay viewer (docs/replay-timeline.md)
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
 """

@@ -31,12 +31,12 @@ CHUNK = 256 * 1024
 
 def upload_max_bytes() -> int:
     """Largest replay file the standalone page may send (real games: a few KiB)."""
-    return int(getattr(settings, "LADDER_VIEWER_UPLOAD_MAX_BYTES", 4 * 1024 * 1024))
+    return int(getattr(settings, "LADDER_VIEWER_UPLOAD_MAX_BYTES", 1024 * 1024))
 
 
 def json_max_bytes() -> int:
     """Largest replay document, uncompressed (a zip bomb stops here)."""
-    return int(getattr(settings, "LADDER_VIEWER_JSON_MAX_BYTES", 32 * 1024 * 1024))
+    return int(getattr(settings, "LADDER_VIEWER_JSON_MAX_BYTES", 8 * 1024 * 1024))
 
 
 def cache_seconds() -> int:
