@@ -27,7 +27,8 @@ LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC servic
 LADDER_CACHE_URL        redis://host:port/db for a cache shared by the web processes (default:
                         one in-memory cache per process)
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
-LADDER_VIEWER_CACHE_SECONDS (default 7 days)  the replay viewer (docs/replay-timeline.md)
+LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
+                        client address)  the replay viewer (docs/replay-timeline.md)
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
 """
 

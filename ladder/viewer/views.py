@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
@@ -23,6 +24,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from ladder.common.exceptions import NotFound
@@ -110,6 +113,15 @@ class MatchTimelineApi(_TimelineApi):
         return timeline_response(request, match_timeline(match_id=match_id))
 
 
+class UploadThrottle(AnonRateThrottle):
+    """Re-simulating an uploaded replay costs CPU: a limit per client address of its own."""
+
+    scope = "viewer_upload"
+
+    def get_rate(self) -> str:
+        return str(getattr(settings, "LADDER_VIEWER_UPLOAD_RATE", "30/min"))
+
+
 class ReplayTimelineApi(_TimelineApi):
     """A replay file (`.json.gz`, or plain JSON) in, its timeline out: the standalone viewer.
 
@@ -119,6 +131,7 @@ class ReplayTimelineApi(_TimelineApi):
     """
 
     parser_classes = [MultiPartParser]
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, UploadThrottle]
 
     @extend_schema(
         request={

@@ -279,3 +279,15 @@ def test_timelines_are_shared_through_redis(
     (Path(settings.MEDIA_ROOT) / match.replay.name).unlink()
     again = api.get(timeline_url(match), HTTP_ACCEPT_ENCODING="gzip")
     assert again.status_code == 200 and again.content == first.content
+
+
+def test_uploads_have_a_rate_limit_of_their_own(
+    api: APIClient, settings: Any, doc: dict[str, Any]
+) -> None:
+    settings.LADDER_VIEWER_UPLOAD_RATE = "2/min"
+    data = gz(doc)
+    codes = [
+        api.post(UPLOAD, data=data, content_type="application/gzip").status_code for _ in range(3)
+    ]
+    assert codes == [200, 200, 429]
+    assert api.get("/replays/").status_code == 200  # pages and other endpoints are not held up
