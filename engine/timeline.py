@@ -28,6 +28,7 @@ TIMELINE_FORMAT = "digdown-timeline/1"
 REPLAY_FORMAT = "digdown-replay/1"
 ENTRY_KINDS = ("action", "fault", "forfeit")
 _LABEL_CHARS = 60  # bot names come from untrusted replays: keep labels short
+_ABSENT = object()
 
 
 class ReplayDocumentError(ValueError):
@@ -248,12 +249,9 @@ class _Builder:
         seen = [state.observation(s) for s in range(self.num_seats)]
         first = seen[0]
         keys = list(first) + [k for o in seen[1:] for k in o if k not in first]
-        common = {
-            k: first[k]
-            for k in keys
-            if k in first and all(k in o and o[k] == first[k] for o in seen)
-        }
-        own = {str(s): {k: o.get(k) for k in keys if k not in common} for s, o in enumerate(seen)}
+        differ = {k for o in seen[1:] for k in keys if o.get(k, _ABSENT) != first.get(k, _ABSENT)}
+        common = {k: first[k] for k in keys if k not in differ}
+        own = {str(s): {k: o.get(k) for k in keys if k in differ} for s, o in enumerate(seen)}
         for player in common.get("players", first.get("players", [])):
             for tool in player.get("tools", []):
                 self.tool_names.setdefault(tool["id"], f"{tool['name']} ({tool['strength']})")
