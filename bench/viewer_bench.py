@@ -18,7 +18,9 @@ then for each replay file:
 - with --browser: `manage.py runserver` and Debian's Chromium (Playwright) open
   the standalone page and load the replay file, from choosing the file to the
   first step drawn (POST, build, transfer, decode of every step, drawing), cold
-  and then warm (same file, cached timeline); and stepping 50 decisions with →.
+  and then warm (same file, cached timeline), with the request's share (server
+  and transfer, from the browser's resource timing); and stepping 50 decisions
+  with →.
 """
 
 from __future__ import annotations
@@ -143,6 +145,14 @@ def measure_browser(files: list[Path], tmp: Path) -> list[dict[str, float]]:
                     page.set_input_files("[data-role=file]", str(path))
                     page.wait_for_selector("[data-ddv][data-loaded=true]", timeout=60_000)
                     row[f"browser_load_{label}_s"] = time.perf_counter() - started
+                    # Of that, the request (server + transfer), from the browser's resource timing.
+                    row[f"browser_request_{label}_s"] = page.evaluate(
+                        """() => {
+                          const r = performance.getEntriesByType('resource')
+                            .filter((e) => e.name.includes('/timeline/')).pop();
+                          return r ? (r.responseEnd - r.startTime) / 1000 : null;
+                        }"""
+                    )
                     page.close()
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 page.goto(f"{base}/replays/")
