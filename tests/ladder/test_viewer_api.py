@@ -119,6 +119,12 @@ def test_nothing_of_a_match_that_has_not_finished(api: APIClient, bots: list[Any
     assert "is queued" in r.json()["detail"] and "steps" not in r.json()
     page = api.get(f"/replays/matches/{match.pk}/").content.decode()
     assert "once it has finished" in page and "data-timeline-url" not in page
+    from ladder.matches.services import match_fail
+
+    match_fail(match_id=match.pk, error="the engine went away")
+    assert api.get(timeline_url(match)).status_code == 409
+    page = api.get(f"/replays/matches/{match.pk}/").content.decode()
+    assert "was errored: it has no replay" in page and "data-timeline-url" not in page
     assert api.get("/api/v1/matches/999999/timeline/").status_code == 404
     assert api.get("/replays/matches/999999/").status_code == 404
 

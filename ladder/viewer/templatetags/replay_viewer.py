@@ -23,7 +23,8 @@ def replay_viewer(match: Match | None = None) -> dict[str, Any]:
     if match is None:
         return {"upload_url": reverse("viewer-replay-timeline")}
     if match.status != Match.Status.FINISHED or not match.replay_sha256:
-        return {"pending": match.status}
+        open_states = (Match.Status.QUEUED, Match.Status.RUNNING)
+        return {"pending": match.status, "will_finish": match.status in open_states}
     return {
         "timeline_url": reverse("viewer-match-timeline", args=[match.pk]),
         "panel": match_panel(match=match),
