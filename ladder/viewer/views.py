@@ -25,9 +25,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from ladder.api.throttling import AnonThrottle
 from ladder.common.exceptions import NotFound
 from ladder.matches.selectors import match_detail
 from ladder.viewer.timelines import (
@@ -113,8 +113,9 @@ class MatchTimelineApi(_TimelineApi):
         return timeline_response(request, match_timeline(match_id=match_id))
 
 
-class UploadThrottle(AnonRateThrottle):
-    """Re-simulating an uploaded replay costs CPU: a limit per client address of its own."""
+class UploadThrottle(AnonThrottle):
+    """Re-simulating an uploaded replay costs CPU: a limit per client address of its own
+    (the address as every limit of the ladder sees it)."""
 
     scope = "viewer_upload"
 

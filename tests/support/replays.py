@@ -45,21 +45,21 @@ def inprocess_replay(
 ) -> dict[str, Any]:
     """A finished game as the runner's replay document (faults/forfeits at the given plies)."""
     faults, forfeits, think_ms = faults or {}, forfeits or {}, think_ms or {}
-    store = sessions.GameStore()
+    store = sessions.SessionStore()
     config = game_pb2.GameConfig(ruleset="dd-1", seed=seed, num_seats=seats, difficulty=difficulty)
     labels = [game_pb2.SeatInfo(seat=i, bot=(list(names) + [""] * seats)[i]) for i in range(seats)]
-    game, _ = store.create(config, labels)
+    session, _ = store.create(config, labels)
     lineup = [
         PLAYERS[players[min(i, len(players) - 1)]](random.Random(seed * 8 + i))
         for i in range(seats)
     ]
-    state = game.state
+    state = session.state
     fault_log = []
     while not state.is_over:
-        ply = game.ply
+        ply = session.ply
         seat = state.acting_seat
         request = engine_pb2.StepRequest(
-            game_id=game.game_id, seat=seat, ply=ply, think_time_ms=think_ms.get(ply, 3)
+            game_id=session.game_id, seat=seat, ply=ply, think_time_ms=think_ms.get(ply, 3)
         )
         if ply in forfeits:
             request.seat = forfeits[ply]
@@ -71,8 +71,8 @@ def inprocess_replay(
         else:
             action = lineup[seat].act(state.observation(seat), state.legal_actions())
             request.action.CopyFrom(wire.action_to_proto(action))
-        sessions.step(game, request)
-    doc = replay_from_proto(game.replay())
+        sessions.step(session, request)
+    doc = replay_from_proto(session.replay())
     doc["runner_version"] = "runner/1"
     doc["time_control"] = dict(TIME_CONTROL)
     doc["faults"] = [

@@ -118,7 +118,8 @@ class EngineServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CloseGame(self, request, context):
-        """Forget a game (finished or abandoned). Unknown ids are not an error.
+        """Forget a game (finished or abandoned). Unknown ids (and wrong tokens)
+        are not an error: closed is false.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
