@@ -14,9 +14,14 @@ from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import replay_record
 
 
-def _normal(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def normal_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Events as they look after a trip over the wire (so both sides compare alike)."""
     return [wire.event_from_proto(wire.event_to_proto(e)) for e in events]
+
+
+def normal_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as it looks after a trip over the wire."""
+    return wire.result_from_proto(wire.result_to_proto(result))
 
 
 def _describe(expected: dict[str, Any], got: dict[str, Any]) -> str:
@@ -39,6 +44,31 @@ def first_event_difference(
     return None
 
 
+def first_difference(
+    expected_events: list[dict[str, Any]] | None,
+    expected_result: dict[str, Any] | None,
+    events: list[dict[str, Any]],
+    result: dict[str, Any] | None,
+) -> tuple[int, str] | None:
+    """Where a re-simulation (`events`, `result`) first departs from what was stored.
+
+    (event index, description), with index -1 for a difference in the result
+    only; None when they agree. Expected values are compared after a trip over
+    the wire; either may be None (not stored: not compared).
+    """
+    if expected_events and expected_events != events:  # equal as they are: equal on the wire
+        diff = first_event_difference(normal_events(expected_events), normal_events(events))
+        if diff is not None:
+            return diff
+    if expected_result is not None:
+        if result is None:
+            return -1, "the record does not reach the end of the game"
+        mine = normal_result(result)
+        if mine != expected_result:
+            return -1, "result differs: " + _describe(expected_result, mine)
+    return None
+
+
 def verify(
     record: dict[str, Any],
     expected_events: list[dict[str, Any]] | None,
@@ -51,25 +81,13 @@ def verify(
         return engine_pb2.VerifyReplayResponse(
             ok=False, first_difference=f"cannot re-simulate: {exc}", event_index=-1
         )
-    got = _normal(events)
-    response = engine_pb2.VerifyReplayResponse(ok=True, event_index=-1, num_events=len(got))
+    response = engine_pb2.VerifyReplayResponse(ok=True, event_index=-1, num_events=len(events))
     if result is not None:
         response.result.CopyFrom(wire.result_to_proto(result))
-    if expected_events:
-        diff = first_event_difference(_normal(expected_events), got)
-        if diff is not None:
-            response.ok = False
-            response.event_index, response.first_difference = diff
-            return response
-    if expected_result is not None:
-        if result is None:
-            response.ok = False
-            response.first_difference = "the record does not reach the end of the game"
-        else:
-            mine = wire.result_from_proto(wire.result_to_proto(result))
-            if mine != expected_result:
-                response.ok = False
-                response.first_difference = "result differs: " + _describe(expected_result, mine)
+    diff = first_difference(expected_events, expected_result, events, result)
+    if diff is not None:
+        response.ok = False
+        response.event_index, response.first_difference = diff
     return response
 
 

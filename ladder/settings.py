@@ -28,10 +28,13 @@ LADDER_AUTH_FAILURES_PER_ADDRESS  failed authentications per client address (def
 LADDER_AUTH_FAILURES_PER_ACCOUNT  failed password logins per account (default 10/15min)
 LADDER_NUM_PROXIES      trusted reverse proxies in front of web and gRPC (default 0: the client
                         address is the socket's peer; X-Forwarded-For is only read when > 0)
-LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process (throttles and
-                        failure counts); unset: per-process memory (one process only)
+LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process (throttles,
+                        failure counts, built replay timelines); unset: per-process memory
 LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
                         line with its request id, also with DJANGO_DEBUG=0
+LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
+LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
+                        client address)  the replay viewer (docs/replay-timeline.md)
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
 LADDER_SANDBOX_UNSAFE_DEV_MODE  1 runs hosted bots WITHOUT isolation where the sandbox cannot
                         run (no bubblewrap or user namespaces); development only (default 0)
@@ -90,6 +93,7 @@ INSTALLED_APPS = [
     "ladder.matches",
     "ladder.ratings",
     "ladder.grpc",
+    "ladder.viewer",
 ]
 
 MIDDLEWARE = [

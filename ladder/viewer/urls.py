@@ -1,0 +1,20 @@
+"""The viewer's URLs: pages under /replays/, timeline endpoints under /api/v1/."""
+
+from django.urls import path
+
+from ladder.viewer import views
+
+urlpatterns = [
+    path("replays/", views.standalone_page, name="viewer-standalone"),
+    path("replays/matches/<int:match_id>/", views.match_page, name="viewer-match"),
+    path(
+        "api/v1/matches/<int:match_id>/timeline/",
+        views.MatchTimelineApi.as_view(),
+        name="viewer-match-timeline",
+    ),
+    path(
+        "api/v1/replays/timeline/",
+        views.ReplayTimelineApi.as_view(),
+        name="viewer-replay-timeline",
+    ),
+]
