@@ -7,7 +7,7 @@ import random
 import pytest
 
 from engine.rules import Action, GameConfig, IllegalAction, new_game
-from engine.rules.scenario import SeatSpec, play, scenario
+from tests.engine.scenario import SeatSpec, play, scenario
 
 
 def tool_id(state, seat: int, name: str) -> int:

@@ -58,8 +58,14 @@ def test_cli_json_as_a_subprocess() -> None:
     assert data["games"] == 8
     assert data["config"]["check"] is True
     assert data["config"]["bots"] == ["heuristic", "random"]
-    assert 0.0 <= data["bot_rank1_share"]["heuristic"] <= 1.0
     assert data["end_reasons"].get("turn_limit", 0) == 0
+    # The process reports exactly what the same games give in this one (seeded, no clock).
+    here = simulate(8, 3, "easy", ["heuristic", "random"], seed=11).to_dict()
+    for key in ("end_reasons", "turns_mean", "seat_rank1_share", "bot_rank1_share"):
+        assert data[key] == here[key], key
+    # Each heuristic seat faces two random ones: it takes rank 1 far more often.
+    shares = data["bot_rank1_share"]
+    assert shares["heuristic"] > 0.5 > shares["random"]
 
 
 def test_cli_text_output(capsys: pytest.CaptureFixture[str]) -> None:
