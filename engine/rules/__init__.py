@@ -7,7 +7,7 @@ product is an adapter around this package. See docs/engine-api.md.
 from .actions import ACTION_ARGS, Action
 from .errors import GameOver, IllegalAction, MalformedAction
 from .record import replay_record
-from .ruleset import DD1, RULESETS, Ruleset
+from .ruleset import DD1, DD2, RULESETS, Ruleset
 from .setup import GameConfig, deal, new_game
 from .state import State
 from .versions import ENGINE_VERSION, RECORD_FORMAT
@@ -15,6 +15,7 @@ from .versions import ENGINE_VERSION, RECORD_FORMAT
 __all__ = [
     "ACTION_ARGS",
     "DD1",
+    "DD2",
     "ENGINE_VERSION",
     "RECORD_FORMAT",
     "RULESETS",

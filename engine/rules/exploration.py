@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .actions import Action
 from .flow import end_game
-from .holdings import lose_loot, pay_torches, secure_loot
+from .holdings import lose_loot, pay_torches, secure_loot, torches_held
 from .phases import POSITION, RESOLVE
 from .rounds import end_round, end_turn
+from .ruleset import LOOT_KINDS
 from .table import Seat, Table
 
 # ------------------------------------------------------------------ decide (a)
@@ -34,16 +35,33 @@ def after_decision(state: Table) -> None:
 
 
 def return_(state: Table, seat: Seat, action: Action) -> None:
-    """Rules §4.2a: the caller pays; with too few torches its own loot is lost."""
-    cost = state.rules.return_cost
-    paid_in_full = len(seat.torches) >= cost
-    paid = pay_torches(state, seat, cost)
+    """Rules §4.2a (§11 in dd-2): the round ends; who pays what for whose loot.
+
+    The caller pays the return cost; paying less, its own loot is lost. Every
+    other seat holding loot pays the caller the rider fee (none in dd-1) or
+    loses that loot; the rest is secured, and every seat goes home.
+    """
+    rules = state.rules
+    paid_in_full = torches_held(seat, with_stash=rules.return_from_stash) >= rules.return_cost
+    paid = pay_torches(state, seat, rules.return_cost, from_stash=rules.return_from_stash)
     state.emit("RETURN", seat=seat.index, amount=paid)
     if not paid_in_full:
         lose_loot(state, seat)
     for other in state.seats_from(seat.index):
-        secure_loot(state, state.seats[other])
+        rider = state.seats[other]
+        if rider is not seat and rules.rider_fee and _holds_loot(state, rider):
+            fee = pay_torches(
+                state, rider, rules.rider_fee, from_stash=rules.return_from_stash, to=seat
+            )
+            if fee < rules.rider_fee:
+                lose_loot(state, rider)
+        secure_loot(state, rider)
     end_round(state)
+
+
+def _holds_loot(state: Table, seat: Seat) -> bool:
+    """Whether the seat's unsecured pile holds a card with loot (rules §11: torches or an item)."""
+    return any(state.rows[c].loot in LOOT_KINDS for c in seat.unsecured)
 
 
 # ---------------------------------------------------------------- position (b)

@@ -17,15 +17,28 @@ def take_torches(state: Table, seat: Seat, k: int) -> int:
     return len(taken)
 
 
-def pay_torches(state: Table, seat: Seat, k: int) -> int:
-    """Up to k torches from the seat's inventory back to the supply; how many were paid."""
+def pay_torches(
+    state: Table, seat: Seat, k: int, *, from_stash: bool = False, to: Seat | None = None
+) -> int:
+    """Up to k torches from the seat's inventory (then its stash, if `from_stash`) to the
+    supply, or to another seat's inventory; how many were paid."""
     paid = seat.torches[:k]
     del seat.torches[:k]
+    if from_stash and len(paid) < k:
+        more = seat.stash[: k - len(paid)]
+        del seat.stash[: len(more)]
+        paid += more
     for t in paid:
-        insort(state.supply, t)
-    if paid:
+        insort(state.supply if to is None else to.torches, t)
+    if paid and to is None:
         state.emit("TORCH_PAID", seat=seat.index, amount=len(paid))
+    elif paid and to is not None:
+        state.emit("TORCH_PAID", seat=seat.index, to_seat=to.index, amount=len(paid))
     return len(paid)
+
+
+def torches_held(seat: Seat, *, with_stash: bool) -> int:
+    return len(seat.torches) + (len(seat.stash) if with_stash else 0)
 
 
 def lose_loot(state: Table, seat: Seat) -> None:

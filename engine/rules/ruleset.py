@@ -2,12 +2,13 @@
 
 OpenSpiel declares a game's whole contract in one place; here that place is a
 `Ruleset` value. The state machine reads every number from it, so a later
-ruleset is a new value, not new code.
+ruleset is a new value, not new code: `dd-2` is `dd-1` with two parameters of
+the return changed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 DIRT, STONE, DEEPSLATE = "DIRT", "STONE", "DEEPSLATE"
 MATERIALS = (DIRT, STONE, DEEPSLATE)
@@ -71,6 +72,12 @@ class Ruleset:
     explore_cost: int = 1
     peek_cost: int = 1
     return_cost: int = 2
+    # Who pays for a return (rules §4.2a, §11). dd-1: the caller alone, from its
+    # inventory; riders ride free. dd-2: the caller may pay from its stash too, and
+    # every other seat holding loot pays the caller `rider_fee` torches (inventory,
+    # then stash) or loses that loot.
+    return_from_stash: bool = False
+    rider_fee: int = 0
     # Limits that bound a game.
     base_action_limit: int = 40
     position_action_limit: int = 12
@@ -162,5 +169,8 @@ DD1 = Ruleset(
     loot_points={IRON: 1, GOLD: 2, DIAMOND: 3, EMERALD: 3},
 )
 
-RULESETS: dict[str, Ruleset] = {r.id: r for r in (DD1,)}
+# Rules §11: dd-1 with riders paying their share of a return.
+DD2 = replace(DD1, id="dd-2", return_from_stash=True, rider_fee=1)
+
+RULESETS: dict[str, Ruleset] = {r.id: r for r in (DD1, DD2)}
 DIFFICULTIES = DD1.difficulties

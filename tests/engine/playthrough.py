@@ -84,6 +84,25 @@ GAMES = [
         dead_seat=0,
         dead_at=120,
     ),
+    Golden(
+        "dd-2-normal-3-won",
+        GameConfig(seed=135, num_seats=3, difficulty="normal", ruleset="dd-2"),
+        135,
+    ),
+    Golden(
+        "dd-2-normal-2-won",
+        GameConfig(seed=48, num_seats=2, difficulty="normal", ruleset="dd-2"),
+        48,
+    ),
+    Golden(
+        "dd-2-hard-4-faults-forfeit",
+        GameConfig(seed=9, num_seats=4, difficulty="hard", ruleset="dd-2"),
+        9,
+        faulty_seat=1,
+        fault_every=6,
+        dead_seat=2,
+        dead_at=150,
+    ),
 ]
 
 

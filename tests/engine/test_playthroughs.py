@@ -58,3 +58,12 @@ def test_goldens_together_show_every_event_kind_faults_forfeits_and_a_win():
         reasons.add(state.result["reason"])
     assert kinds == EVENT_KINDS, f"missing {EVENT_KINDS - kinds}, unknown {kinds - EVENT_KINDS}"
     assert {"won", "last_standing"} <= reasons
+
+
+def test_dd2_goldens_show_riders_paying_the_caller_and_dd1_goldens_none():
+    riders = {"dd-1": 0, "dd-2": 0}
+    for game in GAMES:
+        log = play(game).log
+        paid = [e for e in log if e["kind"] == "TORCH_PAID" and "to_seat" in e]
+        riders[game.config.ruleset] += len(paid)
+    assert riders["dd-1"] == 0 and riders["dd-2"] > 0
