@@ -7,16 +7,20 @@ seeded `random.Random` and decides from the observation dict alone.
 from __future__ import annotations
 
 from .base import Observation, Player, PlayerFactory
+from .exploits import EXPLOITS, FirstLegalPlayer
 from .heuristic import HeuristicParams, HeuristicPlayer
 from .random_player import RandomPlayer
 
 PLAYERS: dict[str, PlayerFactory] = {
     "random": RandomPlayer,
     "heuristic": HeuristicPlayer,
+    **EXPLOITS,
 }
 
 __all__ = [
+    "EXPLOITS",
     "PLAYERS",
+    "FirstLegalPlayer",
     "HeuristicParams",
     "HeuristicPlayer",
     "Observation",

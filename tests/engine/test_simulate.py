@@ -87,3 +87,15 @@ def test_check_mode_reports_a_record_that_does_not_replay(
     monkeypatch.setattr(sim, "replay_record", lambda record: ([], None))
     with pytest.raises(CheckFailed, match="replay"):
         play_game(1, 3, "normal", ["random"] * 3, check=True)
+
+
+def test_ruleset_option_plays_that_ruleset(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--games", "4", "--players", "4", "--ruleset", "dd-2", "--json", "--check"]
+    assert main([*args, "--bots", "always-return,heuristic"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["ruleset"] == "dd-2"
+    # The same seeds and bots on dd-1 play other games: riders pay in dd-2.
+    dd1 = simulate(4, 4, "normal", ["always-return", "heuristic"]).to_dict()
+    assert dd1["turns_mean"] != data["turns_mean"]
+    with pytest.raises(SystemExit):
+        main(["--ruleset", "dd-0"])
