@@ -147,21 +147,26 @@ def render(cells: dict[tuple[str, int, str], dict[str, Any]], meta: dict[str, An
         f"Written by `bench/balance.py` ({meta['engine_version']}): {meta['games']} games per "
         f"line-up and cell, seeds 0..{meta['games'] - 1}, the line-up rotating one seat per "
         f"game; {meta['seconds'] / 60:.0f} min on {meta['machine']}. Intervals are 95% Wilson "
-        "intervals. The *fair share* is a heuristic seat's rank-1 share among heuristics (1/n, "
+        "intervals. Seat bias is the highest minus the lowest seat's rank-1 share among "
+        "heuristics; (±x) is one seat's 95% half-width, about what chance alone gives. "
+        "The *fair share* is a heuristic seat's rank-1 share among heuristics (1/n, "
         "a little more when ranks are shared); an exploit's figure is its rank-1 share over "
         "that, against heuristic seats.",
         "",
         "## Every seat the heuristic; one heuristic against random seats",
         "",
-        "| ruleset | difficulty | seats | won (95% CI) | turns mean (p90) | seat bias | "
-        "fair share | heuristic vs random: rank 1 (95% CI) |",
+        "| ruleset | difficulty | seats | won (95% CI) | turns mean (p90) | "
+        "seat bias (noise) | fair share | heuristic vs random: rank 1 (95% CI) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for key in keys:
         c = cells[key]
+        # One seat's 95% half-width: a bias of about this size is what chance alone gives.
+        noise = 100 * Z95 * math.sqrt(c["fair_share"] * (1 - c["fair_share"]) / c["games"])
         lines.append(
             f"| {key[0]} | {key[2]} | {key[1]} | {_pct(c['won'])} ({_ci(c['won_ci'])}) | "
-            f"{c['turns_mean']:.1f} ({c['turns_p90']}) | {c['seat_bias_points']:.0f} pts | "
+            f"{c['turns_mean']:.1f} ({c['turns_p90']}) | "
+            f"{c['seat_bias_points']:.0f} pts (±{noise:.0f}) | "
             f"{c['fair_share']:.3f} | {_pct(c['vs_random'])} ({_ci(c['vs_random_ci'])}) |"
         )
     names = list(EXPLOITS)
