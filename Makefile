@@ -17,6 +17,7 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
+	$(VENV)/bin/mypy
 
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint

@@ -1,7 +1,7 @@
 """Play many in-process games between bots and summarise how they end.
 
     python -m engine.simulate --games 400 --players 4 --difficulty normal \
-        --bots heuristic,random --seed 0 [--json] [--check]
+        --ruleset dd-2 --bots heuristic,random --seed 0 [--json] [--check]
 
 Game i uses seed S+i. `--bots` names the bots of seats 0..n-1 (a shorter list
 is padded with its last name, so `heuristic,random` is one heuristic seat
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.players import PLAYERS
-from engine.rules import Action, GameConfig, State, new_game, replay_record
+from engine.rules import RULESETS, Action, GameConfig, State, new_game, replay_record
 from engine.rules.ruleset import DIFFICULTIES
 
 
@@ -143,10 +143,16 @@ def play_out(
 
 
 def play_game(
-    seed: int, num_seats: int, difficulty: str, lineup: Sequence[str], check: bool = False
+    seed: int,
+    num_seats: int,
+    difficulty: str,
+    lineup: Sequence[str],
+    check: bool = False,
+    ruleset: str = "dd-1",
 ) -> GameOutcome:
     """One game; bots get their own RNG derived from (seed, seat)."""
-    state = new_game(GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty))
+    config = GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty, ruleset=ruleset)
+    state = new_game(config)
     bots = [PLAYERS[name](random.Random(seed * 8 + seat)) for seat, name in enumerate(lineup)]
 
     def conserved() -> None:
@@ -188,6 +194,7 @@ def simulate(
     seed: int = 0,
     check: bool = False,
     progress: bool = False,
+    ruleset: str = "dd-1",
 ) -> Summary:
     """Play `games` games (seeds seed..seed+games-1) and summarise them."""
     for name in bots:
@@ -202,14 +209,17 @@ def simulate(
     start = time.perf_counter()
     for i in indices:
         lineup = lineup_for(bots, num_seats, i)
-        summary.add(play_game(seed + i, num_seats, difficulty, lineup, check=check))
+        summary.add(
+            play_game(seed + i, num_seats, difficulty, lineup, check=check, ruleset=ruleset)
+        )
     summary.seconds = time.perf_counter() - start
     return summary
 
 
 def format_summary(s: dict[str, Any], args: argparse.Namespace) -> str:
     lines = [
-        f"{s['games']} games, {args.players} seats, {args.difficulty}, bots {args.bots}, "
+        f"{s['games']} games, {args.ruleset}, {args.players} seats, {args.difficulty}, "
+        f"bots {args.bots}, "
         f"seeds {args.seed}..{args.seed + s['games'] - 1}" + (" (checked)" if args.check else ""),
         "end reasons: " + ", ".join(f"{r} {share:.1%}" for r, share in s["end_reasons"].items()),
         f"exploration turns: mean {s['turns_mean']:.1f}, p90 {s['turns_p90']}, "
@@ -229,6 +239,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     parser.add_argument("--difficulty", default="normal", choices=DIFFICULTIES)
+    parser.add_argument("--ruleset", default="dd-1", choices=sorted(RULESETS))
     parser.add_argument(
         "--bots",
         default="heuristic",
@@ -263,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             check=args.check,
             progress=progress,
+            ruleset=args.ruleset,
         )
     except CheckFailed as exc:
         print(f"CHECK FAILED: {exc}", file=sys.stderr)
@@ -273,6 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "games": args.games,
             "players": args.players,
             "difficulty": args.difficulty,
+            "ruleset": args.ruleset,
             "bots": args.bot_list,
             "seed": args.seed,
             "check": args.check,

@@ -11,7 +11,7 @@ from typing import Any
 
 from digdown import wire
 from digdown.v1 import engine_pb2, game_pb2
-from engine.rules import replay_record
+from engine.rules import ENGINE_VERSION, replay_record
 
 
 def normal_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -69,12 +69,41 @@ def first_difference(
     return None
 
 
+def version_note(record: dict[str, Any]) -> str:
+    """Why a record of another engine version may play out differently; empty if the same.
+
+    ENGINE_VERSION changes exactly when a record can play out differently, so a
+    failure under another version is first of all that; it is said before the
+    difference so that nobody hunts a corrupt file that is merely old (or new).
+    """
+    recorded = record.get("engine_version") or "an unrecorded engine version"
+    if recorded == ENGINE_VERSION:
+        return ""
+    return f"recorded by {recorded}, re-simulated by {ENGINE_VERSION} (engine version mismatch)"
+
+
 def verify(
     record: dict[str, Any],
     expected_events: list[dict[str, Any]] | None,
     expected_result: dict[str, Any] | None,
 ) -> engine_pb2.VerifyReplayResponse:
-    """Re-simulate `record`; compare with the expected events (if any) and result (if any)."""
+    """Re-simulate `record`; compare with the expected events (if any) and result (if any).
+
+    A record of another engine version that re-simulates identically verifies:
+    the version only explains a difference, it is not one.
+    """
+    response = _compare(record, expected_events, expected_result)
+    note = version_note(record)
+    if not response.ok and note:
+        response.first_difference = f"{note}: {response.first_difference}"
+    return response
+
+
+def _compare(
+    record: dict[str, Any],
+    expected_events: list[dict[str, Any]] | None,
+    expected_result: dict[str, Any] | None,
+) -> engine_pb2.VerifyReplayResponse:
     try:
         events, result = replay_record(record)
     except Exception as exc:  # any failure of a hostile or corrupt record is a verdict

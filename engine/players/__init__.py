@@ -7,17 +7,21 @@ seeded `random.Random` and decides from the observation dict alone.
 from __future__ import annotations
 
 from .base import DictActions, Observation, Player, PlayerFactory, dict_actions
+from .exploits import EXPLOITS, FirstLegalPlayer
 from .heuristic import HeuristicParams, HeuristicPlayer
 from .random_player import RandomPlayer
 
 PLAYERS: dict[str, PlayerFactory] = {
     "random": RandomPlayer,
     "heuristic": HeuristicPlayer,
+    **EXPLOITS,
 }
 
 __all__ = [
+    "EXPLOITS",
     "PLAYERS",
     "DictActions",
+    "FirstLegalPlayer",
     "HeuristicParams",
     "HeuristicPlayer",
     "Observation",

@@ -8,7 +8,8 @@ is worth far more than anything else), estimates unknown tops from the public
   for torches, carry every torch that fits and stash the rest;
 - decide: only the lead ever returns, once its round is spent (nothing left
   worth digging with its active tools) or its unsecured loot is worth securing
-  while it can still pay the return in full;
+  while it can still pay the return in full (counting its stash where the
+  ruleset lets the stash pay, as dd-2 does);
 - position: stand where the expected value as owner is best, or as a helper
   behind a seat that is already ready when every owned top looks bad; peek
   when the information is worth more than a torch;
@@ -47,6 +48,9 @@ class HeuristicParams:
     return_loot: float = 3.0  # unsecured loot worth securing while the return can be paid
     peek_price: float = 1.0  # a peek's torch while torches are plentiful
     peek_price_low: float = 3.0  # ... and once it would eat into the torches kept for the return
+    # Variants (the exploit players of engine/players/exploits.py); defaults: the heuristic.
+    carry_torches: int = 0  # torches to carry out of the base phase; 0: every one that fits
+    returns: str = "spent"  # "spent": as above; "never": only when forced; "whenever": see below
 
 
 DEFAULT_PARAMS = HeuristicParams()
@@ -106,6 +110,17 @@ class _View:
     def strength(self, player: dict[str, Any], kind: str) -> int:
         return sum(t["strength"] for t in self.active(player, kind))
 
+    def return_purse(self) -> int:
+        """Torches this seat could pay a return with: the stash counts where it may pay (dd-2)."""
+        me = self.me
+        return int(me["torches"]) + (int(me["stash"]) if self.rules.return_from_stash else 0)
+
+    def loot_on_the_table(self) -> bool:
+        """Whether any seat holds unsecured loot, so that a return secures something."""
+        return any(
+            card["loot"] != "NONE" for player in self.obs["players"] for card in player["unsecured"]
+        )
+
     def can_upgrade(self) -> bool:
         """Whether an IRON in hand could still become a better tool."""
         return any(n > 0 for n in self.obs["exchange_stack"].values())
@@ -119,7 +134,7 @@ class _View:
         if loot == "NONE":
             return self.params.dig_value
         if loot == "TORCH":
-            return self.params.secure_factor * card["torches"] * self.params.torch_value
+            return self.params.secure_factor * float(card["torches"]) * self.params.torch_value
         if loot == "IRON":
             return self.params.secure_factor * (3.0 if self.can_upgrade() else 1.0)
         if loot == "DIAMOND":
@@ -164,7 +179,8 @@ class _View:
         use = _cheapest(tools, card["strength"])
         if use is None:
             return leave
-        attempt = self.loot_value(card) - self.params.tool_cost * sum(t["strength"] for t in use)
+        spent = sum(int(t["strength"]) for t in use)
+        attempt = self.loot_value(card) - self.params.tool_cost * spent
         return max(attempt, leave)
 
     def candidates(self, passage: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
@@ -214,9 +230,13 @@ class HeuristicPlayer:
 
     name = "heuristic"
 
-    def __init__(self, rng: random.Random, params: HeuristicParams = DEFAULT_PARAMS) -> None:
+    def __init__(
+        self, rng: random.Random, params: HeuristicParams = DEFAULT_PARAMS, name: str = ""
+    ) -> None:
         self.rng = rng
         self.params = params
+        if name:
+            self.name = name
 
     def act(self, observation: Observation, legal: list[Action]) -> Action:
         if len(legal) == 1:
@@ -267,13 +287,19 @@ class HeuristicPlayer:
             room = capacity - n_items
             if stash and room < min(4, torches + stash) and useless:
                 return Action("DISCARD", item=useless[0])
+        carry = view.params.carry_torches
+        if carry and torches > carry and Action("STASH") in legal:
+            return Action("STASH")
+        wanted = min(carry, capacity - n_items)
+        if carry and stash and torches < wanted and Action("UNSTASH") in legal:
+            return Action("UNSTASH")
         if torches + n_items > capacity:
             if torches and Action("STASH") in legal:
                 return Action("STASH")
             for kind in view.rules.default_discard_order:
                 if Action("DISCARD", item=kind) in legal:
                     return Action("DISCARD", item=kind)
-        if stash and torches + n_items < capacity and Action("UNSTASH") in legal:
+        if stash and torches + n_items < capacity and Action("UNSTASH") in legal and not carry:
             return Action("UNSTASH")
         if Action("DONE") in legal:
             return Action("DONE")
@@ -284,22 +310,27 @@ class HeuristicPlayer:
     # ----------------------------------------------------------- decide
 
     def _decide(self, view: _View, legal: list[Action]) -> Action:
+        cost = view.rules.return_cost
+        purse = view.return_purse()
+        if view.params.returns == "whenever" and purse >= cost and view.loot_on_the_table():
+            return Action("RETURN")
         if view.seat != view.obs["lead"] or Action("EXPLORE") not in legal:
             return Action("CONTINUE") if Action("CONTINUE") in legal else legal[0]
-        torches = view.me["torches"]
+        if view.params.returns == "never":
+            return Action("EXPLORE")
         best = max(
             (view.passage_value(p) for p in view.obs["passages"] if p["count"]),
             default=-1.0,
         )
         loot = view.unsecured_value()
         spent = best <= view.params.dig_value / 2
-        if spent and (torches >= view.rules.return_cost or loot == 0):
+        if spent and (purse >= cost or loot == 0):
             return Action("RETURN")
         # Keep enough torches to pay the return once the loot is worth it.
         worth = loot >= view.params.return_loot
-        if worth and torches <= view.rules.return_cost:
+        if worth and purse <= cost:
             return Action("RETURN")
-        if worth and view.hearts <= 1 and torches >= view.rules.return_cost:
+        if worth and view.hearts <= 1 and purse >= cost:
             return Action("RETURN")
         return Action("EXPLORE")
 
@@ -347,10 +378,10 @@ class HeuristicPlayer:
         alt = max(others) if others else float("-inf")
         blind = max(sum(pr * view.owner_value(c) for pr, c in cands), alt)
         informed = sum(pr * max(view.owner_value(c), alt) for pr, c in cands)
-        torches = view.me["torches"]
         reserve = view.rules.return_cost + 1
-        price = view.params.peek_price if torches > reserve else view.params.peek_price_low
-        return torches > 1 and informed - blind > price
+        low = view.return_purse() <= reserve
+        price = view.params.peek_price_low if low else view.params.peek_price
+        return view.me["torches"] > 1 and informed - blind > price
 
     # ---------------------------------------------------------- resolve
 

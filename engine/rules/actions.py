@@ -27,8 +27,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "COMMIT": ("tool_id",),
     "STOP": (),
 }
-_INT_ARGS = {"passage", "tool_id", "to_seat"}
-_ALL_ARGS = ("passage", "tool_id", "item", "to_seat", "recipe")
+INT_ARGS = frozenset({"passage", "tool_id", "to_seat"})  # the rest are strings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -65,7 +64,7 @@ class Action:
             value = d.get(name)
             if value is None:
                 raise MalformedAction(f"{kind} needs '{name}'")
-            expected = int if name in _INT_ARGS else str
+            expected = int if name in INT_ARGS else str
             if not isinstance(value, expected) or isinstance(value, bool):
                 raise MalformedAction(f"{kind}.{name} must be {expected.__name__}, got {value!r}")
             args[name] = value

@@ -13,8 +13,6 @@ from functools import cache
 
 from .ruleset import ITEM_KINDS, PICKAXE, SWORD, CaveRow, Ruleset
 
-TOTAL_CARDS = 120
-
 
 @dataclass(frozen=True)
 class CardIds:
@@ -33,16 +31,20 @@ class CardIds:
 @cache
 def card_ids(rules: Ruleset) -> CardIds:
     n_cave = sum(row.count for row in rules.cave)
-    n_basic = 4 * len(rules.colours)
+    n_basic = len(rules.colour_tools) * len(rules.colours)
     n_exchange = sum(r.count for r in rules.recipes)
+    sizes = (n_cave, rules.torch_cards, n_basic, n_exchange, len(ITEM_KINDS), rules.inventory_cards)
     start = 0
     spans = []
-    for size in (n_cave, rules.torch_cards, n_basic, n_exchange, len(ITEM_KINDS), 4):
+    for size in sizes:
         spans.append(range(start, start + size))
         start += size
-    ids = CardIds(*spans, base=start, decision=start + 1)
-    if ids.decision + 1 != TOTAL_CARDS:
-        raise ValueError(f"ruleset {rules.id} does not add up to {TOTAL_CARDS} cards")
+    cave, torches, basic, exchange, objectives, inventories = spans
+    ids = CardIds(
+        cave, torches, basic, exchange, objectives, inventories, base=start, decision=start + 1
+    )
+    if ids.decision + 1 != rules.box_cards:
+        raise ValueError(f"ruleset {rules.id} does not add up to {rules.box_cards} cards")
     return ids
 
 
@@ -65,9 +67,10 @@ def tool_cards(rules: Ruleset) -> dict[int, ToolCard]:
     """Every tool card (basic and exchange) by id (shared between games: do not modify)."""
     ids = card_ids(rules)
     tools: dict[int, ToolCard] = {}
+    per_colour = len(rules.colour_tools)
     for c, colour in enumerate(rules.colours):
-        base = ids.basic.start + 4 * c
-        for k, kind in enumerate((SWORD, SWORD, PICKAXE, PICKAXE)):
+        base = ids.basic.start + per_colour * c
+        for k, kind in enumerate(rules.colour_tools):
             name = f"{colour.title()} Stone {kind.title()}"
             tools[base + k] = ToolCard(base + k, kind, name, rules.basic_strength)
     next_id = ids.exchange.start
@@ -95,10 +98,17 @@ def _exchange_ids(rules: Ruleset) -> dict[str, tuple[int, ...]]:
 
 
 def starting_tools(rules: Ruleset, num_seats: int, seat_index: int) -> list[int]:
-    """Rules §2.1: a seat's basic equipment; at 2 seats it also takes colour i+2's."""
-    ids = card_ids(rules)
+    """Rules §2.1: a seat's basic equipment, its swords then its pickaxes.
+
+    Seat i draws from colour i, then (when one colour is not enough, as at 2
+    seats) colour i + n, and so on: at 2 seats seat i also takes colour i+2's.
+    """
     swords, pickaxes = rules.basic_tools[num_seats]
-    colours = [seat_index, seat_index + 2] if num_seats == 2 else [seat_index]
-    own_swords = [ids.basic.start + 4 * c + k for c in colours for k in (0, 1)]
-    own_picks = [ids.basic.start + 4 * c + k for c in colours for k in (2, 3)]
+    colours = [seat_index + k * num_seats for k in range(rules.colours_per_seat(num_seats))]
+    table = tool_cards(rules)
+    first = card_ids(rules).basic.start
+    per_colour = len(rules.colour_tools)
+    own = [first + per_colour * c + k for c in colours for k in range(per_colour)]
+    own_swords = [t for t in own if table[t].kind == SWORD]
+    own_picks = [t for t in own if table[t].kind == PICKAXE]
     return own_swords[:swords] + own_picks[:pickaxes]

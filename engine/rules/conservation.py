@@ -1,20 +1,17 @@
-"""Card conservation: where every one of the 120 cards is (rules §9.8)."""
+"""Card conservation: where every card of the box is (rules §9.8)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
-from .cards import TOTAL_CARDS
-
-if TYPE_CHECKING:
-    from .state import State
+from .table import Table
 
 
-def card_places(state: State) -> dict[int, str]:
-    """Where every one of the 120 cards is. Raises if a card is in two places or none."""
+def card_places(state: Table) -> dict[int, str]:
+    """Where every card of the box (120 in dd-1) is. Raises if a card is in two places or none."""
     places: dict[int, str] = {}
 
-    def put(cards: list[int] | set[int] | range, where: str) -> None:
+    def put(cards: Iterable[int], where: str) -> None:
         for c in cards:
             if c in places:
                 raise AssertionError(f"card {c} is both in {places[c]} and {where}")
@@ -39,7 +36,7 @@ def card_places(state: State) -> dict[int, str]:
     put(ids.objectives, "table")
     put(ids.inventories, "table")
     put([ids.base, ids.decision], "table")
-    missing = set(range(TOTAL_CARDS)) - set(places)
+    missing = set(range(state.rules.box_cards)) - set(places)
     if missing:
         raise AssertionError(f"cards nowhere: {sorted(missing)}")
     return places

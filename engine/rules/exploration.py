@@ -1,193 +1,219 @@
-"""Rules §4.2, an exploration turn: (a) decide, (b) position, (c) reveal and resolve.
-
-A mixin of `State` (state.py): the methods use the state's fields directly.
-"""
+"""Rules §4.2, an exploration turn: (a) decide, (b) position, (c) reveal and resolve."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .actions import Action
+from .flow import end_game
+from .holdings import lose_loot, pay_torches, secure_loot, torches_held
 from .phases import POSITION, RESOLVE
+from .rounds import end_round, end_turn
+from .ruleset import LOOT_KINDS
+from .table import Seat, Table
 
-if TYPE_CHECKING:
-    from .state import Seat
+# ------------------------------------------------------------------ decide (a)
 
 
-class Exploration:
-    """The three steps of a turn, the return, and the respawn when the hearts run out."""
+def explore(state: Table, seat: Seat, action: Action) -> None:
+    state.emit("EXPLORE", seat=seat.index)
+    after_decision(state)
 
-    def _do_explore(self, seat: Seat, action: Action) -> None:
-        self._emit("EXPLORE", seat=seat.index)
-        self._after_decision()
 
-    def _do_continue(self, seat: Seat, action: Action) -> None:
-        self._emit("CONTINUE", seat=seat.index)
-        self._after_decision()
+def continue_(state: Table, seat: Seat, action: Action) -> None:
+    state.emit("CONTINUE", seat=seat.index)
+    after_decision(state)
 
-    def _after_decision(self) -> None:
-        self.idx += 1
-        if self.idx < len(self.order):
-            return
-        self._pay_torches(self.seats[self.lead], self.rules.explore_cost)
-        self.phase = POSITION
-        self.order = self._from(self.lead)
-        self.idx = 0
 
-    def _do_return(self, seat: Seat, action: Action) -> None:
-        """Rules §4.2a: the caller pays; with too few torches its own loot is lost."""
-        cost = self.rules.return_cost
-        paid_in_full = len(seat.torches) >= cost
-        paid = self._pay_torches(seat, cost)
-        self._emit("RETURN", seat=seat.index, amount=paid)
-        if not paid_in_full:
-            self._lose_loot(seat)
-        for other in self._from(seat.index):
-            self._secure_loot(self.seats[other])
-        self._end_round()
+def after_decision(state: Table) -> None:
+    """The next seat decides; once all went on, the lead pays and positioning starts."""
+    state.idx += 1
+    if state.idx < len(state.order):
+        return
+    pay_torches(state, state.seats[state.lead], state.rules.explore_cost)
+    state.phase = POSITION
+    state.order = state.seats_from(state.lead)
+    state.idx = 0
 
-    def _lose_loot(self, seat: Seat) -> None:
-        if seat.unsecured:
-            self._emit(
-                "LOOT_LOST", seat=seat.index, cards=[self.card_dicts[c] for c in seat.unsecured]
+
+def return_(state: Table, seat: Seat, action: Action) -> None:
+    """Rules §4.2a (§11 in dd-2): the round ends; who pays what for whose loot.
+
+    The caller pays the return cost; paying less, its own loot is lost. Every
+    other seat holding loot pays the caller the rider fee (none in dd-1) or
+    loses that loot; the rest is secured, and every seat goes home.
+    """
+    rules = state.rules
+    paid_in_full = torches_held(seat, with_stash=rules.return_from_stash) >= rules.return_cost
+    paid = pay_torches(state, seat, rules.return_cost, from_stash=rules.return_from_stash)
+    state.emit("RETURN", seat=seat.index, amount=paid)
+    if not paid_in_full:
+        lose_loot(state, seat)
+    for other in state.seats_from(seat.index):
+        rider = state.seats[other]
+        if rider is not seat and rules.rider_fee and _holds_loot(state, rider):
+            fee = pay_torches(
+                state, rider, rules.rider_fee, from_stash=rules.return_from_stash, to=seat
             )
-            self.box.extend(seat.unsecured)
-            seat.unsecured = []
+            if fee < rules.rider_fee:
+                lose_loot(state, rider)
+        secure_loot(state, rider)
+    end_round(state)
 
-    def _secure_loot(self, seat: Seat) -> None:
-        if seat.unsecured:
-            self._emit(
-                "LOOT_SECURED",
-                seat=seat.index,
-                cards=[self.card_dicts[c] for c in seat.unsecured],
-            )
-            seat.secured.extend(seat.unsecured)
-            seat.unsecured = []
 
-    # ---------------------------------------------------- position step (b)
+def _holds_loot(state: Table, seat: Seat) -> bool:
+    """Whether the seat's unsecured pile holds a card with loot (rules §11: torches or an item)."""
+    return any(state.rows[c].loot in LOOT_KINDS for c in seat.unsecured)
 
-    def _do_move(self, seat: Seat, action: Action) -> None:
-        seat.position = action.passage
-        seat.moves += 1
-        self._emit("MOVE", seat=seat.index, passage=action.passage)
 
-    def _do_peek(self, seat: Seat, action: Action) -> None:
-        p = seat.position
-        self._pay_torches(seat, self.rules.peek_cost)
-        self.tiles.add(p)
-        top = self.passages[p][-1]
-        self.make_known(top)
-        seat.moves += 1
-        self._emit("PEEK", seat=seat.index, passage=p, card=self.card_dicts[top])
+# ---------------------------------------------------------------- position (b)
 
-    def _do_ready(self, seat: Seat, action: Action) -> None:
-        seat.ready = True
-        self._emit("READY", seat=seat.index, passage=seat.position)
-        self.idx += 1
-        if self.idx >= len(self.order):
-            self._start_resolve()
 
-    # ------------------------------------------------- reveal and resolve (c)
+def move(state: Table, seat: Seat, action: Action) -> None:
+    assert action.passage is not None
+    seat.position = action.passage
+    seat.moves += 1
+    state.emit("MOVE", seat=seat.index, passage=action.passage)
 
-    def _start_resolve(self) -> None:
-        self.phase = RESOLVE
-        self.to_resolve = [
-            p
-            for p in range(self.rules.passages)
-            if self.passages[p] and any(self.seats[s].position == p for s in self.order)
-        ]
-        self._next_passage()
 
-    def _seats_at(self, p: int) -> list[int]:
-        return [s for s in self._from(self.lead) if self.seats[s].position == p]
+def peek(state: Table, seat: Seat, action: Action) -> None:
+    p = seat.position
+    pay_torches(state, seat, state.rules.peek_cost)
+    state.tiles.add(p)
+    top = state.passages[p][-1]
+    state.make_known(top)
+    seat.moves += 1
+    state.emit("PEEK", seat=seat.index, passage=p, card=state.card_dicts[top])
 
-    def _next_passage(self) -> None:
-        while self.to_resolve:
-            p = self.to_resolve.pop(0)
-            at = self._seats_at(p)
-            if not at or not self.passages[p]:
-                continue
-            card = self.passages[p][-1]
-            self.make_known(card)
-            self.res_passage = p
-            self.res_owner = at[0]
-            self.res_helpers = at[1:]
-            self.attempting = False
-            self.committers = []
-            self.cidx = 0
-            self.committed = 0
-            self._emit("REVEAL", passage=p, seat=self.res_owner, card=self.card_dicts[card])
+
+def ready(state: Table, seat: Seat, action: Action) -> None:
+    seat.ready = True
+    state.emit("READY", seat=seat.index, passage=seat.position)
+    state.idx += 1
+    if state.idx >= len(state.order):
+        start_resolve(state)
+
+
+# ------------------------------------------------------- reveal and resolve (c)
+
+
+def start_resolve(state: Table) -> None:
+    state.phase = RESOLVE
+    state.to_resolve = [
+        p
+        for p in range(state.rules.passages)
+        if state.passages[p] and any(state.seats[s].position == p for s in state.order)
+    ]
+    next_passage(state)
+
+
+def next_passage(state: Table) -> None:
+    """Reveal the top card of the next passage with a seat in front; or end the turn."""
+    while state.to_resolve:
+        p = state.to_resolve.pop(0)
+        at = [s for s in state.seats_from(state.lead) if state.seats[s].position == p]
+        if not at or not state.passages[p]:
+            continue
+        card = state.passages[p][-1]
+        state.make_known(card)
+        state.res_passage = p
+        state.res_owner = at[0]
+        state.res_helpers = at[1:]
+        state.attempting = False
+        state.committers = []
+        state.cidx = 0
+        state.committed = 0
+        state.emit("REVEAL", passage=p, seat=state.res_owner, card=state.card_dicts[card])
+        return
+    state.res_passage = -1
+    end_turn(state)
+
+
+def attempt(state: Table, seat: Seat, action: Action) -> None:
+    state.attempting = True
+    state.committers = [state.res_owner, *state.res_helpers]
+    state.cidx = 0
+    state.committed = 0
+    state.emit("ATTEMPT", seat=seat.index, passage=state.res_passage)
+
+
+def leave(state: Table, seat: Seat, action: Action) -> None:
+    state.emit("LEAVE", seat=seat.index, passage=state.res_passage)
+    unresolved(state)
+
+
+def commit(state: Table, seat: Seat, action: Action) -> None:
+    tool = action.tool_id
+    assert tool is not None
+    seat.active.discard(tool)
+    state.committed += state.tool_table[tool].strength
+    state.emit("COMMIT", seat=seat.index, tool_id=tool, amount=state.committed)
+    if state.committed >= state.strength[state.passages[state.res_passage][-1]]:
+        resolved(state)
+
+
+def stop(state: Table, seat: Seat, action: Action) -> None:
+    state.emit("STOP", seat=seat.index)
+    state.cidx += 1
+    if state.cidx >= len(state.committers):
+        unresolved(state)
+
+
+def resolved(state: Table) -> None:
+    """Rules §4.2c.3: the card goes to the owner's loot; its loot may complete an objective."""
+    p = state.res_passage
+    card = state.passages[p].pop()
+    state.known.discard(card)
+    state.tiles.discard(p)
+    owner = state.seats[state.res_owner]
+    owner.unsecured.append(card)
+    state.attempting = False
+    state.emit("RESOLVED", seat=owner.index, passage=p, card=state.card_dicts[card])
+    loot = state.rows[card].loot
+    if loot in state.objectives and loot not in owner.completed:
+        owner.completed.append(loot)
+        state.emit("OBJECTIVE", seat=owner.index, objective=loot)
+        if len(owner.completed) == len(state.objectives):
+            end_game(state, "won", owner.index)
             return
-        self.res_passage = -1
-        self._end_turn()
+    if not any(state.passages):
+        end_game(state, "cave_exhausted")
+        return
+    next_passage(state)
 
-    def _res_card(self) -> int:
-        return self.passages[self.res_passage][-1]
 
-    def _do_attempt(self, seat: Seat, action: Action) -> None:
-        self.attempting = True
-        self.committers = [self.res_owner, *self.res_helpers]
-        self.cidx = 0
-        self.committed = 0
-        self._emit("ATTEMPT", seat=seat.index, passage=self.res_passage)
-
-    def _do_leave(self, seat: Seat, action: Action) -> None:
-        self._emit("LEAVE", seat=seat.index, passage=self.res_passage)
-        self._unresolved()
-
-    def _do_commit(self, seat: Seat, action: Action) -> None:
-        tool = action.tool_id
-        seat.active.discard(tool)
-        self.committed += self.tool_table[tool].strength
-        self._emit("COMMIT", seat=seat.index, tool_id=tool, amount=self.committed)
-        if self.committed >= self.strength[self._res_card()]:
-            self._resolved()
-
-    def _do_stop(self, seat: Seat, action: Action) -> None:
-        self._emit("STOP", seat=seat.index)
-        self.cidx += 1
-        if self.cidx >= len(self.committers):
-            self._unresolved()
-
-    def _resolved(self) -> None:
-        p = self.res_passage
-        card = self.passages[p].pop()
-        self.known.discard(card)
-        self.tiles.discard(p)
-        owner = self.seats[self.res_owner]
-        owner.unsecured.append(card)
-        self.attempting = False
-        self._emit("RESOLVED", seat=owner.index, passage=p, card=self.card_dicts[card])
-        loot = self.rows[card].loot
-        if loot in self.objectives and loot not in owner.completed:
-            owner.completed.append(loot)
-            self._emit("OBJECTIVE", seat=owner.index, objective=loot)
-            if len(owner.completed) == len(self.objectives):
-                self._end("won", owner.index)
-                return
-        if not any(self.passages):
-            self._end("cave_exhausted")
+def unresolved(state: Table) -> None:
+    """Rules §4.2c.4: the card stays and deals its damage; at 0 hearts everyone respawns."""
+    card = state.passages[state.res_passage][-1]
+    state.attempting = False
+    state.emit("UNRESOLVED", passage=state.res_passage, card=state.card_dicts[card])
+    damage = state.damage[card]
+    if damage:
+        state.hearts = max(0, state.hearts - damage)
+        state.emit("DAMAGE", amount=damage, hearts=state.hearts)
+        if state.hearts == 0:
+            respawn(state)
             return
-        self._next_passage()
+    next_passage(state)
 
-    def _unresolved(self) -> None:
-        card = self._res_card()
-        self.attempting = False
-        self._emit("UNRESOLVED", passage=self.res_passage, card=self.card_dicts[card])
-        damage = self.damage[card]
-        if damage:
-            self.hearts = max(0, self.hearts - damage)
-            self._emit("DAMAGE", amount=damage, hearts=self.hearts)
-            if self.hearts == 0:
-                self._respawn()
-                return
-        self._next_passage()
 
-    def _respawn(self) -> None:
-        """Rules §4.2c.5: everyone respawns, no torches paid, unsecured loot is lost."""
-        self._emit("RESPAWN", round=self.round)
-        for seat_index in self._from(self.lead):
-            self._lose_loot(self.seats[seat_index])
-        self.to_resolve = []
-        self.res_passage = -1
-        self._end_round()
+def respawn(state: Table) -> None:
+    """Rules §4.2c.5: everyone respawns, no torches paid, unsecured loot is lost."""
+    state.emit("RESPAWN", round=state.round)
+    for seat_index in state.seats_from(state.lead):
+        lose_loot(state, state.seats[seat_index])
+    state.to_resolve = []
+    state.res_passage = -1
+    end_round(state)
+
+
+HANDLERS = {
+    "EXPLORE": explore,
+    "CONTINUE": continue_,
+    "RETURN": return_,
+    "MOVE": move,
+    "PEEK": peek,
+    "READY": ready,
+    "ATTEMPT": attempt,
+    "LEAVE": leave,
+    "COMMIT": commit,
+    "STOP": stop,
+}

@@ -2,48 +2,61 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import cache
 
 from . import actions as A
 from .actions import Action
-from .ruleset import ITEM_KINDS, TORCH
-
-if TYPE_CHECKING:
-    from .state import Seat, State
-
-_DISCARD = {kind: Action("DISCARD", item=kind) for kind in (TORCH, *ITEM_KINDS)}
-_TRADE = {kind: Action("TRADE", item=kind) for kind in ITEM_KINDS}
-_MOVE = [Action("MOVE", passage=p) for p in range(8)]
-_GIVE = {(k, seat): Action("GIVE", item=k, to_seat=seat) for k in ITEM_KINDS for seat in range(4)}
-_EXCHANGE: dict[str, Action] = {}
+from .phases import DECIDE, POSITION, RESOLVE
+from .ruleset import TORCH
+from .table import Seat, Table
 
 
+# Actions with arguments are values too; one instance each keeps legal lists cheap.
+@cache
+def _move(passage: int) -> Action:
+    return Action("MOVE", passage=passage)
+
+
+@cache
+def _commit(tool_id: int) -> Action:
+    return Action("COMMIT", tool_id=tool_id)
+
+
+@cache
+def _item_action(kind: str, item: str) -> Action:
+    return Action(kind, item=item)
+
+
+@cache
+def _give(item: str, to_seat: int) -> Action:
+    return Action("GIVE", item=item, to_seat=to_seat)
+
+
+@cache
 def _exchange(recipe: str) -> Action:
-    action = _EXCHANGE.get(recipe)
-    if action is None:
-        action = _EXCHANGE[recipe] = Action("EXCHANGE", recipe=recipe)
-    return action
+    return Action("EXCHANGE", recipe=recipe)
 
 
-def legal_actions(state: State) -> list[Action]:
+def legal_actions(state: Table) -> list[Action]:
+    """The complete list of legal actions of the acting seat (the game must not be over)."""
     seat = state.seats[state.acting_seat]
     phase = state.phase
-    if phase == "DECIDE":
+    if phase == DECIDE:
         return _decide(state, seat)
-    if phase == "POSITION":
+    if phase == POSITION:
         return _position(state, seat)
-    if phase == "RESOLVE":
+    if phase == RESOLVE:
         return _resolve(state, seat)
     return _base(state, seat)
 
 
-def _decide(state: State, seat: Seat) -> list[Action]:
+def _decide(state: Table, seat: Seat) -> list[Action]:
     if seat.index != state.lead:
         return [A.CONTINUE, A.RETURN]
     return [A.EXPLORE, A.RETURN] if seat.torches else [A.RETURN]
 
 
-def _position(state: State, seat: Seat) -> list[Action]:
+def _position(state: Table, seat: Seat) -> list[Action]:
     at = seat.position
     at_card = at >= 0 and bool(state.passages[at])
     within_limit = seat.moves < state.rules.position_action_limit
@@ -51,7 +64,7 @@ def _position(state: State, seat: Seat) -> list[Action]:
     if at_card:
         legal.append(A.READY)
     if within_limit or not at_card:
-        legal.extend(_MOVE[p] for p, cards in enumerate(state.passages) if cards and p != at)
+        legal.extend(_move(p) for p, cards in enumerate(state.passages) if cards and p != at)
     if (
         within_limit
         and at_card
@@ -63,16 +76,12 @@ def _position(state: State, seat: Seat) -> list[Action]:
     return legal
 
 
-def _resolve(state: State, seat: Seat) -> list[Action]:
+def _resolve(state: Table, seat: Seat) -> list[Action]:
     if not state.attempting:
         return [A.ATTEMPT, A.LEAVE]
     kind = state.rows[state.passages[state.res_passage][-1]].tool
     table = state.tool_table
-    commits = [
-        Action("COMMIT", tool_id=t)
-        for t in seat.tools
-        if t in seat.active and table[t].kind == kind
-    ]
+    commits = [_commit(t) for t in seat.tools if t in seat.active and table[t].kind == kind]
     commits.append(A.STOP)
     return commits
 
@@ -85,79 +94,73 @@ def done_allowed(seat: Seat) -> bool:
     return not _over_capacity(seat) and (bool(seat.torches) or not seat.stash)
 
 
-def _item_counts(state: State, seat: Seat) -> dict[str, int]:
+def _held_kinds(state: Table, seat: Seat) -> dict[str, int]:
     """Items in inventory by kind, in the order of ITEM_KINDS (only kinds held)."""
-    rows = state.rows
-    counts = dict.fromkeys(ITEM_KINDS, 0)
-    for c in seat.items:
-        counts[rows[c].loot] += 1
-    return {k: n for k, n in counts.items() if n}
+    return {k: n for k, n in state.item_counts(seat).items() if n}
 
 
-def _base(state: State, seat: Seat) -> list[Action]:
+def _base(state: Table, seat: Seat) -> list[Action]:
     rules = state.rules
-    counts = _item_counts(state, seat)
+    counts = _held_kinds(state, seat)
     if seat.base_actions >= rules.base_action_limit:
         if done_allowed(seat):
             return [A.DONE]
         if _over_capacity(seat):
-            return [_DISCARD[k] for k in ((TORCH,) if seat.torches else ()) + tuple(counts)]
+            kinds = ((TORCH,) if seat.torches else ()) + tuple(counts)
+            return [_item_action("DISCARD", k) for k in kinds]
         return [A.UNSTASH]
     legal: list[Action] = []
     for recipe in rules.recipes:
         if state.exchange[recipe.name] and all(counts.get(k, 0) >= n for k, n in recipe.cost):
             legal.append(_exchange(recipe.name))
-    legal.extend(_TRADE[k] for k in counts if k in rules.trade)
+    legal.extend(_item_action("TRADE", k) for k in counts if k in rules.trade)
     receivers = [
         other.index
         for other in state.seats
         if other is not seat and not other.eliminated and other.inventory_size < other.capacity
     ]
-    legal.extend(_GIVE[k, r] for k in counts for r in receivers)
+    legal.extend(_give(k, r) for k in counts for r in receivers)
     if seat.torches:
         legal.append(A.STASH)
     if seat.stash:
         legal.append(A.UNSTASH)
     if seat.torches:
-        legal.append(_DISCARD[TORCH])
-    legal.extend(_DISCARD[k] for k in counts)
+        legal.append(_item_action("DISCARD", TORCH))
+    legal.extend(_item_action("DISCARD", k) for k in counts)
     if done_allowed(seat):
         legal.append(A.DONE)
     return legal
 
 
-def default_action(state: State) -> Action:
-    """Rules §6: what a fault plays for the acting seat."""
+def default_action(state: Table, legal: list[Action]) -> Action:
+    """Rules §6: what a fault plays for the acting seat, given its `legal` actions."""
     seat = state.seats[state.acting_seat]
-    legal = state.legal_actions()
-    if state.phase == "DECIDE":
+    if state.phase == DECIDE:
         if seat.index != state.lead:
             return A.CONTINUE
         return A.EXPLORE if A.EXPLORE in legal else A.RETURN
-    if state.phase == "POSITION":
+    if state.phase == POSITION:
         if A.READY in legal:
             return A.READY
         return next(a for a in legal if a.kind == "MOVE")
-    if state.phase == "RESOLVE":
+    if state.phase == RESOLVE:
         return A.STOP if state.attempting else A.LEAVE
     if A.DONE in legal:
         return A.DONE
     if _over_capacity(seat):
         for kind in state.rules.default_discard_order:
-            if _DISCARD[kind] in legal:
-                return _DISCARD[kind]
+            if _item_action("DISCARD", kind) in legal:
+                return _item_action("DISCARD", kind)
     return A.UNSTASH
 
 
-def why_illegal(state: State, action: Action) -> str:
+def why_illegal(state: Table, action: Action, legal: list[Action]) -> str:
     """A message a bot author can act on."""
     seat = state.acting_seat
-    phase = state.phase
-    legal = state.legal_actions()
     kinds = sorted({a.kind for a in legal})
     if action.kind not in kinds:
         return (
-            f"{action} is not legal for seat {seat} in the {phase} step; "
+            f"{action} is not legal for seat {seat} in the {state.phase} step; "
             f"legal kinds now: {', '.join(kinds)}"
         )
     same = ", ".join(str(a) for a in legal if a.kind == action.kind)

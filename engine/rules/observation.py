@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cards import tool_cards
+from .phases import RESOLVE
 from .ruleset import Ruleset
-from .state import ENGINE_VERSION, RESOLVE, items_of_kind
-
-if TYPE_CHECKING:
-    from .state import State
+from .table import Table
+from .versions import ENGINE_VERSION
 
 
-def observe(state: State, seat: int) -> dict[str, Any]:
+def observe(state: Table, seat: int) -> dict[str, Any]:
     if not 0 <= seat < len(state.seats):
         raise ValueError(f"no seat {seat} in a {len(state.seats)}-seat game")
     cards = state.card_dicts
@@ -39,7 +38,7 @@ def observe(state: State, seat: int) -> dict[str, Any]:
                 "colour": s.colour,
                 "capacity": s.capacity,
                 "torches": len(s.torches),
-                "items": items_of_kind(state, s),
+                "items": state.item_counts(s),
                 "stash": len(s.stash),
                 "tools": [{**tools[t], "active": t in s.active} for t in s.tools],
                 "position": s.position,
@@ -92,7 +91,7 @@ def observe(state: State, seat: int) -> dict[str, Any]:
     return obs
 
 
-def _tool_faces(state: State) -> dict[int, dict[str, Any]]:
+def _tool_faces(state: Table) -> dict[int, dict[str, Any]]:
     return _tool_faces_of(state.rules)
 
 

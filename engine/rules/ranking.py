@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .ruleset import ITEM_KINDS
-
-if TYPE_CHECKING:
-    from .state import Seat, State
+from .table import Seat, Table
 
 
-def loot_points(state: State, seat: Seat) -> int:
+def loot_points(state: Table, seat: Seat) -> int:
     """Secured loot: items in inventory or secured on the way home."""
     points = state.rules.loot_points
     return sum(
@@ -25,14 +23,14 @@ def _competition_ranks(keys: list[tuple[Any, ...]], start: int) -> list[int]:
     return [start + sum(1 for other in keys if other > key) for key in keys]
 
 
-def build_result(state: State) -> dict[str, Any]:
+def build_result(state: Table) -> dict[str, Any]:
     seats = state.seats
     ranks = [0] * len(seats)
     next_rank = 1
     if state.winner >= 0:
         ranks[state.winner] = 1
         next_rank = 2
-    groups = [
+    groups: list[list[tuple[int, tuple[int, ...]]]] = [
         # non-eliminated seats: objectives, loot points, torches held
         [
             (s.index, (len(s.completed), loot_points(state, s), len(s.torches) + len(s.stash)))

@@ -8,7 +8,8 @@ from .actions import Action
 from .errors import IllegalAction
 from .ruleset import RULESETS
 from .setup import GameConfig
-from .state import RECORD_FORMAT, State
+from .state import State
+from .versions import RECORD_FORMAT
 
 
 def state_from_record_setup(record: dict[str, Any]) -> State:
@@ -25,7 +26,10 @@ def state_from_record_setup(record: dict[str, Any]) -> State:
 
 
 def apply_entry(state: State, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """Apply one record entry through the same entry point that recorded it."""
     seat = entry.get("seat")
+    if type(seat) is not int:
+        raise IllegalAction(f"entry {entry!r} names no seat")
     if "forfeit" in entry:
         return state.forfeit(seat, entry["forfeit"])
     if seat != state.acting_seat:

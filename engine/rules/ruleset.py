@@ -1,19 +1,21 @@
-"""Ruleset `dd-1` as data: the card table, counts and every numeric parameter.
+"""Rulesets as data: the card table, counts, limits and every numeric parameter.
 
-A later ruleset (`dd-2`, ...) is a new `Ruleset` value, not new code: the state
-machine reads every number from here.
+OpenSpiel declares a game's whole contract in one place; here that place is a
+`Ruleset` value. The state machine reads every number from it, so a later
+ruleset is a new value, not new code: `dd-2` is `dd-1` with two parameters of
+the return changed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 DIRT, STONE, DEEPSLATE = "DIRT", "STONE", "DEEPSLATE"
 MATERIALS = (DIRT, STONE, DEEPSLATE)
 PICKAXE, SWORD = "PICKAXE", "SWORD"
 NONE, TORCH, IRON, GOLD, DIAMOND, EMERALD = "NONE", "TORCH", "IRON", "GOLD", "DIAMOND", "EMERALD"
 ITEM_KINDS = (IRON, GOLD, DIAMOND, EMERALD)
-DIFFICULTIES = ("easy", "normal", "hard", "hardcore")
+LOOT_KINDS = (TORCH, *ITEM_KINDS)  # every loot but NONE (rules §8)
 
 
 @dataclass(frozen=True)
@@ -49,31 +51,77 @@ class Ruleset:
     id: str
     cave: tuple[CaveRow, ...]
     recipes: tuple[Recipe, ...]
-    capacity: dict[int, int]
+    capacity: dict[int, int]  # seats -> inventory slots per seat
     basic_tools: dict[int, tuple[int, int]]  # seats -> (swords, pickaxes) per seat
     start_torches: dict[int, tuple[int, int]]  # seats -> (inventory, stash) per seat
-    objectives: dict[str, tuple[str, ...]]
+    objectives: dict[str, tuple[str, ...]]  # difficulty -> objectives every seat must complete
     trade: dict[str, int]
     loot_points: dict[str, int]
+    # The box (rules §1): 120 cards in all.
+    box_cards: int = 120
     torch_cards: int = 32
     colours: tuple[str, ...] = ("RED", "BLUE", "GREEN", "YELLOW")
+    colour_tools: tuple[str, ...] = (SWORD, SWORD, PICKAXE, PICKAXE)  # the tools of one colour
     basic_strength: int = 2
+    inventory_cards: int = 4
+    # Table limits.
+    passages: int = 4
     hearts: int = 4
     tiles: int = 5
-    passages: int = 4
+    # Costs.
     explore_cost: int = 1
-    return_cost: int = 2
     peek_cost: int = 1
+    return_cost: int = 2
+    # Who pays for a return (rules §4.2a, §11). dd-1: the caller alone, from its
+    # inventory; riders ride free. dd-2: the caller may pay from its stash too, and
+    # every other seat holding loot pays the caller `rider_fee` torches (inventory,
+    # then stash) or loses that loot.
+    return_from_stash: bool = False
+    rider_fee: int = 0
+    # Limits that bound a game.
     base_action_limit: int = 40
     position_action_limit: int = 12
     turn_limit: int = 400
+    fault_limit: int = 3  # the fault that forfeits a seat (rules §6)
+    # Hardcore (rules §7).
+    sleeved_difficulties: tuple[str, ...] = ("hardcore",)
     sleeves: int = 3
     sleeve_strength: int = 2
     sleeve_damage: int = 1
     sleeved_names: tuple[str, ...] = ("Skeleton", "Creeper", "Enderman", "Warden")
     deal_order: tuple[str, ...] = (DEEPSLATE, STONE, DIRT)
     default_discard_order: tuple[str, ...] = (TORCH, IRON, GOLD, DIAMOND, EMERALD)
-    extras: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """A ruleset that contradicts itself fails when it is defined, not mid-game."""
+        for name in ("capacity", "basic_tools", "start_torches"):
+            table: dict[int, object] = getattr(self, name)
+            if set(table) != set(self.seat_counts):
+                raise ValueError(f"ruleset {self.id}: {name} must cover the same seat counts")
+        if max(self.seat_counts) > min(len(self.colours), self.inventory_cards):
+            raise ValueError(f"ruleset {self.id}: more seats than colours or inventory cards")
+        for n in self.seat_counts:
+            inventory, stash = self.start_torches[n]
+            if n * (inventory + stash) > self.torch_cards:
+                raise ValueError(f"ruleset {self.id}: {n} seats start with more torches than exist")
+            if n * self.colours_per_seat(n) > len(self.colours):
+                raise ValueError(f"ruleset {self.id}: not enough basic tools for {n} seats")
+
+    @property
+    def seat_counts(self) -> tuple[int, ...]:
+        """The numbers of seats a game may have (rules §2.1: 2, 3 or 4)."""
+        return tuple(sorted(self.capacity))
+
+    @property
+    def difficulties(self) -> tuple[str, ...]:
+        return tuple(self.objectives)
+
+    def colours_per_seat(self, num_seats: int) -> int:
+        """How many colours' basic tools one seat draws from (rules §2.1: two at 2 seats)."""
+        swords, pickaxes = self.basic_tools[num_seats]
+        per_colour_swords = self.colour_tools.count(SWORD)
+        per_colour_picks = self.colour_tools.count(PICKAXE)
+        return max(-(-swords // per_colour_swords), -(-pickaxes // per_colour_picks))
 
 
 P, S = PICKAXE, SWORD
@@ -121,4 +169,8 @@ DD1 = Ruleset(
     loot_points={IRON: 1, GOLD: 2, DIAMOND: 3, EMERALD: 3},
 )
 
-RULESETS: dict[str, Ruleset] = {DD1.id: DD1}
+# Rules §11: dd-1 with riders paying their share of a return.
+DD2 = replace(DD1, id="dd-2", return_from_stash=True, rider_fee=1)
+
+RULESETS: dict[str, Ruleset] = {r.id: r for r in (DD1, DD2)}
+DIFFICULTIES = DD1.difficulties

@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .cards import cave_rows_by_id
-from .pinned_random import draw_index, fisher_yates, make_rng
-from .ruleset import DIFFICULTIES, RULESETS, Ruleset
+from .pinned_random import MAX_SEED, draw_index, fisher_yates, make_rng
+from .ruleset import RULESETS, Ruleset
 from .state import State
 
 
@@ -21,15 +21,20 @@ class GameConfig:
     ruleset: str = "dd-1"
 
     def validate(self) -> Ruleset:
+        """The config's ruleset, or ValueError naming what is wrong."""
         if self.ruleset not in RULESETS:
             raise ValueError(f"unknown ruleset {self.ruleset!r}; known: {sorted(RULESETS)}")
-        if self.num_seats not in (2, 3, 4):
-            raise ValueError(f"num_seats must be 2, 3 or 4, got {self.num_seats}")
-        if self.difficulty not in DIFFICULTIES:
-            raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {self.difficulty!r}")
-        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
+        rules = RULESETS[self.ruleset]
+        seats = rules.seat_counts
+        if type(self.num_seats) is not int or self.num_seats not in seats:
+            raise ValueError(f"num_seats must be one of {list(seats)}, got {self.num_seats!r}")
+        if self.difficulty not in rules.difficulties:
+            raise ValueError(
+                f"difficulty must be one of {rules.difficulties}, got {self.difficulty!r}"
+            )
+        if type(self.seed) is not int or not 0 <= self.seed < MAX_SEED:
             raise ValueError(f"seed must be an integer with 0 <= seed < 2^63, got {self.seed!r}")
-        return RULESETS[self.ruleset]
+        return rules
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,7 +61,7 @@ def deal(rules: Ruleset, config: GameConfig) -> tuple[list[list[int]], list[int]
             passages[turn % rules.passages].append(cid)
             turn += 1
     sleeved: list[int] = []
-    if config.difficulty == "hardcore":
+    if config.difficulty in rules.sleeved_difficulties:
         mobs = [
             cid
             for passage in passages

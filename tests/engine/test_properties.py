@@ -1,4 +1,5 @@
-"""Properties of the rules engine over many games (hypothesis drives seeds and choices)."""
+"""Properties of the rules engine over many games (hypothesis drives seeds and choices),
+on every ruleset."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.rules import ACTION_ARGS, Action, GameConfig, IllegalAction, new_game, replay_record
+from engine.rules import (
+    ACTION_ARGS,
+    RULESETS,
+    Action,
+    GameConfig,
+    IllegalAction,
+    new_game,
+    replay_record,
+)
 from engine.rules.ruleset import DIFFICULTIES, ITEM_KINDS, TORCH
 
 configs = st.builds(
@@ -17,6 +26,7 @@ configs = st.builds(
     seed=st.integers(min_value=0, max_value=2**63 - 1),
     num_seats=st.sampled_from([2, 3, 4]),
     difficulty=st.sampled_from(DIFFICULTIES),
+    ruleset=st.sampled_from(sorted(RULESETS)),
 )
 SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -158,6 +168,18 @@ def test_same_config_gives_the_same_cave_and_first_lead():
             assert a.record == b.record
 
 
+def test_every_ruleset_deals_the_same_cave_from_the_same_seed():
+    """dd-2 changes only what a return costs (rules §11), never the deal."""
+    for seed in (0, 5, 2**40):
+        records = [
+            new_game(GameConfig(seed=seed, num_seats=3, difficulty="hardcore", ruleset=r)).record
+            for r in sorted(RULESETS)
+        ]
+        for record in records:
+            for key in ("cave", "sleeved", "first_lead"):
+                assert record[key] == records[0][key]
+
+
 def test_pinned_deal_is_stable():
     """Golden values: a change here changes every recorded game's cave."""
     state = new_game(GameConfig(seed=0, num_seats=4))
@@ -170,7 +192,12 @@ def test_pinned_deal_is_stable():
 def test_random_play_over_thousands_of_seeds_never_hits_the_guard():
     reasons: dict[str, int] = {}
     for seed in range(2000):
-        config = GameConfig(seed=seed, num_seats=2 + seed % 3, difficulty=DIFFICULTIES[seed % 4])
+        config = GameConfig(
+            seed=seed,
+            num_seats=2 + seed % 3,
+            difficulty=DIFFICULTIES[seed % 4],
+            ruleset=sorted(RULESETS)[seed // 4 % len(RULESETS)],
+        )
         state = play_random(config, seed, misbehave=seed % 5 == 0)
         reasons[state.result["reason"]] = reasons.get(state.result["reason"], 0) + 1
     assert "turn_limit" not in reasons

@@ -58,8 +58,14 @@ def test_cli_json_as_a_subprocess() -> None:
     assert data["games"] == 8
     assert data["config"]["check"] is True
     assert data["config"]["bots"] == ["heuristic", "random"]
-    assert 0.0 <= data["bot_rank1_share"]["heuristic"] <= 1.0
     assert data["end_reasons"].get("turn_limit", 0) == 0
+    # The process reports exactly what the same games give in this one (seeded, no clock).
+    here = simulate(8, 3, "easy", ["heuristic", "random"], seed=11).to_dict()
+    for key in ("end_reasons", "turns_mean", "seat_rank1_share", "bot_rank1_share"):
+        assert data[key] == here[key], key
+    # Each heuristic seat faces two random ones: it takes rank 1 far more often.
+    shares = data["bot_rank1_share"]
+    assert shares["heuristic"] > 0.5 > shares["random"]
 
 
 def test_cli_text_output(capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,3 +87,15 @@ def test_check_mode_reports_a_record_that_does_not_replay(
     monkeypatch.setattr(sim, "replay_record", lambda record: ([], None))
     with pytest.raises(CheckFailed, match="replay"):
         play_game(1, 3, "normal", ["random"] * 3, check=True)
+
+
+def test_ruleset_option_plays_that_ruleset(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--games", "4", "--players", "4", "--ruleset", "dd-2", "--json", "--check"]
+    assert main([*args, "--bots", "always-return,heuristic"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["ruleset"] == "dd-2"
+    # The same seeds and bots on dd-1 play other games: riders pay in dd-2.
+    dd1 = simulate(4, 4, "normal", ["always-return", "heuristic"]).to_dict()
+    assert dd1["turns_mean"] != data["turns_mean"]
+    with pytest.raises(SystemExit):
+        main(["--ruleset", "dd-0"])

@@ -1,4 +1,4 @@
-"""Build a game in a chosen situation, for tests and examples.
+"""Build a game in a chosen situation, for tests.
 
 A scenario names the cave contents (card names, bottom to top), the hearts,
 and what each seat holds; every card still comes from the box of 120, so card
@@ -9,13 +9,16 @@ hand), so it is marked `"scenario": true`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import ACTION_ARGS, Action
-from .cards import cave_rows_by_id, starting_tools
-from .ruleset import RULESETS
-from .state import BASE, State
+from engine.rules import ACTION_ARGS, RULESETS, Action, State
+from engine.rules.actions import INT_ARGS
+from engine.rules.cards import cave_rows_by_id, starting_tools
+from engine.rules.phases import BASE
+from engine.rules.rounds import start_round
+from engine.rules.ruleset import CaveRow
 
 
 @dataclass
@@ -31,11 +34,11 @@ class SeatSpec:
     completed: list[str] = field(default_factory=list)
 
 
-def _take_card(state: State, pool: list[int], name: str) -> int:
+def _take_card(rows: Sequence[CaveRow], pool: list[int], name: str) -> int:
     """A cave card id by name ('Gold Ore' or 'STONE:Gold Ore'), taken out of `pool`."""
     material, _, card_name = name.rpartition(":")
     for cid in pool:
-        row = state.rows[cid]
+        row = rows[cid]
         if row.name == card_name and (not material or row.material == material):
             pool.remove(cid)
             return cid
@@ -90,9 +93,8 @@ def scenario(
     n = len(seats)
     # Build with an empty cave and every cave card in a pool, then lay out by name.
     config = {"seed": 0, "num_seats": n, "difficulty": difficulty, "ruleset": ruleset}
-    probe = State(rules, config, [[] for _ in range(rules.passages)], [], lead)
     pool = list(range(len(rows)))
-    cave = [[_take_card(probe, pool, name) for name in passage] for passage in passages]
+    cave = [[_take_card(rows, pool, name) for name in passage] for passage in passages]
     while len(cave) < rules.passages:
         cave.append([])
     sleeve_ids = [cave[p][i] for p, i in (sleeved or [])]
@@ -119,8 +121,8 @@ def scenario(
         seat.stash = state.supply[: spec.stash]
         del state.supply[: spec.stash]
         seat.items = sorted(_take_item(state, pool, kind) for kind in spec.items)
-        seat.unsecured = [_take_card(state, pool, name) for name in spec.unsecured]
-        seat.secured = [_take_card(state, pool, name) for name in spec.secured]
+        seat.unsecured = [_take_card(rows, pool, name) for name in spec.unsecured]
+        seat.secured = [_take_card(rows, pool, name) for name in spec.secured]
         seat.completed = list(spec.completed)
     state.box.extend(pool)
     for p in known or []:
@@ -130,10 +132,8 @@ def scenario(
     if base_phase:
         state.lead = lead
         state.round = 1
-        state._start_round()
-        state._flush()
-        state.log.clear()
-    state._legal = None
+        start_round(state)
+        state.pending.clear()
     state.card_places()
     assert base_phase or state.phase != BASE
     return state
@@ -147,8 +147,8 @@ def parse_action(text: str) -> Action:
         raise ValueError(f"{kind} takes {names}, got {args}")
     values: dict[str, Any] = {}
     for name, raw in zip(names, args, strict=True):
-        values[name] = int(raw) if name in ("passage", "tool_id", "to_seat") else raw
-    return Action(kind, **values)
+        values[name] = int(raw) if name in INT_ARGS else raw
+    return Action.from_dict({"kind": kind, **values})
 
 
 def play(state: State, *moves: str) -> list[dict[str, Any]]:

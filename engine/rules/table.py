@@ -1,0 +1,238 @@
+"""What lies on the table during a game: every card, seat and counter, and no rules.
+
+`Table` is the data of a game in progress. The rules are plain functions over
+it, one module per part of the rules (`base_phase`, `exploration`,
+`forfeits`, `rounds`, ...); `State` (state.py) is the Table with the
+OpenSpiel-style methods that call them. Keeping the data apart means every
+rules module imports this one and nothing imports back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .cards import card_ids, cave_rows_by_id, exchange_stacks, starting_tools, tool_cards
+from .phases import AT_BASE, DECIDE, RESOLVE
+from .ruleset import ITEM_KINDS, Ruleset
+from .versions import ENGINE_VERSION, RECORD_FORMAT
+
+Event = dict[str, Any]
+
+
+class Seat:
+    """Everything one seat holds. Card lists hold card ids, kept sorted where ids pick cards."""
+
+    __slots__ = (
+        "active",
+        "base_actions",
+        "capacity",
+        "colour",
+        "completed",
+        "eliminated",
+        "elimination",
+        "faults",
+        "forfeited",
+        "index",
+        "items",
+        "moves",
+        "position",
+        "ready",
+        "reason",
+        "secured",
+        "stash",
+        "tools",
+        "torches",
+        "unsecured",
+    )
+
+    def __init__(self, index: int, colour: str, capacity: int) -> None:
+        self.index = index
+        self.colour = colour
+        self.capacity = capacity
+        self.torches: list[int] = []  # torch card ids in inventory, sorted
+        self.items: list[int] = []  # item cards (cave card ids) in inventory, sorted
+        self.stash: list[int] = []  # torch card ids, sorted
+        self.tools: list[int] = []  # tool card ids in the order received
+        self.active: set[int] = set()
+        self.position = AT_BASE
+        self.unsecured: list[int] = []  # cave card ids, in the order resolved
+        self.secured: list[int] = []
+        self.completed: list[str] = []
+        self.eliminated = False
+        self.elimination = -1  # when (a counter; equal for seats eliminated together)
+        self.forfeited = False
+        self.reason = ""
+        self.faults = 0
+        self.base_actions = 0
+        self.moves = 0
+        self.ready = False
+
+    @property
+    def inventory_size(self) -> int:
+        return len(self.torches) + len(self.items)
+
+
+class Table:
+    """A game's data: the dealt cave, every seat, the step in progress, the log and record."""
+
+    def __init__(
+        self,
+        rules: Ruleset,
+        config: dict[str, Any],
+        cave: list[list[int]],
+        sleeved: list[int],
+        first_lead: int,
+    ) -> None:
+        n: int = config["num_seats"]
+        self.rules = rules
+        self.config = dict(config)
+        self.ids = card_ids(rules)
+        self.rows = cave_rows_by_id(rules)
+        self.tool_table = tool_cards(rules)
+        self.objectives: tuple[str, ...] = rules.objectives[config["difficulty"]]
+        self.sleeved = frozenset(sleeved)
+        self.strength = [
+            row.strength + (rules.sleeve_strength if cid in self.sleeved else 0)
+            for cid, row in enumerate(self.rows)
+        ]
+        self.damage = [
+            row.damage + (rules.sleeve_damage if cid in self.sleeved else 0)
+            for cid, row in enumerate(self.rows)
+        ]
+        self.card_dicts = [self._card_dict(cid) for cid in range(len(self.rows))]
+
+        self.passages: list[list[int]] = [list(p) for p in cave]  # bottom -> top
+        # Passages only ever lose their top card, so what their backs show is a prefix
+        # of the dealt passage; and the faces still face down only shrink.
+        self.dealt_backs = [[self.rows[c].material for c in p] for p in cave]
+        self.dealt_sleeves = [[c in self.sleeved for c in p] for p in cave]
+        self.unseen: Counter[tuple[str, str]] = Counter(
+            (self.rows[c].material, self.rows[c].name) for p in cave for c in p
+        )
+        self.known: set[int] = set()
+        self.tiles: set[int] = set()  # passages with a torch tile in front
+        self.hearts = rules.hearts
+        self.exchange = exchange_stacks(rules)
+        self.box: list[int] = []
+        self.supply: list[int] = list(self.ids.torches)
+        self.seats = [Seat(i, rules.colours[i], rules.capacity[n]) for i in range(n)]
+        self._deal_equipment(n)
+
+        self.phase = DECIDE
+        self.round = 0
+        self.turn = 0
+        self.lead = first_lead
+        self.round_starter = first_lead
+        self.order: list[int] = []  # seats in turn order for BASE / DECIDE / POSITION
+        self.idx = 0
+        # resolve step
+        self.to_resolve: list[int] = []
+        self.res_passage = -1
+        self.res_owner = -1
+        self.res_helpers: list[int] = []
+        self.attempting = False
+        self.committers: list[int] = []
+        self.cidx = 0
+        self.committed = 0
+        # end
+        self.is_over = False
+        self.end_reason = ""
+        self.winner = -1
+        self.eliminations = 0  # a clock of eliminations: seats eliminated together share it
+        self.result: dict[str, Any] | None = None  # set once, when the game ends
+
+        self.log: list[Event] = []
+        self.pending: list[Event] = []  # events of the entry being applied
+        self.record: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "ruleset": rules.id,
+            "engine_version": ENGINE_VERSION,
+            "config": dict(config),
+            "cave": [list(p) for p in cave],
+            "sleeved": sorted(sleeved),
+            "first_lead": first_lead,
+            "entries": [],
+        }
+
+    def _card_dict(self, cid: int) -> dict[str, Any]:
+        row = self.rows[cid]
+        return {
+            "id": cid,
+            "material": row.material,
+            "name": row.name,
+            "tool": row.tool,
+            "strength": self.strength[cid],
+            "damage": self.damage[cid],
+            "loot": row.loot,
+            "torches": row.torches,
+            "enchanted": cid in self.sleeved,
+        }
+
+    def _deal_equipment(self, n: int) -> None:
+        """Rules §2.1-2.2: tools by colour, starting torches from the lowest ids."""
+        rules = self.rules
+        for seat in self.seats:
+            seat.tools = starting_tools(rules, n, seat.index)
+            seat.active = set(seat.tools)
+        inv, stash = rules.start_torches[n]
+        for seat in self.seats:
+            seat.torches = self.supply[:inv]
+            seat.stash = self.supply[inv : inv + stash]
+            del self.supply[: inv + stash]
+
+    # ------------------------------------------------------------- queries
+
+    @property
+    def acting_seat(self) -> int:
+        """The one seat that decides now, or -1 once the game is over."""
+        if self.is_over:
+            return -1
+        if self.phase == RESOLVE:
+            return self.committers[self.cidx] if self.attempting else self.res_owner
+        return self.order[self.idx]
+
+    def alive(self) -> list[int]:
+        return [s.index for s in self.seats if not s.eliminated]
+
+    def seats_from(self, first: int) -> list[int]:
+        """Non-eliminated seats in seat order starting from `first` ("turn order")."""
+        n = len(self.seats)
+        return [(first + k) % n for k in range(n) if not self.seats[(first + k) % n].eliminated]
+
+    def next_alive_after(self, seat_index: int) -> int:
+        n = len(self.seats)
+        for step in range(1, n + 1):
+            candidate = (seat_index + step) % n
+            if not self.seats[candidate].eliminated:
+                return candidate
+        return seat_index
+
+    def top_known(self, p: int) -> bool:
+        passage = self.passages[p]
+        return bool(passage) and passage[-1] in self.known
+
+    def items_of(self, seat: Seat, kind: str) -> list[int]:
+        """The seat's inventory item cards of one kind, lowest id first."""
+        return [c for c in seat.items if self.rows[c].loot == kind]
+
+    def item_counts(self, seat: Seat) -> dict[str, int]:
+        """Items in inventory by kind, every kind of ITEM_KINDS present (0 when none)."""
+        counts = dict.fromkeys(ITEM_KINDS, 0)
+        for cid in seat.items:
+            counts[self.rows[cid].loot] += 1
+        return counts
+
+    # ------------------------------------------------------------- changes
+
+    def make_known(self, card: int) -> None:
+        """A face-down card's face becomes public (peeked or revealed)."""
+        if card not in self.known:
+            self.known.add(card)
+            row = self.rows[card]
+            self.unseen[(row.material, row.name)] -= 1
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        """Note an event of the entry being applied (State hands them out and logs them)."""
+        fields["kind"] = kind
+        self.pending.append(fields)
