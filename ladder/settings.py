@@ -75,10 +75,12 @@ INSTALLED_APPS = [
     "ladder.matches",
     "ladder.ratings",
     "ladder.grpc",
+    "ladder.web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -155,9 +157,16 @@ elif LADDER_STORAGE == "file":
     _default_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 else:
     raise RuntimeError(f"LADDER_STORAGE must be 'file' or 's3', not {LADDER_STORAGE!r}")
+# Static files are served by WhiteNoise from STATIC_ROOT (``manage.py collectstatic``);
+# in production under hashed names (cached forever), in development from the apps.
+WHITENOISE_AUTOREFRESH = DEBUG  # decided here, not when a test runner flips DEBUG
 STORAGES = {
     "default": _default_storage,
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
 }
 
 # --- ladder -------------------------------------------------------------------
@@ -214,6 +223,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# --- web pages ------------------------------------------------------------------
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:dashboard"
+LOGOUT_REDIRECT_URL = "web:leaderboard"
+CSRF_FAILURE_VIEW = "ladder.web.errors.csrf_failure"
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from dataclasses import dataclass
 
+from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
+
+from ladder.bots.models import Bot
 from ladder.common.exceptions import NotFound
-from ladder.matches.models import Match, MatchSeat
+from ladder.matches.models import Match, MatchSeat, Tournament
 
 
 def _seats_prefetch() -> Prefetch:
@@ -45,3 +48,114 @@ def match_detail(*, match_id: int) -> Match:
     if match is None:
         raise NotFound("no such match")
     return match
+
+
+@dataclass(frozen=True)
+class OpponentRecord:
+    """How one bot fared against one opponent over the finished matches they shared.
+
+    Pairwise, as the rating counts it: in a 4-seat match a bot meets each of
+    the three others once, ahead of, behind or level with it.
+    """
+
+    opponent_id: int
+    opponent_name: str
+    matches: int
+    ahead: int
+    behind: int
+    level: int
+
+
+def bot_opponent_records(*, bot_id: int) -> list[OpponentRecord]:
+    """The bot's record against every opponent it met, most met first (one query)."""
+    rows = (
+        MatchSeat.objects.annotate(
+            mine=FilteredRelation("match__seats", condition=Q(match__seats__bot_id=bot_id))
+        )
+        .filter(mine__isnull=False, match__status=Match.Status.FINISHED)
+        .exclude(bot_id=bot_id)
+        .values("bot_id", "bot__name")
+        .annotate(
+            matches=Count("pk"),
+            ahead=Count("pk", filter=Q(mine__rank__lt=F("rank"))),
+            behind=Count("pk", filter=Q(mine__rank__gt=F("rank"))),
+            level=Count("pk", filter=Q(mine__rank=F("rank"))),
+        )
+        .order_by("-matches", "bot__name")
+    )
+    return [
+        OpponentRecord(
+            opponent_id=r["bot_id"],
+            opponent_name=r["bot__name"],
+            matches=r["matches"],
+            ahead=r["ahead"],
+            behind=r["behind"],
+            level=r["level"],
+        )
+        for r in rows
+    ]
+
+
+def tournament_list() -> QuerySet[Tournament]:
+    """Tournaments newest first, with how many bots take part and matches were played."""
+    return Tournament.objects.annotate(
+        participant_count=Count("participants", distinct=True),
+        finished_count=Count(
+            "matches", filter=Q(matches__status=Match.Status.FINISHED), distinct=True
+        ),
+    ).order_by("-created_at", "-id")
+
+
+def tournament_detail(*, tournament_id: int) -> Tournament:
+    """One tournament or NotFound."""
+    tournament = Tournament.objects.filter(pk=tournament_id).first()
+    if tournament is None:
+        raise NotFound("no such tournament")
+    return tournament
+
+
+@dataclass
+class Standing:
+    """One bot's line in a tournament's standings."""
+
+    bot_id: int
+    bot_name: str
+    owner: str
+    played: int = 0
+    first_places: int = 0
+    points: float = 0.0
+    rank_sum: int = 0
+
+    @property
+    def mean_rank(self) -> float | None:
+        return self.rank_sum / self.played if self.played else None
+
+
+def tournament_standings(*, tournament: Tournament) -> list[Standing]:
+    """Every participant (and any bot seated in its matches), best first; two queries.
+
+    Points are pairwise, like the rating: per match, 1 for every opponent
+    finished ahead of and ½ for every one level with (a 4-seat win is worth 3).
+    Ordered by points, then first places, then name.
+    """
+    seats = MatchSeat.objects.filter(
+        match__tournament_id=tournament.pk, match__status=Match.Status.FINISHED
+    ).values_list("match_id", "bot_id", "rank")
+    by_match: dict[int, list[tuple[int, int]]] = {}
+    for match_id, bot_id, rank in seats:
+        by_match.setdefault(match_id, []).append((bot_id, rank or 0))
+    bots = (
+        Bot.objects.select_related("owner")
+        .filter(Q(tournaments=tournament) | Q(seats__match__tournament=tournament))
+        .distinct()
+    )
+    lines = {b.pk: Standing(bot_id=b.pk, bot_name=b.name, owner=b.owner.username) for b in bots}
+    for seated in by_match.values():
+        for bot_id, rank in seated:
+            line = lines[bot_id]
+            line.played += 1
+            line.first_places += rank == 1
+            line.rank_sum += rank
+            line.points += sum(1.0 if rank < r else 0.5 for other, r in seated
+                               if other != bot_id and rank <= r)  # fmt: skip
+    return sorted(lines.values(), key=lambda s: (-s.points, -s.first_places, s.bot_name.lower()))

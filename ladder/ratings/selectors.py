@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models.functions import Lower, RowNumber
 
 from ladder.bots.models import Bot
 from ladder.matches.models import MatchSeat
@@ -67,3 +71,99 @@ def bot_rating_history(*, bot_id: int, limit: int = 200) -> QuerySet[MatchSeat]:
         .select_related("match__result")
         .order_by("match__result__id")
     )
+
+
+# --- the web leaderboard: search, sort, and per-page extras in one query each -------
+
+LEADERBOARD_SORTS: dict[str, tuple[Any, ...]] = {
+    "rank": (F("rating").desc(), "id"),
+    "-rank": (F("rating").asc(), F("id").desc()),
+    "name": (Lower("name"), "id"),
+    "-name": (Lower("name").desc(), F("id").desc()),
+    "owner": (Lower("owner__username"), Lower("name"), "id"),
+    "-owner": (Lower("owner__username").desc(), Lower("name").desc(), F("id").desc()),
+    "games": ("games", F("rating").desc(), "id"),
+    "-games": (F("games").desc(), F("rating").desc(), "id"),
+}
+"""Orderings the leaderboard may be sorted by; every one ends in a unique tie-break."""
+
+
+def leaderboard_search(*, kind: str = "", query: str = "", sort: str = "rank") -> QuerySet[Bot]:
+    """The board (``leaderboard_list``) narrowed to bots whose name or owner contains ``query``."""
+    qs = leaderboard_list(kind=kind)
+    query = query.strip()
+    if query:
+        qs = qs.filter(Q(name__icontains=query) | Q(owner__username__icontains=query))
+    return qs.order_by(*LEADERBOARD_SORTS.get(sort, LEADERBOARD_SORTS["rank"]))
+
+
+def leaderboard_positions(*, bot_ids: Sequence[int], kind: str = "") -> dict[int, int]:
+    """Each bot's position on the board of ``kind``, in ``leaderboard_list``'s order.
+
+    Bots off the board (suspended, retired) are absent. One query for any number
+    of bots: the board is numbered once (a window over the rating index) and
+    only the asked rows are read from it, so a search result or another sort
+    order still shows each bot's real position.
+    """
+    ids = [int(i) for i in bot_ids]
+    if not ids:
+        return {}
+    numbered = (
+        leaderboard_list(kind=kind)
+        .annotate(
+            board_id=F("pk"),
+            position=Window(RowNumber(), order_by=[F("rating").desc(), F("id").asc()]),
+        )
+        .order_by()
+        .values_list("board_id", "position")
+    )
+    sql, params = numbered.query.sql_with_params()
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT board.board_id, board.position FROM ({sql}) board"
+            f" WHERE board.board_id IN ({marks})",
+            [*params, *ids],
+        )
+        return {pk: position for pk, position in cursor.fetchall()}
+
+
+def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, list[int]]:
+    """The last ``points`` ratings (hundredths, oldest first) after each rated result.
+
+    One query for a whole page of bots (a window per bot), for the sparklines.
+    """
+    ids = list(bot_ids)
+    if not ids:
+        return {}
+    rows = (
+        MatchSeat.objects.filter(bot_id__in=ids, match__result__elo_k__gt=0)
+        .annotate(
+            back=Window(
+                RowNumber(),
+                partition_by=[F("bot_id")],
+                order_by=F("match__result__id").desc(),
+            )
+        )
+        .filter(back__lte=points)
+        .order_by("bot_id", "match__result__id")
+        .values_list("bot_id", "rating_after")
+    )
+    trends: dict[int, list[int]] = {pk: [] for pk in ids}
+    for bot_id, rating in rows:
+        trends[bot_id].append(rating)
+    return trends
+
+
+def bot_first_places(*, bot_ids: Sequence[int]) -> dict[int, int]:
+    """Rated results each bot finished first in (ties for first count), for win shares."""
+    ids = list(bot_ids)
+    counts = dict.fromkeys(ids, 0)
+    rows = (
+        MatchSeat.objects.filter(bot_id__in=ids, rank=1, match__result__elo_k__gt=0)
+        .values("bot_id")
+        .annotate(n=Count("pk"))
+        .values_list("bot_id", "n")
+    )
+    counts.update(rows)
+    return counts
