@@ -53,7 +53,9 @@ class BotCreateForm(forms.Form):
         max_length=32, help_text="3-32 characters: letters, digits, '_', '.', '-'."
     )
     kind = forms.ChoiceField(choices=Bot.Kind.choices, widget=forms.RadioSelect)
-    description = forms.CharField(max_length=500, required=False, widget=forms.Textarea)
+    description = forms.CharField(
+        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
     endpoint = forms.CharField(
         max_length=300,
         required=False,

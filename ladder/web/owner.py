@@ -113,8 +113,8 @@ def bot_upload(request: HttpRequest, bot_id: int) -> HttpResponse:
     if not form.is_valid():
         return _manage_page(request, bot, 400, upload_form=form)
     upload = form.cleaned_data["file"]
-    try:
-        with shown_on(form):
+    with shown_on(form):
+        try:
             version = bot_services.bot_version_upload(
                 user=request.user,
                 bot_id=bot.pk,
@@ -122,11 +122,11 @@ def bot_upload(request: HttpRequest, bot_id: int) -> HttpResponse:
                 data=upload.read(limit + 1),  # one byte past the limit: the report says so
                 entry_point=form.cleaned_data["entry_point"] or None,
             )
-            messages.success(request, f"Version {version.number} accepted.")
-            return redirect("web:bot-manage", bot_id=bot.pk)
-    except bot_services.UploadRejected as exc:
-        form.add_error(None, exc.message)
-        return _manage_page(request, bot, 400, upload_form=form, report=exc.report.as_text())
+        except bot_services.UploadRejected as exc:
+            form.add_error(None, exc.message)
+            return _manage_page(request, bot, 400, upload_form=form, report=exc.report.as_text())
+        messages.success(request, f"Version {version.number} accepted.")
+        return redirect("web:bot-manage", bot_id=bot.pk)
     return _manage_page(request, bot, 400, upload_form=form)
 
 

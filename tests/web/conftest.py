@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.test import override_settings
 
-from tests.ladder.conftest import make_bot, make_user  # noqa: F401  (fixtures)
+from tests.ladder.conftest import HIGH_RATES
 from tests.support.processes import ROOT, closed_port_address, start_bot, start_engine
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from
@@ -79,9 +80,12 @@ FILLERS = 9  # bots without games, so the leaderboard has more than one page of 
 def _play(engine: str, seated: tuple[str, ...], seed: int, bots: dict[str, int], **kw: Any) -> int:
     from ladder.matches.play import match_play
     from ladder.matches.services import match_create
+    from workers.runner import TimeControl
 
     match = match_create(bot_ids=[bots[n] for n in seated], seed=seed, **kw)
-    match_play(match_id=match.pk, engine_address=engine, worker="web-tests")
+    # A short handshake wait: the dead endpoint's seat forfeits sooner.
+    tc = TimeControl(handshake_s=1.0)
+    match_play(match_id=match.pk, engine_address=engine, worker="web-tests", time_control=tc)
     return match.pk
 
 
@@ -117,7 +121,14 @@ def played_ladder(
     from ladder.matches.services import match_create
 
     tmp = tmp_path_factory.mktemp("played-ladder")
-    overrides = override_settings(LADDER_DEV_MODE=True, MEDIA_ROOT=str(tmp / "media"))
+    rest = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": dict(HIGH_RATES)}
+    overrides = override_settings(
+        LADDER_DEV_MODE=True,
+        MEDIA_ROOT=str(tmp / "media"),
+        REST_FRAMEWORK=rest,
+        # Sign-ins in every test: a fast hasher keeps them from dominating the run.
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+    )
     overrides.enable()
     engine = start_engine(tmp)
     heuristic = start_bot("examples.heuristic_bot", tmp, "heuristic")
