@@ -106,9 +106,7 @@ def bot_upload(request: HttpRequest, bot_id: int) -> HttpResponse:
     declared = request.META.get("CONTENT_LENGTH") or "0"
     if declared.isdigit() and int(declared) > limit + UPLOAD_SLACK_BYTES:
         # Refused before the multipart parser spools the body to disk.
-        form = UploadForm()
-        form.add_error(None, f"uploads are limited to {limit} bytes")
-        return _manage_page(request, bot, 413, upload_form=form)
+        return _manage_page(request, bot, 413, report=f"uploads are limited to {limit} bytes")
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _manage_page(request, bot, 400, upload_form=form)

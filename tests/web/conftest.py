@@ -23,9 +23,10 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connections
 from django.test import override_settings
 
-from tests.ladder.conftest import HIGH_RATES
+from tests.ladder.conftest import HIGH_RATES, make_bot, make_user  # noqa: F401  (fixtures)
 from tests.support.processes import ROOT, closed_port_address, start_bot, start_engine
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from
@@ -150,9 +151,7 @@ def played_ladder(
                 "ghost": ("carol", closed_port_address()),
             }
             bots = {
-                name: bot_create(
-                    owner=users[owner], name=name, kind="remote", endpoint=endpoint
-                ).pk
+                name: bot_create(owner=users[owner], name=name, kind="remote", endpoint=endpoint).pk
                 for name, (owner, endpoint) in remote.items()
             }
             hosted = bot_create(owner=users["bob"], name="lurker", kind="hosted")
@@ -196,6 +195,9 @@ def played_ladder(
             proc.stop()
         with django_db_blocker.unblock():
             call_command("flush", interactive=False, verbosity=0)
+            # Playwright's greenlets give this code its own connection (Django's are
+            # per context): close it, or the test database cannot be dropped.
+            connections.close_all()
         overrides.disable()
 
 

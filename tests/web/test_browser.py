@@ -216,7 +216,8 @@ def test_bot_page_chart_record_and_status(
     header = tab.page.get_by_role("button", name="Behind")
     header.click()
     header.click()
-    behind = [int(r) for r in tab.page.locator("#opponents tbody tr td:nth-child(4)").all_inner_texts()]
+    cells = tab.page.locator("#opponents tbody tr td:nth-child(4)").all_inner_texts()
+    behind = [int(c) for c in cells]
     assert behind == sorted(behind, reverse=True)
     assert tab.page.get_attribute("#opponents th:nth-child(4)", "aria-sort") == "descending"
 
@@ -272,7 +273,8 @@ def test_match_pages_show_the_apis_ranks_and_rating_changes(
 def test_tournaments_and_now(tab: Page, site: str, played_ladder: PlayedLadder) -> None:
     tab.goto("/tournaments/")
     row = tab.page.locator("#tournaments tbody tr", has_text="Autumn Cup")
-    assert row.locator("td").nth(2).inner_text() == "4" and row.locator("td").nth(3).inner_text() == "3"
+    cells = row.locator("td").all_inner_texts()
+    assert (cells[2], cells[3]) == ("4", "3")  # bots, finished matches
     tab.shot("tournaments")
     row.get_by_role("link", name="Autumn Cup").click()
     tab.page.wait_for_url(f"**/tournaments/{played_ladder.tournament}/")
@@ -329,9 +331,9 @@ def test_owner_creates_uploads_sets_endpoint_challenges_and_manages_tokens(
     with orm():
         hosted = Bot.objects.get(name="web-hosted")
         assert hosted.versions.count() == 0
+    good = b"def act(obs, legal):\n    return 0\n"
     page.get_by_label("Source (.py or .zip)").set_input_files(
-        files=[{"name": "bot.py", "mimeType": "text/x-python",
-                "buffer": b"def act(obs, legal):\n    return 0\n"}]  # fmt: skip
+        files=[{"name": "bot.py", "mimeType": "text/x-python", "buffer": good}]
     )
     page.get_by_role("button", name="Upload and validate").click()
     page.wait_for_url(f"**/me/bots/{hosted.pk}/")
