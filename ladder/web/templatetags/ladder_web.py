@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django import template
-from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
-from ladder.web.rows import points
+from ladder.web.rows import Rating, points
 
 register = template.Library()
 
@@ -58,23 +58,44 @@ def percent(value: float | None) -> str:
 
 
 @register.simple_tag
-def sparkline(values: Sequence[float], label: str = "rating trend") -> str:
-    """A small inline SVG of a rating series (no script needed); empty text when too short."""
+def rating_figure(r: Rating) -> SafeString:
+    """Rating, ± of its 95 % interval, provisional mark; exact values in data attributes.
+
+    A tag rather than an include: it is on every leaderboard line.
+    """
+    html = f'<span class="rating" data-rating="{r.value}"'
+    if r.low is not None and r.high is not None:
+        html += f' data-low="{r.low}" data-high="{r.high}"'
+    html += f">{rating(r.value)}</span>"
+    if r.half_width is not None:
+        span = f"{rating(r.low)} {NONE} {rating(r.high)}"
+        html += f' <span class="interval" title="95 % interval {span}">± {r.half_width:.0f}</span>'
+
+    if r.provisional:
+        html += (
+            ' <abbr class="badge provisional" title="provisional: fewer than the games'
+            ' a rating needs to settle">prov.</abbr>'
+        )
+    return mark_safe(html)  # numbers and fixed text only
+
+
+@register.simple_tag
+def sparkline(values: Sequence[float], label: str = "rating trend") -> SafeString:
+    """A small inline SVG of a rating series (no script needed); a dot when too short."""
     if len(values) < 2:
         return mark_safe('<span class="spark-empty" aria-hidden="true">·</span>')
     lo, hi = min(values), max(values)
     span = (hi - lo) or 1.0
     step = (SPARK_W - 2 * SPARK_PAD) / (len(values) - 1)
-    coords = [
-        (SPARK_PAD + i * step, SPARK_PAD + (hi - v) / span * (SPARK_H - 2 * SPARK_PAD))
+    path = " ".join(
+        f"{SPARK_PAD + i * step:.1f},{SPARK_PAD + (hi - v) / span * (SPARK_H - 2 * SPARK_PAD):.1f}"
         for i, v in enumerate(values)
-    ]
-    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+    )
     direction = "up" if values[-1] > values[0] else "down" if values[-1] < values[0] else "flat"
-    title = f"{label}: {values[0]:.2f} to {values[-1]:.2f} over {len(values)} games"
-    return format_html(
-        '<svg class="spark spark-{}" viewBox="0 0 {} {}" width="{}" height="{}" role="img" '
-        'aria-label="{}" data-points="{}"><title>{}</title>'
-        '<polyline points="{}" fill="none" stroke-width="1.5"/></svg>',
-        direction, SPARK_W, SPARK_H, SPARK_W, SPARK_H, title, len(values), title, path,
-    )  # fmt: skip
+    title = escape(f"{label}: {values[0]:.2f} to {values[-1]:.2f} over {len(values)} games")
+    return mark_safe(
+        f'<svg class="spark spark-{direction}" viewBox="0 0 {SPARK_W} {SPARK_H}" '
+        f'width="{SPARK_W}" height="{SPARK_H}" role="img" aria-label="{title}" '
+        f'data-points="{len(values)}"><title>{title}</title>'
+        f'<polyline points="{path}" fill="none" stroke-width="1.5"/></svg>'
+    )
