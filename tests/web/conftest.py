@@ -13,7 +13,6 @@ The browser is Debian's Chromium driven by Playwright, never a downloaded one.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -27,23 +26,20 @@ from django.db import connections
 from django.test import override_settings
 
 from tests.ladder.conftest import HIGH_RATES, make_bot, make_user  # noqa: F401  (fixtures)
-from tests.support.processes import ROOT, closed_port_address, start_bot, start_engine
+from tests.support.processes import (
+    CHROMIUM_FLAGS,
+    ROOT,
+    chromium_path,
+    closed_port_address,
+    start_bot,
+    start_engine,
+)
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from
 # test code (checks on stored rows) are still plain synchronous calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 PASSWORD = "pw-web-12345678"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
 SCREENSHOTS = Path(os.environ.get("LADDER_SCREENSHOTS_DIR", ROOT / "var" / "screenshots"))
 
 
@@ -221,21 +217,12 @@ def orm(django_db_blocker: Any) -> Callable[[], AbstractContextManager[None]]:
     return django_db_blocker.unblock
 
 
-def chromium_path() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed; .ci/run installs it")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return path
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     playwright_api = pytest.importorskip("playwright.sync_api")
     executable = chromium_path()
     with playwright_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        chromium = pw.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
 

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from tests.support.processes import ROOT, closed_port_address
+from tests.support.processes import start_runserver
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -36,37 +33,11 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = {**os.environ, "LADDER_VAR_DIR": str(var), "DJANGO_DEBUG": "0",
            "DJANGO_SECRET_KEY": "test-only-" + "k" * 40, "PYTHONUNBUFFERED": "1"}  # fmt: skip
     env.pop("DATABASE_URL", None)
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    for command in (["migrate", "-v0"], ["collectstatic", "--noinput", "-v0"]):
-        subprocess.run([*manage, *command], env=env, cwd=ROOT, check=True, timeout=120)
-    address = closed_port_address()
-    log_path = var / "server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [*manage, "runserver", "--noreload", address],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    base = f"http://{address}"
-    deadline = time.monotonic() + 30
-    while fetch_ok(base) is False:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the server did not come up: {log_path.read_text()}")
-        time.sleep(0.2)
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
-
-
-def fetch_ok(base: str) -> bool:
-    try:
-        return fetch(base + "/")[0] == 200
-    except OSError:
-        return False
+    server = start_runserver(
+        env, var, setup=[["migrate", "-v0"], ["collectstatic", "--noinput", "-v0"]]
+    )
+    yield f"http://{server.address}"
+    server.stop(timeout_s=10)
 
 
 def test_static_files_are_hashed_and_cached_forever(production: str) -> None:
