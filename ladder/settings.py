@@ -12,8 +12,8 @@ DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMME
 LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
 LADDER_SQLITE_TEST_NAME, LADDER_TEST_DB_NAME  test database (default: one per test run)
 LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
-LADDER_STATIC_ROOT      where ``collectstatic`` puts the site's static files (default ``var/static``);
-                        WhiteNoise serves them, under hashed names when DJANGO_DEBUG=0
+LADDER_STATIC_ROOT      where ``collectstatic`` puts the site's static files (default
+                        ``var/static``); WhiteNoise serves them, hashed when DJANGO_DEBUG=0
 LADDER_STORAGE          ``file`` (default) or ``s3`` (the ``s3`` extra of the project;
                         then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
                         AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME are read by django-storages)

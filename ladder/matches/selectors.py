@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
+from django.db.models import (
+    Count,
+    F,
+    FilteredRelation,
+    Func,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+)
 
 from ladder.bots.models import Bot
 from ladder.common.exceptions import NotFound
@@ -66,8 +76,8 @@ class OpponentRecord:
     level: int
 
 
-def bot_opponent_records(*, bot_id: int) -> list[OpponentRecord]:
-    """The bot's record against every opponent it met, most met first (one query)."""
+def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[OpponentRecord]:
+    """The bot's record against the opponents it met most (all, or ``limit``); one query."""
     rows = (
         MatchSeat.objects.annotate(
             mine=FilteredRelation("match__seats", condition=Q(match__seats__bot_id=bot_id))
@@ -83,6 +93,8 @@ def bot_opponent_records(*, bot_id: int) -> list[OpponentRecord]:
         )
         .order_by("-matches", "bot__name")
     )
+    if limit is not None:
+        rows = rows[:limit]
     return [
         OpponentRecord(
             opponent_id=r["bot_id"],
@@ -97,12 +109,25 @@ def bot_opponent_records(*, bot_id: int) -> list[OpponentRecord]:
 
 
 def tournament_list() -> QuerySet[Tournament]:
-    """Tournaments newest first, with how many bots take part and matches were played."""
+    """Tournaments newest first, with how many bots take part and matches were played.
+
+    Counted by correlated subqueries (each an index range), not by joining every
+    tournament with all its matches and participants.
+    """
+    participants = (
+        Tournament.participants.through.objects.filter(tournament=OuterRef("pk"))
+        .order_by()
+        .annotate(n=Func(F("pk"), function="COUNT"))
+        .values("n")
+    )
+    finished = (
+        Match.objects.filter(tournament=OuterRef("pk"), status=Match.Status.FINISHED)
+        .order_by()
+        .annotate(n=Func(F("pk"), function="COUNT"))
+        .values("n")
+    )
     return Tournament.objects.annotate(
-        participant_count=Count("participants", distinct=True),
-        finished_count=Count(
-            "matches", filter=Q(matches__status=Match.Status.FINISHED), distinct=True
-        ),
+        participant_count=Subquery(participants), finished_count=Subquery(finished)
     ).order_by("-created_at", "-id")
 
 
@@ -132,7 +157,7 @@ class Standing:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[Standing]:
-    """Every participant (and any bot seated in its matches), best first; two queries.
+    """Every participant (and any bot seated in its matches), best first; three queries.
 
     Points are pairwise, like the rating: per match, 1 for every opponent
     finished ahead of and ½ for every one level with (a 4-seat win is worth 3).
@@ -144,11 +169,9 @@ def tournament_standings(*, tournament: Tournament) -> list[Standing]:
     by_match: dict[int, list[tuple[int, int]]] = {}
     for match_id, bot_id, rank in seats:
         by_match.setdefault(match_id, []).append((bot_id, rank or 0))
-    bots = (
-        Bot.objects.select_related("owner")
-        .filter(Q(tournaments=tournament) | Q(seats__match__tournament=tournament))
-        .distinct()
-    )
+    seated = {bot_id for match in by_match.values() for bot_id, _ in match}
+    entered = set(tournament.participants.values_list("pk", flat=True))
+    bots = Bot.objects.select_related("owner").filter(pk__in=seated | entered)
     lines = {b.pk: Standing(bot_id=b.pk, bot_name=b.name, owner=b.owner.username) for b in bots}
     for seated in by_match.values():
         for bot_id, rank in seated:

@@ -128,39 +128,51 @@ def leaderboard_positions(*, bot_ids: Sequence[int], kind: str = "") -> dict[int
         return {pk: position for pk, position in cursor.fetchall()}
 
 
-def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, list[int]]:
-    """The last ``points`` ratings (hundredths, oldest first) after each rated result.
+def _recorded_seats() -> QuerySet[MatchSeat]:
+    """Seats of recorded results (``rating_after`` is set exactly then): no join needed."""
+    return MatchSeat.objects.filter(rating_after__isnull=False)
 
-    One query for a whole page of bots (a window per bot), for the sparklines.
+
+def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, list[int]]:
+    """Each bot's rating (hundredths) after its last ``points`` recorded matches, oldest first.
+
+    For the sparklines of a page of bots, in one query: the latest seats of each
+    bot by match (a per-bot LIMIT where the database can combine sliced queries,
+    a window elsewhere). Unrated matches are points where the rating stayed.
     """
-    ids = list(bot_ids)
+    ids = list(dict.fromkeys(bot_ids))
     if not ids:
         return {}
-    rows = (
-        MatchSeat.objects.filter(bot_id__in=ids, match__result__elo_k__gt=0)
-        .annotate(
-            back=Window(
-                RowNumber(),
-                partition_by=[F("bot_id")],
-                order_by=F("match__result__id").desc(),
+    columns = ("bot_id", "match_id", "rating_after")
+    if connection.features.supports_slicing_ordering_in_compound:
+        per_bot = [
+            _recorded_seats().filter(bot_id=pk).order_by("-match_id").values_list(*columns)[:points]
+            for pk in ids
+        ]
+        rows = list(per_bot[0].union(*per_bot[1:], all=True)) if len(ids) > 1 else list(per_bot[0])
+    else:
+        rows = list(
+            _recorded_seats()
+            .filter(bot_id__in=ids)
+            .annotate(
+                back=Window(RowNumber(), partition_by=[F("bot_id")], order_by=F("match_id").desc())
             )
+            .filter(back__lte=points)
+            .values_list(*columns)
         )
-        .filter(back__lte=points)
-        .order_by("bot_id", "match__result__id")
-        .values_list("bot_id", "rating_after")
-    )
     trends: dict[int, list[int]] = {pk: [] for pk in ids}
-    for bot_id, rating in rows:
+    for bot_id, _, rating in sorted(rows, key=lambda r: (r[0], r[1])):
         trends[bot_id].append(rating)
     return trends
 
 
 def bot_first_places(*, bot_ids: Sequence[int]) -> dict[int, int]:
-    """Rated results each bot finished first in (ties for first count), for win shares."""
+    """Rated matches each bot finished first in (ties for first count), for win shares."""
     ids = list(bot_ids)
     counts = dict.fromkeys(ids, 0)
     rows = (
-        MatchSeat.objects.filter(bot_id__in=ids, rank=1, match__result__elo_k__gt=0)
+        _recorded_seats()
+        .filter(bot_id__in=ids, rank=1, match__rated=True)
         .values("bot_id")
         .annotate(n=Count("pk"))
         .values_list("bot_id", "n")

@@ -24,6 +24,7 @@ from ladder.web.rows import board_lines, bot_status, points
 MATCHES_PER_PAGE = 20
 VERSIONS_SHOWN = 20
 NOW_LIMIT = 25
+OPPONENTS_SHOWN = 50
 
 
 def _can_see_private(request: HttpRequest, bot: Bot) -> bool:
@@ -105,7 +106,8 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         },
         "versions": list(bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN]),
         "matches": matches.get_page(request.GET.get("page")),
-        "opponents": match_selectors.bot_opponent_records(bot_id=bot.pk),
+        "opponents": match_selectors.bot_opponent_records(bot_id=bot.pk, limit=OPPONENTS_SHOWN),
+        "opponents_shown": OPPONENTS_SHOWN,
     }
     return render(request, "web/bot.html", context)
 
