@@ -136,20 +136,25 @@ def _recorded_seats() -> QuerySet[MatchSeat]:
 def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, list[int]]:
     """Each bot's rating (hundredths) after its last ``points`` recorded matches, oldest first.
 
-    For the sparklines of a page of bots, in one query: the latest seats of each
-    bot by match (a per-bot LIMIT where the database can combine sliced queries,
-    a window elsewhere). Unrated matches are points where the rating stayed.
+    For the sparklines of a page of bots, in one query. On PostgreSQL a LATERAL
+    join reads only each bot's latest seats (an index range per bot, one small
+    plan); elsewhere a window over the bots' seats. Unrated matches are points
+    where the rating stayed; the order is the matches' (creation) order.
     """
-    ids = list(dict.fromkeys(bot_ids))
+    ids = [int(pk) for pk in dict.fromkeys(bot_ids)]
     if not ids:
         return {}
-    columns = ("bot_id", "match_id", "rating_after")
-    if connection.features.supports_slicing_ordering_in_compound:
-        per_bot = [
-            _recorded_seats().filter(bot_id=pk).order_by("-match_id").values_list(*columns)[:points]
-            for pk in ids
-        ]
-        rows = list(per_bot[0].union(*per_bot[1:], all=True)) if len(ids) > 1 else list(per_bot[0])
+    if connection.vendor == "postgresql":
+        table = connection.ops.quote_name(MatchSeat._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT s.bot_id, s.match_id, s.rating_after FROM unnest(%s::bigint[]) AS b(id)"
+                " CROSS JOIN LATERAL (SELECT bot_id, match_id, rating_after"
+                f" FROM {table} WHERE bot_id = b.id AND rating_after IS NOT NULL"
+                " ORDER BY match_id DESC LIMIT %s) s",
+                [ids, points],
+            )
+            rows = cursor.fetchall()
     else:
         rows = list(
             _recorded_seats()
@@ -158,7 +163,7 @@ def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, 
                 back=Window(RowNumber(), partition_by=[F("bot_id")], order_by=F("match_id").desc())
             )
             .filter(back__lte=points)
-            .values_list(*columns)
+            .values_list("bot_id", "match_id", "rating_after")
         )
     trends: dict[int, list[int]] = {pk: [] for pk in ids}
     for bot_id, _, rating in sorted(rows, key=lambda r: (r[0], r[1])):
@@ -167,12 +172,16 @@ def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, 
 
 
 def bot_first_places(*, bot_ids: Sequence[int]) -> dict[int, int]:
-    """Rated matches each bot finished first in (ties for first count), for win shares."""
+    """Recorded matches each bot finished first in (ties for first count), for win shares.
+
+    The same count as the gRPC leaderboard's ``wins`` (first places in finished
+    matches), read from the seats alone: no join with the matches.
+    """
     ids = list(bot_ids)
     counts = dict.fromkeys(ids, 0)
     rows = (
         _recorded_seats()
-        .filter(bot_id__in=ids, rank=1, match__rated=True)
+        .filter(bot_id__in=ids, rank=1)
         .values("bot_id")
         .annotate(n=Count("pk"))
         .values_list("bot_id", "n")

@@ -67,7 +67,7 @@ class BoardLine:
 
     @property
     def win_share(self) -> float | None:
-        """First places per rated game (ties for first count as first places)."""
+        """First places (finished matches) per rated game, as wins/games on the gRPC board."""
         return self.first_places / self.rating.games if self.rating.games else None
 
 
