@@ -14,7 +14,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -36,6 +35,7 @@ from ladder.web.forms import (
     TokenCreateForm,
     UploadForm,
 )
+from ladder.web.pages import MATCHES_PER_PAGE, VERSIONS_SHOWN, CountedPaginator
 from ladder.web.rows import board_lines
 
 UPLOAD_SLACK_BYTES = 64 * 1024  # multipart framing around the file itself
@@ -79,11 +79,15 @@ def _own_bot(request: HttpRequest, bot_id: int) -> Bot:
 
 
 def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any) -> HttpResponse:
-    matches = Paginator(match_selectors.bot_matches(bot_id=bot.pk), 20)
+    matches = CountedPaginator(
+        match_selectors.bot_matches(bot_id=bot.pk),
+        MATCHES_PER_PAGE,
+        count=match_selectors.bot_match_count(bot_id=bot.pk),
+    )
     context = {
         "bot": bot,
         "line": board_lines([bot])[0],
-        "versions": list(bot_selectors.bot_versions(bot=bot)[:20]),
+        "versions": list(bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN]),
         "matches": matches.get_page(request.GET.get("page")),
         "upload_form": forms.get("upload_form") or UploadForm(),
         "endpoint_form": forms.get("endpoint_form") or EndpointForm(),
