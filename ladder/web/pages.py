@@ -173,7 +173,7 @@ def now(request: HttpRequest) -> HttpResponse:
     context = {
         "nav": "now",
         "running": match_selectors.match_list(status=Match.Status.RUNNING)[:NOW_LIMIT],
-        "queued": queued.order_by("created_at", "id")[:NOW_LIMIT],  # next to play first
+        "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
         "queued_count": queued.count(),
         "finished": match_selectors.match_list(status=Match.Status.FINISHED)[:NOW_LIMIT],
         "limit": NOW_LIMIT,
