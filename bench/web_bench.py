@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,11 @@ def pages(rng: random.Random) -> dict[str, Callable[[], str]]:
     }
 
 
+def _counted(executed: list[str], execute: Any, sql: str, *rest: Any) -> Any:
+    executed.append(sql)
+    return execute(sql, *rest)
+
+
 def measure(requests: int, seed: int) -> dict[str, dict[str, Any]]:
     from django.db import connection
     from django.test import Client
@@ -129,12 +135,7 @@ def measure(requests: int, seed: int) -> dict[str, dict[str, Any]]:
         for _ in range(3):  # warm caches and connections
             client.get(url_for())
         executed: list[str] = []
-
-        def count(execute: Any, sql: str, *rest: Any) -> Any:
-            executed.append(sql)
-            return execute(sql, *rest)
-
-        with connection.execute_wrapper(count):
+        with connection.execute_wrapper(partial(_counted, executed)):
             response = client.get(url_for())
         assert response.status_code == 200, (name, response.status_code)
         times = []
