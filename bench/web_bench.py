@@ -101,7 +101,7 @@ def pages(rng: random.Random) -> dict[str, Callable[[], str]]:
         "leaderboard": lambda: "/",
         "leaderboard deep page": lambda: f"/?page={rng.randint(last_page // 2, last_page)}",
         "leaderboard search": lambda: f"/?q=bot0{rng.randint(0, 99):02d}",
-        "leaderboard owner search": lambda: f"/?q=owner0{rng.randint(0, 99):02d}",
+        "leaderboard owner search": lambda: f"/?q=owner{rng.randint(0, 999):05d}",
         "leaderboard by games": lambda: "/?sort=-games",
         "leaderboard hosted": lambda: f"/?kind=hosted&page={rng.randint(1, 20)}",
         "bot": lambda: f"/bots/{rng.choice(bot_ids)}/",
