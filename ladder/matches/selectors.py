@@ -16,6 +16,7 @@ from django.db.models import (
 from ladder.bots.models import Bot
 from ladder.common.exceptions import NotFound
 from ladder.matches.models import Match, MatchSeat, Tournament
+from ladder.tournaments.standings import Outcome, Standing, standings
 
 
 def _seats_prefetch() -> Prefetch:
@@ -148,46 +149,48 @@ def tournament_detail(*, tournament_id: int) -> Tournament:
     return tournament
 
 
-@dataclass
-class Standing:
-    """One bot's line in a tournament's standings."""
+@dataclass(frozen=True)
+class StandingLine:
+    """A line of ``ladder.tournaments.standings`` with the bot's name and owner for a page."""
 
-    bot_id: int
+    standing: Standing
     bot_name: str
     owner: str
-    played: int = 0
-    first_places: int = 0
-    points: float = 0.0
-    rank_sum: int = 0
-
-    @property
-    def mean_rank(self) -> float | None:
-        return self.rank_sum / self.played if self.played else None
 
 
-def tournament_standings(*, tournament: Tournament) -> list[Standing]:
-    """Every participant (and any bot seated in its matches), best first; three queries.
+def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
+    """Standings of a tournament from its played matches, best first; three queries.
 
-    Points are pairwise, like the rating: per match, 1 for every opponent
-    finished ahead of and ½ for every one level with (a 4-seat win is worth 3).
-    Ordered by points, then first places, then name.
+    Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
+    tie-breaks and shared ranks); errored matches are counted, not scored.
+    Participants without a match yet are listed with nothing.
     """
     seats = MatchSeat.objects.filter(
-        match__tournament_id=tournament.pk, match__status=Match.Status.FINISHED
-    ).values_list("match_id", "bot_id", "rank")
-    by_match: dict[int, list[tuple[int, int]]] = {}
-    for match_id, bot_id, rank in seats:
-        by_match.setdefault(match_id, []).append((bot_id, rank or 0))
-    seated = {bot_id for match in by_match.values() for bot_id, _ in match}
+        match__tournament_id=tournament.pk,
+        match__status__in=[Match.Status.FINISHED, Match.Status.ERRORED],
+    ).values_list("match_id", "match__status", "bot_id", "rank")
+    by_match: dict[int, list[tuple[int, int | None]]] = {}
+    errored: set[int] = set()
+    for match_id, status, bot_id, rank in seats.order_by("match_id", "seat"):
+        by_match.setdefault(match_id, []).append((bot_id, rank))
+        if status == Match.Status.ERRORED:
+            errored.add(match_id)
+    outcomes = [
+        Outcome(
+            seats=[bot for bot, _ in seated],
+            ranks=None if match_id in errored else [rank or 0 for _, rank in seated],
+        )
+        for match_id, seated in by_match.items()
+    ]
+    seated_bots = {bot for seated in by_match.values() for bot, _ in seated}
     entered = set(tournament.participants.values_list("pk", flat=True))
-    bots = Bot.objects.select_related("owner").filter(pk__in=seated | entered)
-    lines = {b.pk: Standing(bot_id=b.pk, bot_name=b.name, owner=b.owner.username) for b in bots}
-    for seated in by_match.values():
-        for bot_id, rank in seated:
-            line = lines[bot_id]
-            line.played += 1
-            line.first_places += rank == 1
-            line.rank_sum += rank
-            line.points += sum(1.0 if rank < r else 0.5 for other, r in seated
-                               if other != bot_id and rank <= r)  # fmt: skip
-    return sorted(lines.values(), key=lambda s: (-s.points, -s.first_places, s.bot_name.lower()))
+    bots = Bot.objects.select_related("owner").in_bulk(seated_bots | entered)
+    table = standings(
+        entered | seated_bots,
+        outcomes,
+        swiss=tournament.format == Tournament.Format.SWISS,
+    )
+    return [
+        StandingLine(standing=row, bot_name=bots[row.bot].name, owner=bots[row.bot].owner.username)
+        for row in table
+    ]

@@ -1,14 +1,18 @@
 """Sign in and out with Django's auth and a session (CSRF-protected forms).
 
-The failed-login limiter of the security issue plugs in at ``SignInView``: it
-is Django's ``LoginView`` so the limiter can wrap ``post`` (count and refuse
-before the password is checked) and ``form_invalid`` (count a failure) without
-touching the templates or URLs.
+Failed sign-ins are limited per client address and per account by the
+authentication backend (``ladder.accounts.backends.LimitedModelBackend``), so
+this view needs no limiter of its own: it only says how long to wait when the
+limit refused the attempt, instead of the usual "wrong username or password".
 """
 
 from __future__ import annotations
 
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView, LogoutView
+from django.http import HttpResponse
+
+from ladder.accounts import auth_limits
 
 
 class SignInView(LoginView):
@@ -16,6 +20,17 @@ class SignInView(LoginView):
 
     template_name = "web/login.html"
     redirect_authenticated_user = True
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        wait = auth_limits.retry_after(
+            address=auth_limits.request_address(self.request),
+            username=form.data.get("username") or None,
+        )
+        if not wait:
+            return super().form_invalid(form)
+        form.errors.clear()
+        form.add_error(None, f"Too many failed sign-ins: try again in {wait} s.")
+        return self.render_to_response(self.get_context_data(form=form), status=429)
 
 
 class SignOutView(LogoutView):

@@ -18,6 +18,7 @@ from django.template import loader
 from django.views.decorators.csrf import requires_csrf_token
 
 from ladder.api import errors as api_errors
+from ladder.common import request_id
 from ladder.common.exceptions import ApplicationError, NotFound, PermissionDenied
 
 
@@ -51,7 +52,9 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if _is_api(request):
         return api_errors.json_500(request)
     # No context processors (they read the session and the user): the error may be there.
-    return HttpResponse(loader.render_to_string("500.html"), status=500)
+    # The request id leads an operator to the traceback in the log.
+    page = loader.render_to_string("500.html", {"request_id": request_id.current()})
+    return HttpResponse(page, status=500)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -146,13 +146,13 @@ def test_opponent_records_and_standings(make_user: Any, make_bot: Any) -> None:
     assert (records["bravo"].matches, records["bravo"].ahead, records["bravo"].behind) == (2, 1, 1)
     assert (records["charlie"].matches, records["charlie"].ahead) == (1, 1)
     assert bot_opponent_records(bot_id=b.pk)[0].opponent_name == "alpha"
-    lines = {s.bot_name: s for s in tournament_standings(tournament=cup)}
-    assert (lines["alpha"].points, lines["alpha"].first_places, lines["alpha"].played) == (2, 1, 2)
+    lines = {line.bot_name: line.standing for line in tournament_standings(tournament=cup)}
+    assert (lines["alpha"].points, lines["alpha"].wins, lines["alpha"].played) == (2, 1, 2)
     assert lines["bravo"].points == 1.5 and lines["charlie"].points == 0.5
-    assert lines["bravo"].mean_rank == 1.5
-    assert [s.bot_name for s in tournament_standings(tournament=cup)] == [
+    assert [line.bot_name for line in tournament_standings(tournament=cup)] == [
         "alpha", "bravo", "charlie"
     ]  # fmt: skip
+    assert [line.standing.rank for line in tournament_standings(tournament=cup)] == [1, 2, 3]
 
 
 def test_owner_pages_need_a_sign_in_and_the_owner(make_user: Any, make_bot: Any) -> None:
@@ -210,8 +210,27 @@ def test_server_error_page_has_no_stack_trace(client: Client, settings: Any) -> 
     body = page.content.decode()
     assert "Something broke on our side" in body and "Traceback" not in body
     assert "secret detail" not in body
+    assert page["X-Request-ID"] in body  # the reference that finds the traceback in the log
     api = client.get("/api/boom/")
-    assert api.status_code == 500 and api.json() == {
-        "error": "server_error",
-        "detail": "internal error",
-    }
+    assert api.status_code == 500
+    assert (api.json()["error"], api.json()["detail"]) == ("server_error", "internal error")
+
+
+def test_sign_in_says_how_long_to_wait_once_limited(make_user: Any, settings: Any) -> None:
+    settings.LADDER_AUTH_FAILURES_PER_ACCOUNT = "3/15min"
+    from django.core.cache import cache
+
+    cache.clear()
+    make_user("alice", password="right-password-1")
+    client = Client()
+    for _ in range(2):
+        wrong = client.post("/accounts/login/", {"username": "alice", "password": "nope"})
+        assert wrong.status_code == 200 and b"correct username and password" in wrong.content
+    third = client.post("/accounts/login/", {"username": "alice", "password": "nope"})
+    assert third.status_code == 429  # that failure reached the limit
+    limited = client.post("/accounts/login/", {"username": "alice", "password": "right-password-1"})
+    assert limited.status_code == 429 and b"Too many failed sign-ins" in limited.content
+    assert "_auth_user_id" not in client.session  # even the right password waits
+    cache.clear()
+    ok = client.post("/accounts/login/", {"username": "alice", "password": "right-password-1"})
+    assert ok.status_code == 302 and ok["Location"] == "/me/"
