@@ -237,7 +237,12 @@ class Page:
         self.expected_statuses: set[int] = set()
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
-        page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url}"))
+        page.on("requestfailed", self._request_failed)
+
+    def _request_failed(self, request: Any) -> None:
+        # A navigation cancels what the page was still loading (a favicon): not a failure.
+        if request.failure != "net::ERR_ABORTED":
+            self.errors.append(f"request failed: {request.url} ({request.failure})")
 
     def _console(self, message: Any) -> None:
         text = message.text
