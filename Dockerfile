@@ -28,6 +28,12 @@ COPY protos ./protos
 COPY manage.py ./
 RUN pip install --no-deps ".[s3]"
 
+# The site's static files, collected once under hashed names for WhiteNoise (with
+# DJANGO_DEBUG=0, the storage production uses; the key is only for this step).
+ENV LADDER_STATIC_ROOT=/app/static
+RUN DJANGO_DEBUG=0 DJANGO_SECRET_KEY=collectstatic-only LADDER_VAR_DIR=/tmp/var \
+    python manage.py collectstatic --noinput -v0
+
 # Never run as root: the services need no privileges, only their data directories.
 RUN useradd --create-home --uid 10001 ladder \
     && mkdir -p /data/media /data/var \

@@ -22,10 +22,10 @@ lint: $(STAMP)
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
-	@# The ladder suite again on PostgreSQL; under CI=true an unreachable server fails the run.
+	@# The ladder and web suites again on PostgreSQL; under CI=true an unreachable server fails the run.
 	@if [ "$$CI" = "true" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest tests/ladder tests/ladder_grpc"; \
-	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest tests/ladder tests/ladder_grpc; \
+	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest tests/ladder tests/ladder_grpc tests/web/test_pages.py tests/web/test_browser.py"; \
+	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest tests/ladder tests/ladder_grpc tests/web/test_pages.py tests/web/test_browser.py; \
 	else echo "PostgreSQL is not reachable on 127.0.0.1:5432: ladder suite on PostgreSQL NOT run (CI=true makes this an error)"; fi
 
 # Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.

@@ -12,6 +12,8 @@ DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMME
 LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
 LADDER_SQLITE_TEST_NAME, LADDER_TEST_DB_NAME  test database (default: one per test run)
 LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
+LADDER_STATIC_ROOT      where ``collectstatic`` puts the site's static files (default
+                        ``var/static``); WhiteNoise serves them, hashed when DJANGO_DEBUG=0
 LADDER_STORAGE          ``file`` (default) or ``s3`` (the ``s3`` extra of the project;
                         then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
                         AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME are read by django-storages)
@@ -94,11 +96,13 @@ INSTALLED_APPS = [
     "ladder.ratings",
     "ladder.grpc",
     "ladder.viewer",
+    "ladder.web",
 ]
 
 MIDDLEWARE = [
     "ladder.common.request_id.RequestIdMiddleware",  # first: its id covers every log line
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -178,9 +182,16 @@ elif LADDER_STORAGE == "file":
     _default_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 else:
     raise RuntimeError(f"LADDER_STORAGE must be 'file' or 's3', not {LADDER_STORAGE!r}")
+# Static files are served by WhiteNoise from STATIC_ROOT (``manage.py collectstatic``);
+# in production under hashed names (cached forever), in development from the apps.
+WHITENOISE_AUTOREFRESH = DEBUG  # decided here, not when a test runner flips DEBUG
 STORAGES = {
     "default": _default_storage,
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
 }
 
 # --- ladder -------------------------------------------------------------------
@@ -248,6 +259,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# --- web pages ------------------------------------------------------------------
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:dashboard"
+LOGOUT_REDIRECT_URL = "web:leaderboard"
+CSRF_FAILURE_VIEW = "ladder.web.errors.csrf_failure"
 
 # Throttles and failure counts live in the cache: shared by every process only when the
 # cache is (web workers, grpcserver); the memory default is for one process.

@@ -1,10 +1,10 @@
-"""Root URL map: admin, replay viewer, versioned REST API, OpenAPI schema and offline Swagger UI."""
+"""Root URL map: the site's pages, replay viewer, admin, versioned REST API, OpenAPI schema, Swagger UI."""
 
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ladder.api import errors
+from ladder.web import errors
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,7 +12,10 @@ urlpatterns = [
     path("api/v1/", include("ladder.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("", include("ladder.web.urls")),
 ]
 
-handler404 = errors.json_404
-handler500 = errors.json_500
+# HTML pages in the site's style; paths under /api/ keep the API's JSON errors.
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error

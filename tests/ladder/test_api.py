@@ -48,7 +48,7 @@ def test_errors_are_json(api: APIClient, world: dict[str, Any]) -> None:
     r = api.get("/api/v1/bots/999999/")
     assert r.status_code == 404
     assert r.json() == {"error": "not_found", "detail": "no such bot"}
-    r = api.get("/no/such/page/")
+    r = api.get("/api/v1/no/such/page/")  # other paths get the site's HTML 404 page
     assert r.status_code == 404 and r.json()["error"] == "not_found"
     r = world["a"].post("/api/v1/bots/", {"name": "x", "kind": "alien"}, format="json")
     assert r.status_code == 400

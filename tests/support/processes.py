@@ -1,4 +1,4 @@
-"""Real server processes on loopback for the tests: engine, bots, ``manage.py grpcserver``.
+"""Real server processes on loopback for the tests: engine, bots, ``manage.py`` servers.
 
 Every process binds port 0 and reports its port through a file (no guessed
 free ports, no races); every wait is bounded; every process started here is
@@ -8,11 +8,13 @@ stopped through its own handle (SIGTERM, then SIGKILL), never by name.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,18 @@ from digdown.healthcheck import wait_until_serving
 ROOT = Path(__file__).resolve().parents[2]
 MISBEHAVING = ROOT / "tests" / "workers" / "runner" / "misbehaving"
 START_TIMEOUT_S = 20.0
+# Headless Chromium that reaches for no network on its own and resolves only loopback.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
 ENGINE_SERVICE = "digdown.v1.Engine"
 BOT_SERVICE = "digdown.v1.Bot"
 
@@ -153,3 +167,54 @@ def closed_port_address() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"127.0.0.1:{port}"
+
+
+def start_runserver(
+    env: Mapping[str, str],
+    tmp: Path,
+    name: str = "runserver",
+    *,
+    setup: Sequence[Sequence[str]] = (("migrate", "-v0"),),
+    probe: str = "/",
+    timeout_s: float = 30.0,
+) -> Proc:
+    """``manage.py runserver`` as an operator starts it: SETUP commands first, then the server.
+
+    Waited on until PROBE answers 200 (a process that exits or a deadline passed
+    raises RuntimeError with its log). ``address`` is ``127.0.0.1:port``.
+    """
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    for command in setup:
+        subprocess.run([*manage, *command], env=env, cwd=ROOT, check=True, timeout=120)
+    address = closed_port_address()
+    log_path = tmp / f"{name}.log"
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(
+            [*manage, "runserver", "--noreload", address],
+            env=dict(env), cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    server = Proc(proc, address, log_path)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://{address}{probe}", timeout=2) as reply:
+                if reply.status == 200:
+                    return server
+        except OSError:
+            pass
+        if not server.alive() or time.monotonic() > deadline:
+            server.stop(signal.SIGKILL)
+            raise RuntimeError(f"{name} did not come up: {server.log()}")
+        time.sleep(0.2)
+
+
+def chromium_path() -> str:
+    """Debian's Chromium (never a downloaded browser); a skip without it, a failure in CI."""
+    import pytest
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed; .ci/run installs it")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return path

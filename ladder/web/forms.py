@@ -1,0 +1,94 @@
+"""Forms of the site: they check the shape of input; the services decide the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from ladder.bots.models import Bot
+from ladder.matches.models import Match
+from ladder.ratings.selectors import LEADERBOARD_SORTS
+
+PAGE_SIZES = (10, 25, 50, 100, 200)
+
+
+class LeaderboardFilter(forms.Form):
+    """Search, kind, sort and page size of the leaderboard (a GET form; bad values fall back).
+
+    A ladder field (ruleset and difficulty) joins these when ratings are kept per ladder.
+    """
+
+    q = forms.CharField(label="Bot or owner", required=False, max_length=64)
+    kind = forms.ChoiceField(
+        label="Bots",
+        required=False,
+        choices=[
+            ("", "hosted and remote"),
+            (Bot.Kind.HOSTED, "hosted only"),
+            (Bot.Kind.REMOTE, "remote only"),
+        ],
+    )
+    sort = forms.ChoiceField(
+        required=False, choices=[(k, k) for k in LEADERBOARD_SORTS], widget=forms.HiddenInput
+    )
+    page_size = forms.TypedChoiceField(
+        label="Per page",
+        required=False,
+        coerce=int,
+        empty_value=50,
+        choices=[(n, str(n)) for n in PAGE_SIZES],
+    )
+
+    def values(self) -> dict[str, Any]:
+        """The cleaned filters, or the defaults for whatever did not validate."""
+        defaults: dict[str, Any] = {"q": "", "kind": "", "sort": "rank", "page_size": 50}
+        self.is_valid()  # cleaned_data keeps the fields that validated
+        return {k: self.cleaned_data.get(k) or v for k, v in defaults.items()}
+
+
+class BotCreateForm(forms.Form):
+    name = forms.CharField(
+        max_length=32, help_text="3-32 characters: letters, digits, '_', '.', '-'."
+    )
+    kind = forms.ChoiceField(choices=Bot.Kind.choices, widget=forms.RadioSelect)
+    description = forms.CharField(
+        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    endpoint = forms.CharField(
+        max_length=300,
+        required=False,
+        help_text="Remote bots: host:port of your Bot gRPC service (you can set it later).",
+    )
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(
+        label="Source (.py or .zip)",
+        help_text=f"At most {settings.LADDER_UPLOAD_MAX_BYTES // 1024} KiB; "
+        "entry point bot.py, main.py or __main__.py unless named below.",
+    )
+    entry_point = forms.CharField(max_length=255, required=False, label="Entry point (optional)")
+
+
+class EndpointForm(forms.Form):
+    endpoint = forms.CharField(max_length=300, help_text="host:port, or [IPv6]:port")
+
+
+class ChallengeForm(forms.Form):
+    opponents = forms.CharField(
+        max_length=200,
+        help_text="1 to 3 bot names, separated by commas.",
+    )
+    difficulty = forms.ChoiceField(choices=Match.Difficulty.choices, initial="normal")
+
+    def clean_opponents(self) -> list[str]:
+        names = [n.strip() for n in self.cleaned_data["opponents"].split(",") if n.strip()]
+        if not 1 <= len(names) <= 3:
+            raise forms.ValidationError("name 1 to 3 opponents")
+        return names
+
+
+class TokenCreateForm(forms.Form):
+    name = forms.CharField(max_length=64, required=False, help_text="What this token is for.")

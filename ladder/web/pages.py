@@ -1,0 +1,181 @@
+"""Public pages: leaderboard, bot, match, tournaments and what runs now.
+
+Thin views over the selectors the REST API reads through; every page runs a
+fixed number of queries whatever the number of rows (tests pin the counts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.functional import cached_property
+
+from ladder.bots import selectors as bot_selectors
+from ladder.bots.models import Bot
+from ladder.common.exceptions import NotFound
+from ladder.matches import selectors as match_selectors
+from ladder.matches.models import Match
+from ladder.ratings import selectors as rating_selectors
+from ladder.web.forms import LeaderboardFilter
+from ladder.web.rows import board_lines, bot_status, points
+
+MATCHES_PER_PAGE = 20
+VERSIONS_SHOWN = 20
+NOW_LIMIT = 25
+OPPONENTS_SHOWN = 50
+
+
+class CountedPaginator(Paginator):
+    """A paginator told its count by a cheaper query than ``COUNT`` over the list's joins."""
+
+    def __init__(self, object_list: Any, per_page: int, *, count: int) -> None:
+        super().__init__(object_list, per_page)
+        self.known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self.known_count
+
+
+def _can_see_private(request: HttpRequest, bot: Bot) -> bool:
+    user = request.user
+    return bool(user.is_authenticated and (user.is_staff or user.pk == bot.owner_id))
+
+
+SORTABLE = ("rank", "name", "owner", "games")
+FIRST_DIRECTION = {"rank": "", "name": "", "owner": "", "games": "-"}  # games: most first
+"""Direction of a column's first click ("rank" ascending is rank 1 first)."""
+
+
+def sort_headers(current: str) -> dict[str, dict[str, str]]:
+    """Per sortable column: the sort its header link asks for and its aria-sort state."""
+    headers = {}
+    for column in SORTABLE:
+        first = FIRST_DIRECTION[column] + column
+        if current.lstrip("-") == column:
+            descending = current.startswith("-")
+            headers[column] = {
+                "next": column if descending else "-" + column,
+                "aria": "descending" if descending else "ascending",
+            }
+        else:
+            headers[column] = {"next": first, "aria": "none"}
+    return headers
+
+
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    form = LeaderboardFilter(request.GET)
+    f = form.values()
+    qs = rating_selectors.leaderboard_search(kind=f["kind"], query=f["q"], sort=f["sort"])
+    page = Paginator(qs, f["page_size"]).get_page(request.GET.get("page"))
+    context = {
+        "nav": "leaderboard",
+        "form": form,
+        "filters": f,
+        "headers": sort_headers(f["sort"]),
+        "page": page,
+        "lines": board_lines(list(page), kind=f["kind"]),
+    }
+    return render(request, "web/leaderboard.html", context)
+
+
+def _rating_history(bot: Bot) -> list[dict[str, Any]]:
+    """The same rows as the API's ``rating_history`` (oldest first, at most 200)."""
+    return [
+        {
+            "match": s.match_id,
+            "recorded": s.match.result.pk,
+            "rank": s.rank,
+            "before": points(s.rating_before),
+            "after": points(s.rating_after),
+            "delta": points((s.rating_after or 0) - (s.rating_before or 0)),
+            "at": s.match.result.recorded_at,
+        }
+        for s in rating_selectors.bot_rating_history(bot_id=bot.pk)
+    ]
+
+
+def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
+    try:
+        bot = bot_selectors.bot_get(bot_id=bot_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    history = _rating_history(bot)
+    matches = CountedPaginator(
+        match_selectors.bot_matches(bot_id=bot.pk),
+        MATCHES_PER_PAGE,
+        count=match_selectors.bot_match_count(bot_id=bot.pk),
+    )
+    status, why = bot_status(bot)
+    context = {
+        "bot": bot,
+        "line": board_lines([bot])[0],
+        "status": status,
+        "status_reason": why,
+        "private": _can_see_private(request, bot),
+        "history": history,
+        "chart": {
+            "match": [h["match"] for h in history],
+            "rating": [h["after"] for h in history],
+        },
+        "versions": list(bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN]),
+        "matches": matches.get_page(request.GET.get("page")),
+        "opponents": match_selectors.bot_opponent_records(bot_id=bot.pk, limit=OPPONENTS_SHOWN),
+        "opponents_shown": OPPONENTS_SHOWN,
+    }
+    return render(request, "web/bot.html", context)
+
+
+def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
+    try:
+        match = match_selectors.match_detail(match_id=match_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    seats = list(match.seats.all())
+    mine = [s for s in seats if _can_see_private(request, s.bot)]
+    context = {
+        "match": match,
+        "result": getattr(match, "result", None) if match.status == Match.Status.FINISHED else None,
+        "seats": seats,
+        "by_rank": sorted(seats, key=lambda s: (s.rank is None, s.rank or 0, s.seat)),
+        "my_seats": mine,
+    }
+    return render(request, "web/match.html", context)
+
+
+def tournament_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(match_selectors.tournament_list(), 50).get_page(request.GET.get("page"))
+    return render(request, "web/tournaments.html", {"nav": "tournaments", "page": page})
+
+
+def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    try:
+        tournament = match_selectors.tournament_detail(tournament_id=tournament_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    matches = Paginator(
+        match_selectors.match_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
+    ).get_page(request.GET.get("page"))
+    context = {
+        "nav": "tournaments",
+        "tournament": tournament,
+        "standings": match_selectors.tournament_standings(tournament=tournament),
+        "matches": matches,
+    }
+    return render(request, "web/tournament.html", context)
+
+
+def now(request: HttpRequest) -> HttpResponse:
+    queued = match_selectors.match_list(status=Match.Status.QUEUED)
+    context = {
+        "nav": "now",
+        "running": match_selectors.match_list(status=Match.Status.RUNNING)[:NOW_LIMIT],
+        "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
+        "queued_count": queued.count(),
+        "finished": match_selectors.match_list(status=Match.Status.FINISHED)[:NOW_LIMIT],
+        "limit": NOW_LIMIT,
+    }
+    return render(request, "web/now.html", context)

@@ -1,0 +1,26 @@
+"""URL map of the site (server-rendered pages); the REST API lives under /api/."""
+
+from django.urls import path
+
+from ladder.web import auth, owner, pages
+
+app_name = "web"
+
+urlpatterns = [
+    path("", pages.leaderboard, name="leaderboard"),
+    path("bots/<int:bot_id>/", pages.bot_detail, name="bot"),
+    path("matches/<int:match_id>/", pages.match_detail, name="match"),
+    path("tournaments/", pages.tournament_list, name="tournaments"),
+    path("tournaments/<int:tournament_id>/", pages.tournament_detail, name="tournament"),
+    path("now/", pages.now, name="now"),
+    path("accounts/login/", auth.SignInView.as_view(), name="login"),
+    path("accounts/logout/", auth.SignOutView.as_view(), name="logout"),
+    path("me/", owner.dashboard, name="dashboard"),
+    path("me/bots/new/", owner.bot_new, name="bot-new"),
+    path("me/bots/<int:bot_id>/", owner.bot_manage, name="bot-manage"),
+    path("me/bots/<int:bot_id>/upload/", owner.bot_upload, name="bot-upload"),
+    path("me/bots/<int:bot_id>/endpoint/", owner.bot_endpoint, name="bot-endpoint"),
+    path("me/bots/<int:bot_id>/challenge/", owner.bot_challenge, name="bot-challenge"),
+    path("me/tokens/", owner.tokens, name="tokens"),
+    path("me/tokens/<int:token_id>/revoke/", owner.token_revoke, name="token-revoke"),
+]
