@@ -1,4 +1,4 @@
-"""Root URL map: the site's pages, replay viewer, admin, versioned REST API, OpenAPI schema, Swagger UI."""
+"""Root URL map: site pages, replay viewer, admin, REST API, OpenAPI schema, Swagger UI."""
 
 from django.contrib import admin
 from django.urls import include, path
