@@ -24,7 +24,27 @@ LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (defau
 LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
-ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
+ENGINE_ADDRESS          the engine(s) matches are played on: ``host:port``, a comma list, or a
+                        DNS name of replicas (default: each worker process starts its own)
+
+Workers (Celery; docs/workers.md says why each value is what it is)
+-------------------------------------------------------------------
+CELERY_BROKER_URL       the broker; else REDIS_URL; else the embedded broker (files in
+                        LADDER_BROKER_DIR, default ``var/broker``: no server needed)
+LADDER_MATCH_QUEUE      queue of the match task (default ``matches``)
+LADDER_MATCH_DECISION_S per-decision deadline (default 1.0), LADDER_MATCH_BANK_S seat bank (30)
+LADDER_MATCH_MAX_DECISIONS  decisions a match is budgeted (default 1000)
+LADDER_MATCH_WALL_S     wall-clock limit of one match in the runner (default derived:
+                        decisions x deadline + 4 banks + 60 s); the task's soft limit is above
+                        it (+ one decision with a whole bank + engine resume + 60 s), the hard
+                        limit 30 s above that, Redis's visibility timeout twice the hard limit
+LADDER_ENGINE_RESUME_S  how long a game whose engine died waits for an engine (default 30)
+LADDER_MATCH_LEASE_S    a claim's lease, renewed by a heartbeat every quarter (default 60)
+LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
+LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
+LADDER_JANITOR_INTERVAL_S  how often beat runs the janitor (default 60)
+LADDER_QUEUED_GRACE_S   a queued match whose message is older than this is sent again
+                        (default 600; must exceed the longest retry delay)
 """
 
 from __future__ import annotations
@@ -177,6 +197,78 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = LADDER_UPLOAD_MAX_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
+
+# --- workers (Celery) -----------------------------------------------------------
+# Every value below is explained in docs/workers.md. The ladder enqueues by task
+# name (ladder/matches/queue.py); the workers' app (workers/celery_app.py) reads
+# this same section, so producer and consumer cannot disagree.
+LADDER_TASK_PLAY_MATCH = "workers.play_match"
+LADDER_TASK_JANITOR = "workers.janitor"
+LADDER_MATCH_QUEUE = os.environ.get("LADDER_MATCH_QUEUE", "matches")
+LADDER_MATCH_DECISION_S = float(os.environ.get("LADDER_MATCH_DECISION_S", "1.0"))
+LADDER_MATCH_BANK_S = float(os.environ.get("LADDER_MATCH_BANK_S", "30"))
+LADDER_MATCH_MAX_DECISIONS = int(os.environ.get("LADDER_MATCH_MAX_DECISIONS", "1000"))
+LADDER_MATCH_WALL_S = float(
+    os.environ.get("LADDER_MATCH_WALL_S")
+    or LADDER_MATCH_MAX_DECISIONS * LADDER_MATCH_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
+)
+LADDER_ENGINE_RESUME_S = float(os.environ.get("LADDER_ENGINE_RESUME_S", "30"))
+# Above the runner's own limit by what may still happen after its last check: one
+# decision with a whole bank, an engine resume, and recording.
+LADDER_MATCH_SOFT_LIMIT_S = round(
+    LADDER_MATCH_WALL_S
+    + (LADDER_MATCH_DECISION_S + LADDER_MATCH_BANK_S)
+    + LADDER_ENGINE_RESUME_S
+    + 60
+)
+LADDER_MATCH_HARD_LIMIT_S = LADDER_MATCH_SOFT_LIMIT_S + 30
+LADDER_MATCH_LEASE_S = float(os.environ.get("LADDER_MATCH_LEASE_S", "60"))
+LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
+LADDER_MATCH_RETRY_BACKOFF_S = float(os.environ.get("LADDER_MATCH_RETRY_BACKOFF_S", "10"))
+LADDER_JANITOR_INTERVAL_S = float(os.environ.get("LADDER_JANITOR_INTERVAL_S", "60"))
+LADDER_QUEUED_GRACE_S = float(os.environ.get("LADDER_QUEUED_GRACE_S", "600"))
+LADDER_BROKER_DIR = Path(os.environ.get("LADDER_BROKER_DIR", VAR_DIR / "broker"))
+
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or os.environ.get("REDIS_URL") or ""
+if CELERY_BROKER_URL:
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        # A message unacked for this long is delivered again: above the hard limit, so a
+        # match that is still being played is never handed to a second worker (C1).
+        "visibility_timeout": 2 * LADDER_MATCH_HARD_LIMIT_S,
+        "socket_timeout": 10,
+        "socket_connect_timeout": 5,
+    }
+else:
+    CELERY_BROKER_URL = "filesystem://localhost//"
+    CELERY_BROKER_TRANSPORT = "ladder.common.broker:Transport"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(LADDER_BROKER_DIR / "queue"),
+        "data_folder_out": str(LADDER_BROKER_DIR / "queue"),
+        "control_folder": str(LADDER_BROKER_DIR / "control"),
+        "polling_interval": 0.2,
+    }
+    for _folder in ("queue", "control"):
+        (LADDER_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # the match row is the result; no result backend
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = 512 * 1024  # KiB; a backstop against slow leaks (C7)
+CELERY_TASK_DEFAULT_QUEUE = "ladder"
+CELERY_TASK_QUEUES = {LADDER_MATCH_QUEUE: {}, "ladder": {}}
+CELERY_TASK_ROUTES = {LADDER_TASK_PLAY_MATCH: {"queue": LADDER_MATCH_QUEUE}}
+CELERY_BEAT_SCHEDULE = {
+    "janitor": {
+        "task": LADDER_TASK_JANITOR,
+        "schedule": LADDER_JANITOR_INTERVAL_S,
+        # A janitor message that waited a whole interval is superseded by the next one.
+        "options": {"expires": LADDER_JANITOR_INTERVAL_S},
+    }
+}
 
 # --- REST API -----------------------------------------------------------------
 REST_FRAMEWORK = {
