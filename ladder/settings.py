@@ -51,7 +51,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -229,26 +231,39 @@ LADDER_JANITOR_INTERVAL_S = float(os.environ.get("LADDER_JANITOR_INTERVAL_S", "6
 LADDER_QUEUED_GRACE_S = float(os.environ.get("LADDER_QUEUED_GRACE_S", "600"))
 LADDER_BROKER_DIR = Path(os.environ.get("LADDER_BROKER_DIR", VAR_DIR / "broker"))
 
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or os.environ.get("REDIS_URL") or ""
-if CELERY_BROKER_URL:
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
-        # A message unacked for this long is delivered again: above the hard limit, so a
-        # match that is still being played is never handed to a second worker (C1).
-        "visibility_timeout": 2 * LADDER_MATCH_HARD_LIMIT_S,
-        "socket_timeout": 10,
-        "socket_connect_timeout": 5,
-    }
-else:
-    CELERY_BROKER_URL = "filesystem://localhost//"
-    CELERY_BROKER_TRANSPORT = "ladder.common.broker:Transport"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(LADDER_BROKER_DIR / "queue"),
-        "data_folder_out": str(LADDER_BROKER_DIR / "queue"),
-        "control_folder": str(LADDER_BROKER_DIR / "control"),
+
+def celery_broker(
+    environ: Mapping[str, str], broker_dir: Path, hard_limit_s: float
+) -> tuple[str, str | None, dict[str, Any]]:
+    """(CELERY_BROKER_URL, CELERY_BROKER_TRANSPORT, CELERY_BROKER_TRANSPORT_OPTIONS).
+
+    CELERY_BROKER_URL, else REDIS_URL, else the embedded broker: files under
+    ``broker_dir`` (``ladder/common/broker.py``), created here so a fresh
+    checkout needs nothing. A function so tests configure their own broker
+    the same way the environment does.
+    """
+    url = environ.get("CELERY_BROKER_URL") or environ.get("REDIS_URL") or ""
+    if url:
+        return url, None, {
+            # A message unacked for this long is delivered again: above the hard limit, so a
+            # match that is still being played is never handed to a second worker (C1).
+            "visibility_timeout": 2 * hard_limit_s,
+            "socket_timeout": 10,
+            "socket_connect_timeout": 5,
+        }  # fmt: skip
+    for folder in ("queue", "control"):
+        (broker_dir / folder).mkdir(parents=True, exist_ok=True)
+    return "filesystem://localhost//", "ladder.common.broker:Transport", {
+        "data_folder_in": str(broker_dir / "queue"),
+        "data_folder_out": str(broker_dir / "queue"),
+        "control_folder": str(broker_dir / "control"),
         "polling_interval": 0.2,
-    }
-    for _folder in ("queue", "control"):
-        (LADDER_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    }  # fmt: skip
+
+
+CELERY_BROKER_URL, CELERY_BROKER_TRANSPORT, CELERY_BROKER_TRANSPORT_OPTIONS = celery_broker(
+    os.environ, LADDER_BROKER_DIR, LADDER_MATCH_HARD_LIMIT_S
+)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -32,9 +32,7 @@ class LeaseKeeper:
         self.lease_s = lease_s
         self.reason = ""
         self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"lease-{match_id}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
 
     def lost(self) -> str:
         """Why the claim is gone ("" while it holds): the runner's ``cancel`` hook."""

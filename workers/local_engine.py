@@ -33,9 +33,13 @@ ENGINE_SERVICE = "digdown.v1.Engine"
 
 
 def _stop_when_stdin_closes() -> None:
-    """Wait for EOF on stdin (the owner is gone), then stop gracefully like on SIGTERM."""
+    """Wait for EOF on stdin (the owner is gone), then stop gracefully like on SIGTERM.
+
+    Reads the raw descriptor: a daemon thread blocked in a *buffered* read
+    makes the interpreter abort at exit (it cannot take the buffer's lock).
+    """
     try:
-        while sys.stdin.buffer.read(4096):
+        while os.read(0, 4096):
             pass
     finally:
         os.kill(os.getpid(), signal.SIGTERM)

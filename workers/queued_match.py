@@ -73,6 +73,8 @@ class PlayReport:
     timings: dict[str, float] = field(default_factory=dict)
 
     def line(self) -> str:
+        if self.status == "skipped":
+            return f"match {self.match_id} skipped: {self.error} (nothing done)"
         what = (
             f"{self.reason} ranks {self.ranks}" + ("" if self.recorded else " (already recorded)")
             if self.status == "finished"
@@ -231,4 +233,3 @@ def _release(report: PlayReport, claim: dict[str, Any], error: str) -> None:
         report.status, report.error = "aborted", f"{error}; release failed: {exc}"
         return
     report.status = "released" if released else "aborted"
-

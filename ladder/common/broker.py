@@ -17,6 +17,12 @@ It has no acknowledgements a crash could honour: a message taken by a worker
 that dies is gone, which the janitor repairs (``docs/workers.md``), as it does
 for a Redis that restarts without persistence.
 
+It also declares itself asynchronous and polls from the worker's event loop
+(a repeating timer), so Celery runs the same event loop and pool (AsynPool)
+as with Redis. With a synchronous transport Celery falls back to billiard's
+plain pool, whose idle children wait for work holding a shared lock: one idle
+child killed (OOM, ``kill -9``) leaves the lock held and the worker stuck.
+
 Both the ladder (which enqueues) and the workers (which consume) import this
 through Django settings (``CELERY_BROKER_TRANSPORT``); it lives here because
 the dependency between the two points one way only.
@@ -25,8 +31,10 @@ the dependency between the two points one way only.
 from __future__ import annotations
 
 import os
+import socket
 import time
 import uuid
+from contextlib import suppress
 from typing import Any
 
 from kombu.transport import filesystem
@@ -79,3 +87,12 @@ class Transport(filesystem.Transport):
     """The embedded transport (``CELERY_BROKER_TRANSPORT = "ladder.common.broker:Transport"``)."""
 
     Channel = Channel
+    implements = filesystem.Transport.implements.extend(asynchronous=True)
+
+    def register_with_event_loop(self, connection: Any, loop: Any) -> None:
+        """Poll the queue folder from the worker's event loop (there is no socket to watch)."""
+        loop.call_repeatedly(self.polling_interval or 0.2, self._poll, connection)
+
+    def _poll(self, connection: Any) -> None:
+        with suppress(socket.timeout):
+            self.drain_events(connection, timeout=0)

@@ -19,25 +19,13 @@ from typing import Any
 
 import grpc
 import pytest
-from django.db import connection
 
 from digdown.v1 import ladder_pb2_grpc
+from tests.support.database import database_url
 from tests.support.processes import ROOT, Proc, start, start_engine
 
 START_TIMEOUT_S = 30.0
 LADDER_SERVICE = "digdown.v1.Ladder"
-
-
-def database_url() -> str:
-    """The pytest-django test database as a DATABASE_URL for subprocesses."""
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        name = str(s["NAME"])
-        assert name.startswith("/") and "memory" not in name, f"need a file database, got {name}"
-        return f"sqlite:///{name}"
-    assert connection.vendor == "postgresql", connection.vendor
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 @pytest.fixture(scope="session")

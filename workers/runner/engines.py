@@ -78,10 +78,11 @@ def resolve(target: str) -> list[str]:
 class EnginePool:
     """The engines games may be created on, and one channel per engine in this process."""
 
-    def __init__(self, spec: str | Sequence[str]) -> None:
+    def __init__(self, spec: str | Sequence[str], *, first: int | None = None) -> None:
         self.targets = parse_targets(spec)
-        # Start at a random place so processes that start together spread their games.
-        self._turn = itertools.count(random.randrange(1 << 16))
+        # Start at a random place so processes that start together spread their games
+        # (``first``: where to start instead, for a reproducible order).
+        self._turn = itertools.count(random.randrange(1 << 16) if first is None else first)
         self._channels: dict[str, grpc.Channel] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()

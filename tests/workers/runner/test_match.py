@@ -21,7 +21,9 @@ from tests.support.processes import ROOT, Proc, closed_port_address, start_bot, 
 from workers.runner import BotSpec, EngineUnavailable, TimeControl, run_match, verify_replay
 from workers.runner import replay as replay_io
 
-FAST = TimeControl(decision_s=0.2, bank_s=0.3, handshake_s=2.0, engine_timeout_s=5.0)
+FAST = TimeControl(
+    decision_s=0.2, bank_s=0.3, handshake_s=2.0, engine_timeout_s=5.0, engine_resume_s=1.0
+)
 
 
 def play(engine: Proc, bots: list[str], tmp_path: Path, seed: int = 1, **kw: object):

@@ -1,0 +1,315 @@
+"""Real ``celery worker`` processes on the test database, a real engine and real bots.
+
+Each test gets its own broker: the embedded one (files in the test's temp
+directory) or its own ``redis-server`` on a unix socket in the test's temp
+directory (so a test can kill and restart it without touching anyone else's
+Redis). The test process configures its own Celery producer the same way
+(``ladder.settings.celery_broker``), so ``match_create`` enqueues exactly as in
+production. Workers run with short leases and a fast janitor so recovery
+drills stay bounded; every process is stopped through its own handle.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.management import call_command
+
+from ladder.settings import celery_broker
+from tests.support.database import database_url
+from tests.support.processes import ROOT, Proc, start_bot, start_engine
+
+START_TIMEOUT_S = 60.0
+LINE = re.compile(r"match \d+ (?:finished|errored|released|skipped|aborted)\b.*")
+# Short on purpose (the drills wait for leases to expire); generous enough for a loaded machine.
+WORKER_SETTINGS = {
+    "LADDER_MATCH_LEASE_S": "4",
+    "LADDER_JANITOR_INTERVAL_S": "1",
+    "LADDER_QUEUED_GRACE_S": "5",
+    "LADDER_MATCH_RETRY_BACKOFF_S": "1",
+    "LADDER_ENGINE_RESUME_S": "10",
+    "LADDER_MATCH_MAX_ATTEMPTS": "3",
+}
+
+
+def wait_until(check: Callable[[], Any], timeout_s: float, what: str, poll_s: float = 0.1) -> Any:
+    """Poll ``check`` until it returns something truthy; fail with ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout_s} s: {what}")
+        time.sleep(poll_s)
+
+
+def redis_available() -> bool:
+    return shutil.which("redis-server") is not None
+
+
+class RedisServer:
+    """Our own ``redis-server`` on a unix socket, without persistence (a restart empties it)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.socket = folder / "redis.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis+socket://{self.socket}"
+
+    def start(self) -> None:
+        if not redis_available():
+            if os.environ.get("CI") == "true":
+                pytest.fail("redis-server is not installed (CI must run the Redis drills)")
+            pytest.skip("redis-server is not installed")
+        self.starts += 1
+        log = (self.folder / f"redis-{self.starts}.log").open("wb")
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", str(self.socket),
+             "--save", "", "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        log.close()
+        wait_until(self.socket.exists, 10, "redis-server listens")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.socket.unlink(missing_ok=True)
+
+
+@dataclass
+class Worker:
+    """One ``celery worker`` (main process + pool children)."""
+
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    name: str
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def children(self) -> set[int]:
+        return children_of(self.proc.pid)
+
+    def stop(self, timeout_s: float = 30.0) -> int:
+        """Warm shutdown (SIGTERM); SIGKILL of its process group if it does not exit in time."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the group we started, by its id
+                self.proc.wait(10)
+        return self.proc.returncode
+
+
+def children_of(pid: int) -> set[int]:
+    """Live processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@dataclass
+class Cluster:
+    """The broker, engine, bots and workers of one test, and what it needs to drive them."""
+
+    tmp: Path
+    broker_env: dict[str, str]
+    engine: Proc
+    bots: dict[str, int]  # bot name -> pk (remote bots, registered)
+    redis: RedisServer | None = None
+    workers: list[Worker] = field(default_factory=list)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            "DJANGO_SETTINGS_MODULE": "ladder.settings",
+            "DATABASE_URL": database_url(),
+            "LADDER_MEDIA_ROOT": str(django_settings.MEDIA_ROOT),
+            "LADDER_DEV_MODE": "1",
+            "ENGINE_ADDRESS": self.engine.address,
+            "CELERY_BROKER_URL": "",
+            "REDIS_URL": "",
+            **WORKER_SETTINGS,
+            **self.broker_env,
+            **extra,
+        }
+
+    def start_worker(self, concurrency: int = 1, *, beat: bool = False, **env: str) -> Worker:
+        """``celery -A workers.celery_app worker``; waits until it says it is ready."""
+        name = f"w{len(self.workers) + 1}"
+        log_path = self.tmp / f"{name}.log"
+        args = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker",
+                "-c", str(concurrency), "-n", f"{name}@%h", "-l", "INFO", "--without-mingle",
+                "--without-gossip"]  # fmt: skip
+        if beat:
+            args += ["-B", "-s", str(self.tmp / f"{name}-beat-schedule")]
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                args, cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        worker = Worker(proc, log_path, name)
+        self.workers.append(worker)
+        wait_until(
+            lambda: " ready." in worker.log() or proc.poll() is not None,
+            START_TIMEOUT_S,
+            f"worker {name} ready",
+        )
+        assert proc.poll() is None, worker.log()
+        return worker
+
+    def logs(self) -> str:
+        return "\n".join(w.log() for w in self.workers)
+
+    def match_lines(self) -> list[str]:
+        """The one log line per match delivery (``workers.match`` reports)."""
+        return re.findall(
+            r"match \d+ (?:finished|errored|released|skipped|aborted)\b.*", self.logs()
+        )
+
+    def stop(self) -> None:
+        for worker in self.workers:  # all at once: each waits for its running task
+            if worker.proc.poll() is None:
+                worker.proc.send_signal(signal.SIGTERM)
+        for worker in self.workers:
+            worker.stop()
+
+
+@pytest.fixture(scope="session")
+def celery_procdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("celery-procs")
+
+
+@pytest.fixture(scope="session")
+def cluster_engine(celery_procdir: Path) -> Iterator[Proc]:
+    p = start_engine(celery_procdir, "engine")
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_bots(celery_procdir: Path) -> Iterator[dict[str, Proc]]:
+    """Remote house bots (random) and a slow one that makes matches last long enough to kill."""
+    bots = {
+        f"rand{i}": start_bot("examples.random_bot", celery_procdir, f"rand{i}", "--seed", str(i))
+        for i in range(4)
+    }
+    bots["slow"] = start_bot("slow_bot.py", celery_procdir, "slow", "--sleep", "0.01")
+    yield bots
+    for b in bots.values():
+        b.stop()
+
+
+def use_broker(settings: Any, env: dict[str, str], tmp: Path) -> None:
+    """Point this process's Celery producer at the test's broker (as the environment would)."""
+    url, transport, options = celery_broker(env, tmp / "broker", 600)
+    settings.CELERY_BROKER_URL = url
+    settings.CELERY_BROKER_TRANSPORT = transport
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
+
+
+@pytest.fixture(params=["redis", "embedded"])
+def broker_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make_cluster(
+    transactional_db: Any,
+    settings: Any,
+    tmp_path: Path,
+    cluster_engine: Proc,
+    cluster_bots: dict[str, Proc],
+) -> Iterator[Callable[[str], Cluster]]:
+    """A cluster on the given broker ("redis" or "embedded"); workers are started by the test."""
+    from ladder.accounts.models import User
+    from ladder.bots.services import bot_create
+
+    made: list[Cluster] = []
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.LADDER_DEV_MODE = True
+
+    def make(kind: str) -> Cluster:
+        redis = None
+        if kind == "redis":
+            redis = RedisServer(tmp_path)
+            redis.start()
+            env = {"CELERY_BROKER_URL": redis.url}
+        else:
+            env = {"LADDER_BROKER_DIR": str(tmp_path / "broker")}
+        use_broker(settings, env, tmp_path)
+        owner = User.objects.create_user(username="owner", password="pw-12345678")
+        bots = {
+            name: bot_create(owner=owner, name=name, kind="remote", endpoint=proc.address).pk
+            for name, proc in cluster_bots.items()
+        }
+        cluster = Cluster(tmp_path, env, cluster_engine, bots, redis)
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.stop()
+        if cluster.redis is not None:
+            cluster.redis.kill()
+
+
+def assert_each_finished_once(match_ids: list[int], n_bots: int) -> None:
+    """Every match finished with one result, one set of rating changes, one stored replay."""
+    from ladder.bots.models import Bot
+    from ladder.matches.models import Match, MatchResult, MatchSeat
+
+    matches = {m.pk: m for m in Match.objects.filter(pk__in=match_ids)}
+    bad = {pk: (m.status, m.error) for pk, m in matches.items() if m.status != "finished"}
+    assert not bad, bad
+    assert MatchResult.objects.filter(match_id__in=match_ids).count() == len(match_ids)
+    for match in matches.values():
+        assert match.replay.storage.exists(match.replay.name), match.replay.name
+        assert match.replay_size == match.replay.size > 0
+    seats = MatchSeat.objects.filter(match_id__in=match_ids)
+    assert not seats.filter(rating_after__isnull=True).exists()
+    games = {b.pk: b.games for b in Bot.objects.all()}
+    for bot_id, count in games.items():
+        assert seats.filter(bot_id=bot_id).count() == count, "a rating change counted twice"
+    total = sum(Bot.objects.values_list("rating", flat=True))
+    assert total == n_bots * django_settings.LADDER_ELO_START, "ratings sum not conserved"
+    call_command("rerate", "--check")  # exits non-zero (SystemExit) on any mismatch
