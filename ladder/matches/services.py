@@ -136,7 +136,6 @@ def match_create(
     return match
 
 
-@transaction.atomic
 def match_start(
     *, match_id: int, worker: str, lease_seconds: float = 600, max_attempts: int | None = None
 ) -> Match:
@@ -148,24 +147,31 @@ def match_start(
     instead of claimed again (Conflict too): a match that kills its worker
     every time must not loop forever (pitfall C2).
     """
-    match = Match.objects.select_for_update().filter(pk=match_id).first()
-    if match is None:
-        raise NotFound("no such match")
-    now = timezone.now()
-    expired = match.status == Match.Status.RUNNING and (
-        match.lease_expires_at is None or match.lease_expires_at < now
-    )
-    if match.status != Match.Status.QUEUED and not expired:
-        raise Conflict(f"match is {match.status}")
-    if max_attempts is not None and match.attempts >= max_attempts:
-        _errored(match, f"gave up after {match.attempts} attempts; last: {match.error or '-'}")
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None:
+            raise NotFound("no such match")
+        now = timezone.now()
+        expired = match.status == Match.Status.RUNNING and (
+            match.lease_expires_at is None or match.lease_expires_at < now
+        )
+        if match.status != Match.Status.QUEUED and not expired:
+            raise Conflict(f"match is {match.status}")
+        exhausted = max_attempts is not None and match.attempts >= max_attempts
+        if exhausted:
+            # Written, then refused after the commit (raising inside would roll it back).
+            _errored(match, f"gave up after {match.attempts} attempts; last: {match.error or '-'}")
+        else:
+            match.status = Match.Status.RUNNING
+            match.attempts += 1
+            match.claimed_by = worker[:100]
+            match.started_at = match.started_at or now
+            match.lease_expires_at = now + timedelta(seconds=lease_seconds)
+            match.save(
+                update_fields=["status", "attempts", "claimed_by", "started_at", "lease_expires_at"]
+            )
+    if exhausted:
         raise Conflict(f"match is errored after {match.attempts} attempts")
-    match.status = Match.Status.RUNNING
-    match.attempts += 1
-    match.claimed_by = worker[:100]
-    match.started_at = match.started_at or now
-    match.lease_expires_at = now + timedelta(seconds=lease_seconds)
-    match.save(update_fields=["status", "attempts", "claimed_by", "started_at", "lease_expires_at"])
     return match
 
 

@@ -23,6 +23,7 @@ import pytest
 from digdown.v1 import ladder_pb2_grpc
 from tests.support.database import database_url
 from tests.support.processes import ROOT, Proc, start, start_engine
+from tests.support.workers import Worker, start_worker
 
 START_TIMEOUT_S = 30.0
 LADDER_SERVICE = "digdown.v1.Ladder"
@@ -43,8 +44,30 @@ def ladder_env(
         "DATABASE_URL": url,
         "LADDER_MEDIA_ROOT": str(media),
         "LADDER_DEV_MODE": "1",
-        "ENGINE_ADDRESS": "",
+        "ENGINE_ADDRESS": "",  # workers start their own engine
+        "CELERY_BROKER_URL": "",
+        "REDIS_URL": "",
+        "LADDER_BROKER_DIR": str(tmp_path_factory.mktemp("ladder-broker")),
     }
+
+
+@pytest.fixture(scope="session")
+def worker_env(
+    ladder_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """``ladder_env`` on a broker of its own: only what is sent with it reaches ``ladder_worker``.
+
+    (Challenges the grpcserver queues stay queued, as the API tests expect.)
+    """
+    return {**ladder_env, "LADDER_BROKER_DIR": str(tmp_path_factory.mktemp("worker-broker"))}
+
+
+@pytest.fixture(scope="session")
+def ladder_worker(worker_env: dict[str, str], grpc_procdir: Path) -> Iterator[Worker]:
+    """A Celery worker on the test database: it plays what is queued with ``worker_env``."""
+    worker = start_worker(worker_env, grpc_procdir, "ladder-worker")
+    yield worker
+    assert worker.stop() == 0, worker.log()
 
 
 def start_manage(

@@ -16,8 +16,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +25,11 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.management import call_command
 
-from ladder.settings import celery_broker
+from tests.support.broker import use_broker
 from tests.support.database import database_url
 from tests.support.processes import ROOT, Proc, start_bot, start_engine
+from tests.support.workers import Worker, start_worker, wait_until
 
-START_TIMEOUT_S = 60.0
 LINE = re.compile(r"match \d+ (?:finished|errored|released|skipped|aborted)\b.*")
 # Short on purpose (the drills wait for leases to expire); generous enough for a loaded machine.
 WORKER_SETTINGS = {
@@ -42,18 +40,6 @@ WORKER_SETTINGS = {
     "LADDER_ENGINE_RESUME_S": "10",
     "LADDER_MATCH_MAX_ATTEMPTS": "3",
 }
-
-
-def wait_until(check: Callable[[], Any], timeout_s: float, what: str, poll_s: float = 0.1) -> Any:
-    """Poll ``check`` until it returns something truthy; fail with ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s} s: {what}")
-        time.sleep(poll_s)
 
 
 def redis_available() -> bool:
@@ -96,56 +82,6 @@ class RedisServer:
 
 
 @dataclass
-class Worker:
-    """One ``celery worker`` (main process + pool children)."""
-
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-    name: str
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def children(self) -> set[int]:
-        return children_of(self.proc.pid)
-
-    def stop(self, timeout_s: float = 30.0) -> int:
-        """Warm shutdown (SIGTERM); SIGKILL of its process group if it does not exit in time."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)  # the group we started, by its id
-                self.proc.wait(10)
-        return self.proc.returncode
-
-
-def children_of(pid: int) -> set[int]:
-    """Live processes whose parent is ``pid`` (from /proc)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.add(int(entry.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-@dataclass
 class Cluster:
     """The broker, engine, bots and workers of one test, and what it needs to drive them."""
 
@@ -174,27 +110,10 @@ class Cluster:
         }
 
     def start_worker(self, concurrency: int = 1, *, beat: bool = False, **env: str) -> Worker:
-        """``celery -A workers.celery_app worker``; waits until it says it is ready."""
+        """Another ``celery worker`` on this cluster's broker and the test database."""
         name = f"w{len(self.workers) + 1}"
-        log_path = self.tmp / f"{name}.log"
-        args = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker",
-                "-c", str(concurrency), "-n", f"{name}@%h", "-l", "INFO", "--without-mingle",
-                "--without-gossip"]  # fmt: skip
-        if beat:
-            args += ["-B", "-s", str(self.tmp / f"{name}-beat-schedule")]
-        with log_path.open("wb") as log:
-            proc = subprocess.Popen(
-                args, cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-        worker = Worker(proc, log_path, name)
+        worker = start_worker(self.env(**env), self.tmp, name, concurrency=concurrency, beat=beat)
         self.workers.append(worker)
-        wait_until(
-            lambda: " ready." in worker.log() or proc.poll() is not None,
-            START_TIMEOUT_S,
-            f"worker {name} ready",
-        )
-        assert proc.poll() is None, worker.log()
         return worker
 
     def logs(self) -> str:
@@ -237,14 +156,6 @@ def cluster_bots(celery_procdir: Path) -> Iterator[dict[str, Proc]]:
     yield bots
     for b in bots.values():
         b.stop()
-
-
-def use_broker(settings: Any, env: dict[str, str], tmp: Path) -> None:
-    """Point this process's Celery producer at the test's broker (as the environment would)."""
-    url, transport, options = celery_broker(env, tmp / "broker", 600)
-    settings.CELERY_BROKER_URL = url
-    settings.CELERY_BROKER_TRANSPORT = transport
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
 
 
 @pytest.fixture(params=["redis", "embedded"])

@@ -19,13 +19,8 @@ from ladder.matches.models import Match
 from ladder.matches.queue import match_enqueue
 from ladder.matches.services import match_create
 from tests.support.processes import start_bot
-from tests.workers.cluster.conftest import (
-    Cluster,
-    alive,
-    assert_each_finished_once,
-    children_of,
-    wait_until,
-)
+from tests.support.workers import alive, children_of, wait_until
+from tests.workers.cluster.conftest import Cluster, assert_each_finished_once
 
 N_BOTS = 5  # rand0..3 and slow, all rated from the same start
 
