@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: venv test lint protos protos-check bench clean
+PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,10 +22,11 @@ lint: $(STAMP)
 test: $(STAMP) protos-check
 	$(MAKE) lint
 	$(PY) -m pytest
-	@# The ladder suite again on PostgreSQL; under CI=true an unreachable server fails the run.
+	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);
+	@# under CI=true an unreachable server fails the run.
 	@if [ "$$CI" = "true" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest tests/ladder tests/ladder_grpc"; \
-	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest tests/ladder tests/ladder_grpc; \
+	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest $(PG_SUITES)"; \
+	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest $(PG_SUITES); \
 	else echo "PostgreSQL is not reachable on 127.0.0.1:5432: ladder suite on PostgreSQL NOT run (CI=true makes this an error)"; fi
 
 # Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.

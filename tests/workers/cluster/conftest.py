@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +26,8 @@ from django.core.management import call_command
 from tests.support.broker import use_broker
 from tests.support.database import database_url
 from tests.support.processes import ROOT, Proc, start_bot, start_engine
-from tests.support.workers import Worker, start_worker, wait_until
+from tests.support.redis import RedisServer
+from tests.support.workers import Worker, start_worker
 
 LINE = re.compile(r"match \d+ (?:finished|errored|released|skipped|aborted)\b.*")
 # Short on purpose (the drills wait for leases to expire); generous enough for a loaded machine.
@@ -40,45 +39,6 @@ WORKER_SETTINGS = {
     "LADDER_ENGINE_RESUME_S": "10",
     "LADDER_MATCH_MAX_ATTEMPTS": "3",
 }
-
-
-def redis_available() -> bool:
-    return shutil.which("redis-server") is not None
-
-
-class RedisServer:
-    """Our own ``redis-server`` on a unix socket, without persistence (a restart empties it)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.socket = folder / "redis.sock"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
-
-    @property
-    def url(self) -> str:
-        return f"redis+socket://{self.socket}"
-
-    def start(self) -> None:
-        if not redis_available():
-            if os.environ.get("CI") == "true":
-                pytest.fail("redis-server is not installed (CI must run the Redis drills)")
-            pytest.skip("redis-server is not installed")
-        self.starts += 1
-        log = (self.folder / f"redis-{self.starts}.log").open("wb")
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", str(self.socket),
-             "--save", "", "--appendonly", "no", "--dir", str(self.folder)],
-            stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        log.close()
-        wait_until(self.socket.exists, 10, "redis-server listens")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.socket.unlink(missing_ok=True)
 
 
 @dataclass
