@@ -20,7 +20,7 @@ import pytest
 
 from digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.conftest import bearer, manage
-from tests.support.processes import start_bot
+from tests.support.processes import closed_port_address, start_bot
 from tests.support.workers import Worker, start_worker
 from workers.runner import verify_replay
 
@@ -179,3 +179,21 @@ def test_playmatch_rechecks_endpoints_before_dialing(
     assert not match.seats.filter(rating_after__isnull=False).exists()
     unknown = manage(["playmatch", "--bots", "near,ghost"], ladder_env)
     assert unknown.returncode != 0 and "no bot named 'ghost'" in unknown.stderr
+
+
+def test_playmatch_says_why_a_seat_forfeited(
+    stub: Any, user_token: Any, sdk_bots: Any, worker_env: dict[str, str], ladder_worker: Worker
+) -> None:
+    """A registered bot that is down forfeits; playmatch prints the reason next to it."""
+    heuristic, _ = sdk_bots
+    _, tok = user_token("carol")
+    for name, endpoint in (("alive", heuristic.address), ("gone", closed_port_address())):
+        stub.CreateBot(
+            pb.CreateBotRequest(name=name, kind="REMOTE", endpoint=endpoint),
+            metadata=bearer(tok),
+            timeout=T,
+        )
+    run = manage(["playmatch", "--bots", "alive,gone", "--seed", "5"], worker_env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (line,) = [x for x in run.stdout.splitlines() if " gone " in x]
+    assert "forfeited" in line and "(unreachable: nothing listens at" in line, run.stdout

@@ -323,3 +323,18 @@ def test_heuristic_bot_over_the_protocol_and_no_leaks(
         assert threading.active_count() <= threads + 4
     finally:
         heuristic.stop()
+
+
+def test_cli_without_engine_starts_its_own_and_help_names_verify(
+    random_bots: list[Proc], tmp_path: Path
+) -> None:
+    bots = [x for b in random_bots[:2] for x in ("--bot", b.address)]
+    cmd = [sys.executable, "-m", "workers.play", *bots, "--seed", "4", "--verify"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert "replay verified: True" in done.stdout
+    helped = subprocess.run(
+        [sys.executable, "-m", "workers.play", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert helped.returncode == 0 and "verify" in helped.stdout, helped.stdout
