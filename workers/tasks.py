@@ -45,13 +45,17 @@ def retry_delay(attempt: int) -> int:
     time_limit=settings.LADDER_MATCH_HARD_LIMIT_S,
     max_retries=settings.LADDER_MATCH_MAX_ATTEMPTS,
 )
-def play_match(self: Task, match_id: int) -> dict[str, Any]:
-    """Play one queued match exactly once (workers/queued_match.py); retry it if released."""
+def play_match(self: Task, match_id: int) -> str:
+    """Play one queued match exactly once (workers/queued_match.py); retry it if released.
+
+    The match's log line says everything; the return value (which Celery logs
+    too) is only the outcome.
+    """
     report = play_queued_match(int(match_id))
     log.info("%s", report.line())
     if report.status == "released":
         raise self.retry(countdown=retry_delay(report.attempt))
-    return report.as_dict()
+    return report.status
 
 
 @app.task(name=settings.LADDER_TASK_JANITOR, soft_time_limit=60, time_limit=90)

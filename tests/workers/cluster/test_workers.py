@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import threading
 import time
 from typing import Any
 
@@ -29,9 +30,13 @@ DRILL_KILLS = int(os.environ.get("WORKERS_DRILL_KILLS", "10"))
 
 
 def create_matches(
-    cluster: Cluster, n: int, rng: random.Random, *, slow: bool = False
+    cluster: Cluster, n: int, rng: random.Random, *, slow: bool = False, twice: bool = False
 ) -> list[int]:
-    """``n`` matches of 2-4 remote bots (with the slow bot in each when ``slow``)."""
+    """``n`` matches of 2-4 remote bots (with the slow bot in each when ``slow``).
+
+    ``twice``: each match's message is sent again right after the first, so two
+    workers take the two deliveries at the same time.
+    """
     names = [f"rand{i}" for i in range(4)]
     ids = []
     for _ in range(n):
@@ -39,6 +44,8 @@ def create_matches(
         if slow:
             seated.insert(rng.randrange(len(seated) + 1), "slow")
         match = match_create(bot_ids=[cluster.bots[s] for s in seated], seed=rng.randrange(2**31))
+        if twice:
+            match_enqueue(match_id=match.pk)
         ids.append(match.pk)
     return ids
 
@@ -49,13 +56,11 @@ def finished(ids: list[int]) -> bool:
 
 
 def test_queued_matches_are_played_once_each(make_cluster: Any, broker_kind: str) -> None:
-    """20 matches, 2 worker processes, every message delivered twice: one result each."""
+    """20 matches, 2 worker processes, each message delivered twice at once: one result each."""
     cluster = make_cluster(broker_kind)
     cluster.start_worker()
     cluster.start_worker()
-    ids = create_matches(cluster, 20, random.Random(20))
-    for match_id in ids:  # a second delivery of each, racing the first one
-        match_enqueue(match_id=match_id)
+    ids = create_matches(cluster, 20, random.Random(20), twice=True)
     wait_until(lambda: finished(ids), 180, "20 matches finished")
     assert_each_finished_once(ids, N_BOTS)
     lines = cluster.match_lines()
@@ -185,3 +190,33 @@ def test_janitor_command_resends_a_lost_message(make_cluster: Any, settings: Any
     call_command("janitor", "--grace", "0")
     wait_until(lambda: finished([lost]), 60, "the lost match played")
     assert_each_finished_once([lost], N_BOTS)
+
+
+def test_two_deliveries_at_the_same_instant(make_cluster: Any, settings: Any) -> None:
+    """The task's body for one match in two threads released together: one plays, one skips."""
+    from django.db import connection
+
+    from workers.queued_match import play_queued_match
+
+    cluster = make_cluster("embedded")
+    settings.ENGINE_ADDRESS = cluster.engine.address
+    (match_id,) = create_matches(cluster, 1, random.Random(5))
+    gate = threading.Barrier(2)
+    reports: list[Any] = []
+
+    def deliver(worker: str) -> None:
+        try:
+            gate.wait(10)
+            reports.append(play_queued_match(match_id, worker=worker))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=deliver, args=(f"t{i}:0",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(r.status for r in reports) == ["finished", "skipped"], [r.line() for r in reports]
+    (skipped,) = [r for r in reports if r.status == "skipped"]
+    assert skipped.error in {"match is running", "match is finished"}
+    assert_each_finished_once([match_id], N_BOTS)
