@@ -112,13 +112,13 @@ def cluster_bots(celery_procdir: Path) -> Iterator[dict[str, Proc]]:
         f"rand{i}": start_bot("examples.random_bot", celery_procdir, f"rand{i}", "--seed", str(i))
         for i in range(4)
     }
-    bots["slow"] = start_bot("slow_bot.py", celery_procdir, "slow", "--sleep", "0.01")
+    bots["slow"] = start_bot("slow_bot.py", celery_procdir, "slow", "--sleep", "0.005")
     yield bots
     for b in bots.values():
         b.stop()
 
 
-@pytest.fixture(params=["redis", "embedded"])
+@pytest.fixture(params=["redis", pytest.param("embedded", marks=pytest.mark.vendor_neutral)])
 def broker_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
