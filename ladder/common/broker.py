@@ -93,6 +93,8 @@ class Transport(filesystem.Transport):
         """Poll the queue folder from the worker's event loop (there is no socket to watch)."""
         loop.call_repeatedly(self.polling_interval or 0.2, self._poll, connection)
 
-    def _poll(self, connection: Any) -> None:
+    def _poll(self, connection: Any, batch: int = 64) -> None:
+        """Take what is waiting, up to what the consumers may hold (prefetch); then return."""
         with suppress(socket.timeout):
-            self.drain_events(connection, timeout=0)
+            for _ in range(batch):
+                self.drain_events(connection, timeout=0)
