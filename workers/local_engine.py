@@ -30,6 +30,33 @@ from workers.server_process import ServerProcess, start_server
 log = logging.getLogger("workers.local_engine")
 
 ENGINE_SERVICE = "digdown.v1.Engine"
+DIR_PREFIX = "digdown-engine-"  # + owner pid + "-": a dead owner's folder is swept later
+
+
+def sweep_orphaned_dirs() -> list[Path]:
+    """Remove the folders (port file, log) of local engines whose owner was killed.
+
+    An owner killed with SIGKILL cannot clean up; its engine stops by itself, and
+    the next local engine started on this machine removes what is left.
+    """
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{DIR_PREFIX}*-*"):
+        owner = folder.name[len(DIR_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or _alive(int(owner)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _stop_when_stdin_closes() -> None:
@@ -80,7 +107,8 @@ class LocalEngine:
             if self._server is not None and self._server.alive():
                 return self._server.address
             self._stop_locked()
-            self._tmp = Path(tempfile.mkdtemp(prefix="digdown-engine-"))
+            sweep_orphaned_dirs()
+            self._tmp = Path(tempfile.mkdtemp(prefix=f"{DIR_PREFIX}{os.getpid()}-"))
             self._server = start_local_engine(self._tmp)
             log.info("local engine on %s (pid %d)", self._server.address, self._server.pid)
             return self._server.address

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import random
 import signal
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,8 +163,13 @@ def test_overrun_is_stopped_and_nothing_is_left_behind(make_cluster: Any) -> Non
     engines = children_of(child)
     assert len(engines) == 1, engines  # the local engine, a child of the pool process
     (engine_pid,) = engines
+    (engine_dir,) = Path(tempfile.gettempdir()).glob(f"digdown-engine-{child}-*")
     os.kill(child, signal.SIGKILL)  # the owner dies without cleaning up...
     wait_until(lambda: not alive(engine_pid), 20, "the orphaned engine stopped itself")
+    # ...the next local engine sweeps its folder...
+    again = match_create(bot_ids=[cluster.bots["rand1"], cluster.bots["rand3"]], seed=7)
+    wait_until(lambda: finished([again.pk]), 120, "a match on the replacement child")
+    assert not engine_dir.exists()
     # ...and a warm shutdown leaves nothing running either.
     wait_until(lambda: len(worker.children()) == 1, 30, "the pool replaced its child")
     descendants = set(worker.children())
