@@ -4,13 +4,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint protos protos-check bench clean
+.PHONY: venv test lint protos protos-check rulesets rulesets-check bench clean
 PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -19,7 +19,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
 
-test: $(STAMP) protos-check
+test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
 	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);
@@ -48,8 +48,19 @@ protos-check: $(STAMP)
 	  test -e "$$tmp/$$f" || { echo "generated file without proto: sdk/$$f"; exit 1; }; \
 	done && echo "protos up to date"
 
+# The ruleset documents bots read (sdk/digdown/rulesets/<id>.json, served by GetRuleset) are
+# generated from engine.rules' Ruleset values; regenerate after changing a ruleset.
+RULESET_DIR := sdk/digdown/rulesets
+
+rulesets: $(STAMP)
+	$(PY) -m engine.ruleset_json --out $(RULESET_DIR)
+
+rulesets-check: $(STAMP)
+	$(PY) -m engine.ruleset_json --out $(RULESET_DIR) --check
+
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
+	$(PY) bench/training_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

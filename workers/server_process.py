@@ -77,8 +77,11 @@ def start_server(
     listen: str = "127.0.0.1:0",
     timeout_s: float = START_TIMEOUT_S,
     stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+    program: str = sys.executable,
 ) -> ServerProcess:
     """Start ``python ARGS --listen LISTEN --port-file F``; wait for its port (+ health).
+
+    ``program`` runs instead of this Python (a bot in another language, a fresh venv's).
 
     A process that exits before it reports a port raises RuntimeError with its
     log (so a caller can show what the server said); one that is too slow,
@@ -89,7 +92,7 @@ def start_server(
     port_file.unlink(missing_ok=True)
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, *args, "--listen", listen, "--port-file", str(port_file)],
+            [program, *args, "--listen", listen, "--port-file", str(port_file)],
             cwd=ROOT,
             stdin=stdin,
             stdout=log_file,

@@ -19,7 +19,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.authentication import BasicAuthentication, SessionAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,7 +27,7 @@ from rest_framework.views import APIView
 
 from ladder.accounts.models import ApiToken
 from ladder.accounts.services import token_create, token_revoke
-from ladder.api.authentication import ApiTokenAuthentication
+from ladder.api.authentication import ApiTokenAuthentication, BasicAuthentication
 from ladder.api.pagination import Pagination
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services

@@ -44,15 +44,17 @@ from typing import Any
 
 import grpc
 
-from digdown import wire
-from digdown.v1 import bot_pb2, bot_pb2_grpc, engine_pb2, engine_pb2_grpc, game_pb2
+from digdown import text, wire
+from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
+    BotStub,
     EngineError,
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
+    Undecodable,
     bot_channel_options,
     engine_channel_options,
     probe,
@@ -206,7 +208,10 @@ class MatchRun:
         self.resumes = 0
         self.engine_s = 0.0
         self.handshakes_s = 0.0
-        self._engine_game_id = ""  # the game's id on the engine holding it now
+        # The game on the engine holding it now: its id and its capability there
+        # (a resumed game gets new ones). The token is never sent to bots.
+        self._engine_game_id = ""
+        self.control_token = ""
         self._engine: Any = None
         self._new_game: engine_pb2.NewGameRequest | None = None
         # Every answer the engine applied, in order: what a resume re-applies.
@@ -243,7 +248,7 @@ class MatchRun:
         """A call about the live game; if its engine is gone, resume the game and repeat it."""
         deadline = time.monotonic() + self.time_control.engine_resume_s
         while True:
-            request.game_id = self._engine_game_id
+            request.game_id, request.control_token = self._engine_game_id, self.control_token
             try:
                 return self._engine_call(name, request, idempotent=True)
             except EngineUnavailable as exc:
@@ -274,6 +279,7 @@ class MatchRun:
                         "NewGame", self._new_game, idempotent=True
                     )
                     self._engine_game_id = created.game_id
+                    self.control_token = created.control_token
                     self._reapply(created)
                 except EngineUnavailable as exc:
                     failures.append(str(exc))
@@ -297,7 +303,7 @@ class MatchRun:
         for applied in self._applied:
             request = engine_pb2.StepRequest()
             request.CopyFrom(applied)
-            request.game_id = created.game_id
+            request.game_id, request.control_token = created.game_id, created.control_token
             response = self._engine_call("Step", request, idempotent=True)
             seen += len(response.events)
         if self._applied and seen != len(self.events):
@@ -316,7 +322,7 @@ class MatchRun:
                 st.spec.address,
                 options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes),
             )
-            st.stub = bot_pb2_grpc.BotStub(st.channel)
+            st.stub = BotStub(st.channel)
             st.name, st.version = st.spec.name, st.spec.version
 
     def _handshakes(self) -> list[tuple[int, str]]:
@@ -347,10 +353,15 @@ class MatchRun:
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
                 log.warning("seat %d handshake failed: %s", st.seat, st.handshake)
                 continue
+            if isinstance(reply, Undecodable):
+                st.handshake = f"malformed: undecodable reply ({reply.description})"
+                st.protocol_version = PROTOCOL_VERSION
+                continue
             st.handshake = "ok"
             st.protocol_version = reply.protocol_version or PROTOCOL_VERSION
-            st.name = st.name or reply.name[:100]
-            st.version = st.version or reply.version[:100]
+            # The bot's own words: into the replay, the CLI and other bots' view.
+            st.name = st.name or text.clean(reply.name, text.NAME_MAX)
+            st.version = st.version or text.clean(reply.version, text.NAME_MAX)
             if st.protocol_version != PROTOCOL_VERSION:
                 dead.append(
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
@@ -412,6 +423,13 @@ class MatchRun:
         if error is not None:
             return self._classify(st, error, elapsed, think_ms)
         assert reply is not None
+        if isinstance(reply, Undecodable):
+            return _Answer(
+                "fault",
+                reason=f"malformed: undecodable reply ({reply.description})",
+                think_ms=think_ms,
+                fault_kind="malformed",
+            )
         if not reply.HasField("action") or reply.action.WhichOneof("kind") is None:
             return _Answer(
                 "fault",
@@ -473,10 +491,6 @@ class MatchRun:
                 think_ms=think_ms,
                 fault_kind="unavailable",
             )
-        if code == grpc.StatusCode.INTERNAL and "deserializ" in detail.lower():
-            return _Answer(
-                "fault", reason=f"malformed: {detail}", think_ms=think_ms, fault_kind="malformed"
-            )
         return _Answer(
             "fault", reason=f"error: {code.name}: {detail}", think_ms=think_ms, fault_kind="error"
         )
@@ -490,9 +504,9 @@ class MatchRun:
                 self.seats[e.seat].out = True
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
-        request = engine_pb2.StepRequest(
-            game_id=self.game_id, seat=seat, ply=ply, think_time_ms=answer.think_ms
-        )
+        answer.reason = text.clean(answer.reason)  # often a bot's words: stored, sent, printed
+        # game_id and control_token: the engine's game of the moment (_game_call).
+        request = engine_pb2.StepRequest(seat=seat, ply=ply, think_time_ms=answer.think_ms)
         if answer.kind == "action":
             assert answer.action is not None
             request.action.CopyFrom(answer.action)
@@ -624,8 +638,9 @@ class MatchRun:
         if not self._engine_game_id or self._engine is None:
             return
         game_id, self._engine_game_id = self._engine_game_id, ""
+        request = engine_pb2.CloseGameRequest(game_id=game_id, control_token=self.control_token)
         try:
-            self._engine.CloseGame(engine_pb2.CloseGameRequest(game_id=game_id), timeout=2.0)
+            self._engine.CloseGame(request, timeout=2.0)
         except grpc.RpcError as exc:
             log.info("CloseGame %s: %s", game_id, rpc_code(exc).name)
 

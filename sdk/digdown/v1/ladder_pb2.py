@@ -22,61 +22,62 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from digdown.v1 import game_pb2 as digdown_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64igdown/v1/ladder.proto\x12\ndigdown.v1\"\xe1\x01\n\tLadderBot\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tive\x18\x06 \x01(\x08\x12\x0e\n\x06rating\x18\x07 \x01(\x01\x12\r\n\x05games\x18\x08 \x01(\x05\x12\x34\n\x0f\x63urrent_version\x18\t \x01(\x0b\x32\x16.digdown.v1.BotVersionH\x00\x88\x01\x01\x12\x12\n\ncreated_at\x18\n \x01(\tB\x12\n\x10_current_version\"\x88\x01\n\nBotVersion\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x0e\n\x06sha256\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x10\n\x08\x66ilename\x18\x04 \x01(\t\x12\x0e\n\x06status\x18\x05 \x01(\t\x12\x16\n\x0evalidation_log\x18\x06 \x01(\t\x12\x12\n\ncreated_at\x18\x07 \x01(\t\"@\n\x10\x43reateBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x03 \x01(\t\"7\n\x11\x43reateBotResponse\x12\"\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x15.digdown.v1.LadderBot\"F\n\x14UploadVersionRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\"@\n\x15UploadVersionResponse\x12\'\n\x07version\x18\x01 \x01(\x0b\x32\x16.digdown.v1.BotVersion\"3\n\x12SetEndpointRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x02 \x01(\t\"9\n\x13SetEndpointResponse\x12\"\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x15.digdown.v1.LadderBot\"\x13\n\x11ListMyBotsRequest\"9\n\x12ListMyBotsResponse\x12#\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x15.digdown.v1.LadderBot\"U\n\x12LeaderboardRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x18\n\x10include_inactive\x18\x03 \x01(\x08\"\xaf\x01\n\x10LeaderboardEntry\x12\x10\n\x08position\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x01\x12\r\n\x05games\x18\x05 \x01(\x05\x12\x0c\n\x04wins\x18\x06 \x01(\x05\x12\x13\n\x0bprovisional\x18\x07 \x01(\x08\x12\x14\n\x0cinterval_low\x18\x08 \x01(\x01\x12\x15\n\rinterval_high\x18\t \x01(\x01\"]\n\x13LeaderboardResponse\x12-\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1c.digdown.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xa9\x01\n\tMatchSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x12\r\n\x05score\x18\x05 \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x06 \x01(\x05\x12\x16\n\x0e\x66orfeit_reason\x18\x07 \x01(\t\x12\x15\n\rrating_before\x18\x08 \x01(\x01\x12\x14\n\x0crating_after\x18\t \x01(\x01\"\xa6\x02\n\x05Match\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12\x12\n\ndifficulty\x18\x04 \x01(\t\x12\x0e\n\x06status\x18\x05 \x01(\t\x12$\n\x05seats\x18\x06 \x03(\x0b\x32\x15.digdown.v1.MatchSeat\x12\x12\n\nend_reason\x18\x07 \x01(\t\x12\r\n\x05turns\x18\x08 \x01(\x05\x12\x12\n\ncreated_at\x18\t \x01(\t\x12\x12\n\nstarted_at\x18\n \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x0b \x01(\t\x12\x15\n\rreplay_sha256\x18\x0c \x01(\t\x12\x13\n\x0breplay_size\x18\r \x01(\x03\x12\r\n\x05\x65rror\x18\x0e \x01(\t\x12\r\n\x05rated\x18\x0f \x01(\x08\"H\n\x12ListMatchesRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"R\n\x13ListMatchesResponse\x12\"\n\x07matches\x18\x01 \x03(\x0b\x32\x11.digdown.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\x03\"4\n\x10GetMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.digdown.v1.Match\")\n\x15\x44ownloadReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\x03\"e\n\x0bReplayChunk\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\x12\n\ntotal_size\x18\x03 \x01(\x03\x12\x0e\n\x06sha256\x18\x04 \x01(\t\x12\x14\n\x0c\x63ontent_type\x18\x05 \x01(\t\"o\n\x17RequestChallengeRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x11\n\topponents\x18\x02 \x03(\t\x12\x11\n\tnum_seats\x18\x03 \x01(\x05\x12\x12\n\ndifficulty\x18\x04 \x01(\t\x12\r\n\x05rated\x18\x05 \x01(\x08\"<\n\x18RequestChallengeResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.digdown.v1.Match2\xdb\x05\n\x06Ladder\x12H\n\tCreateBot\x12\x1c.digdown.v1.CreateBotRequest\x1a\x1d.digdown.v1.CreateBotResponse\x12T\n\rUploadVersion\x12 .digdown.v1.UploadVersionRequest\x1a!.digdown.v1.UploadVersionResponse\x12N\n\x0bSetEndpoint\x12\x1e.digdown.v1.SetEndpointRequest\x1a\x1f.digdown.v1.SetEndpointResponse\x12K\n\nListMyBots\x12\x1d.digdown.v1.ListMyBotsRequest\x1a\x1e.digdown.v1.ListMyBotsResponse\x12N\n\x0bLeaderboard\x12\x1e.digdown.v1.LeaderboardRequest\x1a\x1f.digdown.v1.LeaderboardResponse\x12N\n\x0bListMatches\x12\x1e.digdown.v1.ListMatchesRequest\x1a\x1f.digdown.v1.ListMatchesResponse\x12\x45\n\x08GetMatch\x12\x1b.digdown.v1.GetMatchRequest\x1a\x1c.digdown.v1.GetMatchResponse\x12N\n\x0e\x44ownloadReplay\x12!.digdown.v1.DownloadReplayRequest\x1a\x17.digdown.v1.ReplayChunk0\x01\x12]\n\x10RequestChallenge\x12#.digdown.v1.RequestChallengeRequest\x1a$.digdown.v1.RequestChallengeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64igdown/v1/ladder.proto\x12\ndigdown.v1\x1a\x15\x64igdown/v1/game.proto\"\xe1\x01\n\tLadderBot\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tive\x18\x06 \x01(\x08\x12\x0e\n\x06rating\x18\x07 \x01(\x01\x12\r\n\x05games\x18\x08 \x01(\x05\x12\x34\n\x0f\x63urrent_version\x18\t \x01(\x0b\x32\x16.digdown.v1.BotVersionH\x00\x88\x01\x01\x12\x12\n\ncreated_at\x18\n \x01(\tB\x12\n\x10_current_version\"\x88\x01\n\nBotVersion\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x0e\n\x06sha256\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x10\n\x08\x66ilename\x18\x04 \x01(\t\x12\x0e\n\x06status\x18\x05 \x01(\t\x12\x16\n\x0evalidation_log\x18\x06 \x01(\t\x12\x12\n\ncreated_at\x18\x07 \x01(\t\"@\n\x10\x43reateBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x03 \x01(\t\"7\n\x11\x43reateBotResponse\x12\"\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x15.digdown.v1.LadderBot\"F\n\x14UploadVersionRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\"@\n\x15UploadVersionResponse\x12\'\n\x07version\x18\x01 \x01(\x0b\x32\x16.digdown.v1.BotVersion\"3\n\x12SetEndpointRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x02 \x01(\t\"9\n\x13SetEndpointResponse\x12\"\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x15.digdown.v1.LadderBot\"\x13\n\x11ListMyBotsRequest\"9\n\x12ListMyBotsResponse\x12#\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x15.digdown.v1.LadderBot\"U\n\x12LeaderboardRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x18\n\x10include_inactive\x18\x03 \x01(\x08\"\xaf\x01\n\x10LeaderboardEntry\x12\x10\n\x08position\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x01\x12\r\n\x05games\x18\x05 \x01(\x05\x12\x0c\n\x04wins\x18\x06 \x01(\x05\x12\x13\n\x0bprovisional\x18\x07 \x01(\x08\x12\x14\n\x0cinterval_low\x18\x08 \x01(\x01\x12\x15\n\rinterval_high\x18\t \x01(\x01\"]\n\x13LeaderboardResponse\x12-\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1c.digdown.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xa9\x01\n\tMatchSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x12\r\n\x05score\x18\x05 \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x06 \x01(\x05\x12\x16\n\x0e\x66orfeit_reason\x18\x07 \x01(\t\x12\x15\n\rrating_before\x18\x08 \x01(\x01\x12\x14\n\x0crating_after\x18\t \x01(\x01\"\xa6\x02\n\x05Match\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0f\n\x07ruleset\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12\x12\n\ndifficulty\x18\x04 \x01(\t\x12\x0e\n\x06status\x18\x05 \x01(\t\x12$\n\x05seats\x18\x06 \x03(\x0b\x32\x15.digdown.v1.MatchSeat\x12\x12\n\nend_reason\x18\x07 \x01(\t\x12\r\n\x05turns\x18\x08 \x01(\x05\x12\x12\n\ncreated_at\x18\t \x01(\t\x12\x12\n\nstarted_at\x18\n \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x0b \x01(\t\x12\x15\n\rreplay_sha256\x18\x0c \x01(\t\x12\x13\n\x0breplay_size\x18\r \x01(\x03\x12\r\n\x05\x65rror\x18\x0e \x01(\t\x12\r\n\x05rated\x18\x0f \x01(\x08\"H\n\x12ListMatchesRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"R\n\x13ListMatchesResponse\x12\"\n\x07matches\x18\x01 \x03(\x0b\x32\x11.digdown.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\x03\"4\n\x10GetMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.digdown.v1.Match\")\n\x15\x44ownloadReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\x03\"e\n\x0bReplayChunk\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\x12\n\ntotal_size\x18\x03 \x01(\x03\x12\x0e\n\x06sha256\x18\x04 \x01(\t\x12\x14\n\x0c\x63ontent_type\x18\x05 \x01(\t\"o\n\x17RequestChallengeRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x11\n\topponents\x18\x02 \x03(\t\x12\x11\n\tnum_seats\x18\x03 \x01(\x05\x12\x12\n\ndifficulty\x18\x04 \x01(\t\x12\r\n\x05rated\x18\x05 \x01(\x08\"<\n\x18RequestChallengeResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.digdown.v1.Match2\xa8\x06\n\x06Ladder\x12H\n\tCreateBot\x12\x1c.digdown.v1.CreateBotRequest\x1a\x1d.digdown.v1.CreateBotResponse\x12T\n\rUploadVersion\x12 .digdown.v1.UploadVersionRequest\x1a!.digdown.v1.UploadVersionResponse\x12N\n\x0bSetEndpoint\x12\x1e.digdown.v1.SetEndpointRequest\x1a\x1f.digdown.v1.SetEndpointResponse\x12K\n\nListMyBots\x12\x1d.digdown.v1.ListMyBotsRequest\x1a\x1e.digdown.v1.ListMyBotsResponse\x12N\n\x0bLeaderboard\x12\x1e.digdown.v1.LeaderboardRequest\x1a\x1f.digdown.v1.LeaderboardResponse\x12N\n\x0bListMatches\x12\x1e.digdown.v1.ListMatchesRequest\x1a\x1f.digdown.v1.ListMatchesResponse\x12\x45\n\x08GetMatch\x12\x1b.digdown.v1.GetMatchRequest\x1a\x1c.digdown.v1.GetMatchResponse\x12N\n\x0e\x44ownloadReplay\x12!.digdown.v1.DownloadReplayRequest\x1a\x17.digdown.v1.ReplayChunk0\x01\x12]\n\x10RequestChallenge\x12#.digdown.v1.RequestChallengeRequest\x1a$.digdown.v1.RequestChallengeResponse\x12K\n\nGetRuleset\x12\x1d.digdown.v1.GetRulesetRequest\x1a\x1e.digdown.v1.GetRulesetResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'digdown.v1.ladder_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LADDERBOT']._serialized_start=40
-  _globals['_LADDERBOT']._serialized_end=265
-  _globals['_BOTVERSION']._serialized_start=268
-  _globals['_BOTVERSION']._serialized_end=404
-  _globals['_CREATEBOTREQUEST']._serialized_start=406
-  _globals['_CREATEBOTREQUEST']._serialized_end=470
-  _globals['_CREATEBOTRESPONSE']._serialized_start=472
-  _globals['_CREATEBOTRESPONSE']._serialized_end=527
-  _globals['_UPLOADVERSIONREQUEST']._serialized_start=529
-  _globals['_UPLOADVERSIONREQUEST']._serialized_end=599
-  _globals['_UPLOADVERSIONRESPONSE']._serialized_start=601
-  _globals['_UPLOADVERSIONRESPONSE']._serialized_end=665
-  _globals['_SETENDPOINTREQUEST']._serialized_start=667
-  _globals['_SETENDPOINTREQUEST']._serialized_end=718
-  _globals['_SETENDPOINTRESPONSE']._serialized_start=720
-  _globals['_SETENDPOINTRESPONSE']._serialized_end=777
-  _globals['_LISTMYBOTSREQUEST']._serialized_start=779
-  _globals['_LISTMYBOTSREQUEST']._serialized_end=798
-  _globals['_LISTMYBOTSRESPONSE']._serialized_start=800
-  _globals['_LISTMYBOTSRESPONSE']._serialized_end=857
-  _globals['_LEADERBOARDREQUEST']._serialized_start=859
-  _globals['_LEADERBOARDREQUEST']._serialized_end=944
-  _globals['_LEADERBOARDENTRY']._serialized_start=947
-  _globals['_LEADERBOARDENTRY']._serialized_end=1122
-  _globals['_LEADERBOARDRESPONSE']._serialized_start=1124
-  _globals['_LEADERBOARDRESPONSE']._serialized_end=1217
-  _globals['_MATCHSEAT']._serialized_start=1220
-  _globals['_MATCHSEAT']._serialized_end=1389
-  _globals['_MATCH']._serialized_start=1392
-  _globals['_MATCH']._serialized_end=1686
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1688
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1760
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1762
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1844
-  _globals['_GETMATCHREQUEST']._serialized_start=1846
-  _globals['_GETMATCHREQUEST']._serialized_end=1881
-  _globals['_GETMATCHRESPONSE']._serialized_start=1883
-  _globals['_GETMATCHRESPONSE']._serialized_end=1935
-  _globals['_DOWNLOADREPLAYREQUEST']._serialized_start=1937
-  _globals['_DOWNLOADREPLAYREQUEST']._serialized_end=1978
-  _globals['_REPLAYCHUNK']._serialized_start=1980
-  _globals['_REPLAYCHUNK']._serialized_end=2081
-  _globals['_REQUESTCHALLENGEREQUEST']._serialized_start=2083
-  _globals['_REQUESTCHALLENGEREQUEST']._serialized_end=2194
-  _globals['_REQUESTCHALLENGERESPONSE']._serialized_start=2196
-  _globals['_REQUESTCHALLENGERESPONSE']._serialized_end=2256
-  _globals['_LADDER']._serialized_start=2259
-  _globals['_LADDER']._serialized_end=2990
+  _globals['_LADDERBOT']._serialized_start=63
+  _globals['_LADDERBOT']._serialized_end=288
+  _globals['_BOTVERSION']._serialized_start=291
+  _globals['_BOTVERSION']._serialized_end=427
+  _globals['_CREATEBOTREQUEST']._serialized_start=429
+  _globals['_CREATEBOTREQUEST']._serialized_end=493
+  _globals['_CREATEBOTRESPONSE']._serialized_start=495
+  _globals['_CREATEBOTRESPONSE']._serialized_end=550
+  _globals['_UPLOADVERSIONREQUEST']._serialized_start=552
+  _globals['_UPLOADVERSIONREQUEST']._serialized_end=622
+  _globals['_UPLOADVERSIONRESPONSE']._serialized_start=624
+  _globals['_UPLOADVERSIONRESPONSE']._serialized_end=688
+  _globals['_SETENDPOINTREQUEST']._serialized_start=690
+  _globals['_SETENDPOINTREQUEST']._serialized_end=741
+  _globals['_SETENDPOINTRESPONSE']._serialized_start=743
+  _globals['_SETENDPOINTRESPONSE']._serialized_end=800
+  _globals['_LISTMYBOTSREQUEST']._serialized_start=802
+  _globals['_LISTMYBOTSREQUEST']._serialized_end=821
+  _globals['_LISTMYBOTSRESPONSE']._serialized_start=823
+  _globals['_LISTMYBOTSRESPONSE']._serialized_end=880
+  _globals['_LEADERBOARDREQUEST']._serialized_start=882
+  _globals['_LEADERBOARDREQUEST']._serialized_end=967
+  _globals['_LEADERBOARDENTRY']._serialized_start=970
+  _globals['_LEADERBOARDENTRY']._serialized_end=1145
+  _globals['_LEADERBOARDRESPONSE']._serialized_start=1147
+  _globals['_LEADERBOARDRESPONSE']._serialized_end=1240
+  _globals['_MATCHSEAT']._serialized_start=1243
+  _globals['_MATCHSEAT']._serialized_end=1412
+  _globals['_MATCH']._serialized_start=1415
+  _globals['_MATCH']._serialized_end=1709
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1711
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1783
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1785
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1867
+  _globals['_GETMATCHREQUEST']._serialized_start=1869
+  _globals['_GETMATCHREQUEST']._serialized_end=1904
+  _globals['_GETMATCHRESPONSE']._serialized_start=1906
+  _globals['_GETMATCHRESPONSE']._serialized_end=1958
+  _globals['_DOWNLOADREPLAYREQUEST']._serialized_start=1960
+  _globals['_DOWNLOADREPLAYREQUEST']._serialized_end=2001
+  _globals['_REPLAYCHUNK']._serialized_start=2003
+  _globals['_REPLAYCHUNK']._serialized_end=2104
+  _globals['_REQUESTCHALLENGEREQUEST']._serialized_start=2106
+  _globals['_REQUESTCHALLENGEREQUEST']._serialized_end=2217
+  _globals['_REQUESTCHALLENGERESPONSE']._serialized_start=2219
+  _globals['_REQUESTCHALLENGERESPONSE']._serialized_end=2279
+  _globals['_LADDER']._serialized_start=2282
+  _globals['_LADDER']._serialized_end=3090
 # @@protoc_insertion_point(module_scope)
