@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -142,6 +143,7 @@ def main() -> int:
     p.add_argument("--broker", choices=["redis", "embedded"], default="redis")
     p.add_argument("--database-url", default="", help="an empty database (default: SQLite)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (database, worker logs)")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="digdown-workers-bench-"))
     redis = RedisServer(tmp) if args.broker == "redis" else None
@@ -204,6 +206,10 @@ def main() -> int:
             proc.stop()
         if redis is not None:
             redis.kill()
+        if args.keep:
+            log(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
