@@ -61,6 +61,7 @@ rulesets-check: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
 	$(PY) bench/training_bench.py
+	$(PY) bench/workers_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
