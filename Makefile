@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: venv test lint protos protos-check rulesets rulesets-check bench clean
+PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py \
+	tests/web/test_pages.py tests/web/test_browser.py
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,10 +24,11 @@ lint: $(STAMP)
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
-	@# The ladder and web suites again on PostgreSQL; under CI=true an unreachable server fails the run.
+	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);
+	@# under CI=true an unreachable server fails the run.
 	@if [ "$$CI" = "true" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest tests/ladder tests/ladder_grpc tests/web/test_pages.py tests/web/test_browser.py"; \
-	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest tests/ladder tests/ladder_grpc tests/web/test_pages.py tests/web/test_browser.py; \
+	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest -m 'not vendor_neutral' $(PG_SUITES)"; \
+	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest -m "not vendor_neutral" $(PG_SUITES); \
 	else echo "PostgreSQL is not reachable on 127.0.0.1:5432: ladder suite on PostgreSQL NOT run (CI=true makes this an error)"; fi
 
 # Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.
@@ -60,6 +63,7 @@ rulesets-check: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
 	$(PY) bench/training_bench.py
+	$(PY) bench/workers_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -37,7 +37,27 @@ LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their t
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
 LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
                         client address)  the replay viewer (docs/replay-timeline.md)
-ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
+ENGINE_ADDRESS          the engine(s) matches are played on: ``host:port``, a comma list, or a
+                        DNS name of replicas (default: each worker process starts its own)
+
+Workers (Celery; docs/workers.md says why each value is what it is)
+-------------------------------------------------------------------
+CELERY_BROKER_URL       the broker; else REDIS_URL; else the embedded broker (files in
+                        LADDER_BROKER_DIR, default ``var/broker``: no server needed)
+LADDER_MATCH_QUEUE      queue of the match task (default ``matches``)
+LADDER_MATCH_DECISION_S per-decision deadline (default 1.0), LADDER_MATCH_BANK_S seat bank (30)
+LADDER_MATCH_MAX_DECISIONS  decisions a match is budgeted (default 1000)
+LADDER_MATCH_WALL_S     wall-clock limit of one match in the runner (default derived:
+                        decisions x deadline + 4 banks + 60 s); the task's soft limit is above
+                        it (+ one decision with a whole bank + engine resume + 60 s), the hard
+                        limit 30 s above that, Redis's visibility timeout twice the hard limit
+LADDER_ENGINE_RESUME_S  how long a game whose engine died waits for an engine (default 30)
+LADDER_MATCH_LEASE_S    a claim's lease, renewed by a heartbeat every quarter (default 60)
+LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
+LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
+LADDER_JANITOR_INTERVAL_S  how often beat runs the janitor (default 60)
+LADDER_QUEUED_GRACE_S   a queued match whose message is older than this is sent again
+                        (default 600; must exceed the longest retry delay)
 LADDER_SANDBOX_UNSAFE_DEV_MODE  1 runs hosted bots WITHOUT isolation where the sandbox cannot
                         run (no bubblewrap or user namespaces); development only (default 0)
 LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (default
@@ -51,7 +71,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -220,6 +242,100 @@ LADDER_SANDBOX_START_S = float(os.environ.get("LADDER_SANDBOX_START_S", "15"))
 LADDER_SANDBOX_CPU_S = int(os.environ.get("LADDER_SANDBOX_CPU_S", "300"))
 LADDER_SANDBOX_MEMORY_MB = int(os.environ.get("LADDER_SANDBOX_MEMORY_MB", "1024"))
 LADDER_SANDBOX_LOG_BYTES = int(os.environ.get("LADDER_SANDBOX_LOG_BYTES", "65536"))
+
+# --- workers (Celery) -----------------------------------------------------------
+# Every value below is explained in docs/workers.md. The ladder enqueues by task
+# name (ladder/matches/queue.py); the workers' app (workers/celery_app.py) reads
+# this same section, so producer and consumer cannot disagree.
+LADDER_TASK_PLAY_MATCH = "workers.play_match"
+LADDER_TASK_JANITOR = "workers.janitor"
+LADDER_TASK_SMOKE_VERSION = "workers.smoke_version"
+LADDER_MATCH_QUEUE = os.environ.get("LADDER_MATCH_QUEUE", "matches")
+LADDER_MATCH_DECISION_S = float(os.environ.get("LADDER_MATCH_DECISION_S", "1.0"))
+LADDER_MATCH_BANK_S = float(os.environ.get("LADDER_MATCH_BANK_S", "30"))
+LADDER_MATCH_MAX_DECISIONS = int(os.environ.get("LADDER_MATCH_MAX_DECISIONS", "1000"))
+LADDER_MATCH_WALL_S = float(
+    os.environ.get("LADDER_MATCH_WALL_S")
+    or LADDER_MATCH_MAX_DECISIONS * LADDER_MATCH_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
+)
+LADDER_ENGINE_RESUME_S = float(os.environ.get("LADDER_ENGINE_RESUME_S", "30"))
+# Above the runner's own limit by what may still happen after its last check: one
+# decision with a whole bank, an engine resume, and recording.
+LADDER_MATCH_SOFT_LIMIT_S = round(
+    LADDER_MATCH_WALL_S
+    + (LADDER_MATCH_DECISION_S + LADDER_MATCH_BANK_S)
+    + LADDER_ENGINE_RESUME_S
+    + 60
+)
+LADDER_MATCH_HARD_LIMIT_S = LADDER_MATCH_SOFT_LIMIT_S + 30
+# A smoke match is one short easy game: a sandbox start, at most a whole bank, slack.
+LADDER_SMOKE_SOFT_LIMIT_S = round(LADDER_SANDBOX_START_S + LADDER_MATCH_BANK_S + 120)
+LADDER_MATCH_LEASE_S = float(os.environ.get("LADDER_MATCH_LEASE_S", "60"))
+LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
+LADDER_MATCH_RETRY_BACKOFF_S = float(os.environ.get("LADDER_MATCH_RETRY_BACKOFF_S", "10"))
+LADDER_JANITOR_INTERVAL_S = float(os.environ.get("LADDER_JANITOR_INTERVAL_S", "60"))
+LADDER_QUEUED_GRACE_S = float(os.environ.get("LADDER_QUEUED_GRACE_S", "600"))
+LADDER_BROKER_DIR = Path(os.environ.get("LADDER_BROKER_DIR", VAR_DIR / "broker"))
+
+
+def celery_broker(
+    environ: Mapping[str, str], broker_dir: Path, hard_limit_s: float
+) -> tuple[str, str | None, dict[str, Any]]:
+    """(CELERY_BROKER_URL, CELERY_BROKER_TRANSPORT, CELERY_BROKER_TRANSPORT_OPTIONS).
+
+    CELERY_BROKER_URL, else REDIS_URL, else the embedded broker: files under
+    ``broker_dir`` (``ladder/common/broker.py``), created here so a fresh
+    checkout needs nothing. A function so tests configure their own broker
+    the same way the environment does.
+    """
+    url = environ.get("CELERY_BROKER_URL") or environ.get("REDIS_URL") or ""
+    if url:
+        return url, None, {
+            # A message unacked for this long is delivered again: above the hard limit, so a
+            # match that is still being played is never handed to a second worker (C1).
+            "visibility_timeout": 2 * hard_limit_s,
+            "socket_timeout": 10,
+            "socket_connect_timeout": 5,
+        }  # fmt: skip
+    for folder in ("queue", "control"):
+        (broker_dir / folder).mkdir(parents=True, exist_ok=True)
+    return "filesystem://localhost//", "ladder.common.broker:Transport", {
+        "data_folder_in": str(broker_dir / "queue"),
+        "data_folder_out": str(broker_dir / "queue"),
+        "control_folder": str(broker_dir / "control"),
+        # A listdir per poll: cheap, and a free worker waits at most this long for work.
+        "polling_interval": 0.05,
+    }  # fmt: skip
+
+
+CELERY_BROKER_URL, CELERY_BROKER_TRANSPORT, CELERY_BROKER_TRANSPORT_OPTIONS = celery_broker(
+    os.environ, LADDER_BROKER_DIR, LADDER_MATCH_HARD_LIMIT_S
+)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # the match row is the result; no result backend
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = 512 * 1024  # KiB; a backstop against slow leaks (C7)
+CELERY_TASK_DEFAULT_QUEUE = "ladder"
+CELERY_TASK_QUEUES = {LADDER_MATCH_QUEUE: {}, "ladder": {}}
+# Smoke matches are matches too: they need a worker that can start the sandbox.
+CELERY_TASK_ROUTES = {
+    LADDER_TASK_PLAY_MATCH: {"queue": LADDER_MATCH_QUEUE},
+    LADDER_TASK_SMOKE_VERSION: {"queue": LADDER_MATCH_QUEUE},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "janitor": {
+        "task": LADDER_TASK_JANITOR,
+        "schedule": LADDER_JANITOR_INTERVAL_S,
+        # A janitor message that waited a whole interval is superseded by the next one.
+        "options": {"expires": LADDER_JANITOR_INTERVAL_S},
+    }
+}
 
 # --- REST API -----------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -1,6 +1,8 @@
-"""Celery workers: play queued matches through the engine service and record them.
+"""Everything that plays a match: Celery tasks, the match runner, the one-match CLI.
 
-Empty for now: the match runner they will call is `workers.runner`, and the
-service that records a finished match exactly once is
-`ladder.matches.services.match_record_result`.
+``celery -A workers.celery_app worker`` plays every queued match exactly once
+(``workers/tasks.py`` -> ``workers/queued_match.py``), through the runner
+(``workers/runner/``) and the ladder's services; ``python -m workers.play``
+runs one match without the ladder. docs/workers.md describes the whole.
+Importing this package imports neither Django nor Celery.
 """

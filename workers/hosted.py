@@ -3,8 +3,8 @@
 The Django-aware side of ``workers.sandbox`` (which knows no Django): the
 sandbox's limits and mode from settings, a version's archive from storage as a
 ``Bundle``, the hosted seats of a match, and the smoke match of a new version
-recorded through the ladder's services. Used by ``ladder.matches.play`` (and
-``manage.py playmatch``), ``manage.py smoketest`` and, later, the Celery tasks.
+recorded through the ladder's services. Used by the Celery tasks: seat
+dialing (``workers.seats``) and the smoke match of a new version.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_version_smoke_record
 from ladder.common.exceptions import Conflict
 from ladder.matches.models import MatchSeat
+from workers.runner import EnginePool
 from workers.sandbox import (
     Bundle,
     HostedSeat,
@@ -81,7 +82,7 @@ def match_hosted_seats(seats: Sequence[MatchSeat]) -> Iterator[dict[int, HostedS
         yield {s.seat: h for s, h in zip(hosted, started, strict=True)}
 
 
-def version_smoke(*, version_id: int, engine_address: str) -> BotVersion:
+def version_smoke(*, version_id: int, engine_address: str | EnginePool) -> BotVersion:
     """Play a hosted version's smoke match and record it (VALID or INVALID, outcome, log).
 
     Engine trouble propagates (``workers.runner.RunnerError``): the version stays

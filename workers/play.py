@@ -4,6 +4,10 @@
         --bot 127.0.0.1:50062 --seed 7 --difficulty normal --out replay.json.gz
     python -m workers.play verify --engine 127.0.0.1:50051 replay.json.gz
 
+Without ``--engine`` an engine is started for the duration of the command.
+``--engine`` may name several engines (``a:50051,b:50051`` or a DNS name of
+replicas): if the engine dies mid-match, the game is resumed on another one.
+
 Exit codes: 0 done (verified), 1 the replay does not verify, 2 bad usage or
 unreadable file, 75 engine unavailable (EX_TEMPFAIL: try again), 70 engine
 error (EX_SOFTWARE).
@@ -17,6 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from digdown import serving
+from workers.local_engine import engine_for
 from workers.runner import (
     BotSpec,
     EngineError,
@@ -32,9 +37,25 @@ EX_TEMPFAIL = 75
 EX_SOFTWARE = 70
 
 
+COMMANDS = """commands:
+  play      play one match (the default; these options)
+  verify    re-verify a replay file on the engine: python -m workers.play verify --help"""
+
+
 def _play_args(argv: Sequence[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m workers.play", description="Play one match.")
-    p.add_argument("--engine", required=True, help="engine address host:port")
+    p = argparse.ArgumentParser(
+        prog="python -m workers.play",
+        usage="%(prog)s [play] --bot ADDR --bot ADDR --seed N [options]\n"
+        "       %(prog)s verify --engine ADDR REPLAY",
+        description="Play one match between gRPC bots on the rules engine.",
+        epilog=COMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--engine",
+        default="",
+        help="engine host:port, a comma list or a DNS name of replicas (default: start one)",
+    )
     p.add_argument(
         "--bot", action="append", required=True, help="bot address (one per seat, 2-4; in order)"
     )
@@ -78,18 +99,22 @@ def cmd_play(argv: Sequence[str]) -> int:
         return 2
     tc = TimeControl(decision_s=args.deadline, bank_s=args.bank, handshake_s=args.handshake)
     try:
-        outcome = run_match(
-            args.engine,
-            [BotSpec(address=a) for a in args.bot],
-            seed=args.seed,
-            difficulty=args.difficulty,
-            ruleset=args.ruleset,
-            time_control=tc,
-            out=args.out,
-            verify=args.verify,
-        )
+        with engine_for(args.engine) as engine:
+            outcome = run_match(
+                engine,
+                [BotSpec(address=a) for a in args.bot],
+                seed=args.seed,
+                difficulty=args.difficulty,
+                ruleset=args.ruleset,
+                time_control=tc,
+                out=args.out,
+                verify=args.verify,
+            )
     except (EngineUnavailable, EngineError) as exc:
         return _engine_failed(exc)
+    except (OSError, RuntimeError) as exc:  # the local engine did not start
+        print(f"engine: {exc}", file=sys.stderr)
+        return EX_SOFTWARE
     result = outcome.result
     if args.json:
         print(

@@ -85,6 +85,9 @@ class BotVersion(models.Model):
     smoke_outcome = models.CharField(max_length=300, blank=True)
     smoke_log = models.FileField(upload_to="logs/", blank=True, max_length=255)
     smoke_at = models.DateTimeField(null=True, blank=True)
+    smoke_sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its smoke match was last sent to the workers."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -9,13 +9,16 @@ never touches the bot's rating.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import PurePosixPath
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
@@ -24,6 +27,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
+from ladder.common.tasks import task_send
 
 
 class UploadRejected(ApplicationError):
@@ -161,11 +165,45 @@ def bot_version_upload(
                 entry_point=report.entry_point,
                 validation_log=report.as_text(),
                 status=BotVersion.Status.PENDING,
+                smoke_sent_at=timezone.now(),
             )
         except BaseException:
             default_storage.delete(stored)
             raise
+        transaction.on_commit(_smoke_sender(version.pk))
     return version
+
+
+def _smoke_sender(version_id: int) -> Callable[[], None]:
+    """The on-commit callback that sends a version's smoke match (a named function:
+    Django's robust on_commit logs failures by ``__qualname__``)."""
+
+    def send_smoke_match() -> None:
+        task_send(settings.LADDER_TASK_SMOKE_VERSION, version_id)
+
+    return send_smoke_match
+
+
+def bot_versions_resend_pending(*, grace_s: float) -> list[int]:
+    """Send again the smoke matches of versions PENDING for longer than ``grace_s``.
+
+    For the janitor: a message lost with the broker, or a smoke match whose
+    engine was down, would otherwise leave a version pending for good. Each
+    version is sent at most once per ``grace_s``; the task itself skips a
+    version that is no longer pending.
+    """
+    cutoff = timezone.now() - timedelta(seconds=grace_s)
+    with transaction.atomic():
+        stale = list(
+            BotVersion.objects.select_for_update(skip_locked=True)
+            .filter(status=BotVersion.Status.PENDING, bot__kind=Bot.Kind.HOSTED)
+            .filter(Q(smoke_sent_at__isnull=True) | Q(smoke_sent_at__lt=cutoff))
+            .values_list("pk", flat=True)[:500]
+        )
+        BotVersion.objects.filter(pk__in=stale).update(smoke_sent_at=timezone.now())
+        for pk in stale:
+            transaction.on_commit(_smoke_sender(pk))
+    return stale
 
 
 @transaction.atomic

@@ -63,6 +63,9 @@ class Match(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     claimed_by = models.CharField(max_length=100, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # When a play-match message was last sent for it: a queued match whose message is
+    # older than LADDER_QUEUED_GRACE_S is presumed lost and sent again (the janitor).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,5 +1,12 @@
 """Match services: create (a challenge), claim, record the result exactly once, cancel.
 
+The workers' side of a match's life is here too, as writes the worker calls:
+claim (``match_start``), renew the claim's lease (``match_heartbeat``), give
+it back for a retry (``match_release``), fail it, and the janitor's
+``match_requeue_stale``. Every write a worker makes while holding a claim is
+fenced by that claim (worker name and attempt number), so a worker whose lease
+expired and was taken over can no longer change the match.
+
 ``match_record_result`` is the single writer of a finished match. Locks are
 always taken in the same order — the match row, then the seated bots ordered by
 pk — so concurrent recordings never deadlock on PostgreSQL; on SQLite the
@@ -9,15 +16,17 @@ there). The state check under the match lock makes a second call a no-op.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
@@ -26,8 +35,11 @@ from ladder.bots.selectors import bot_playable_version
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
+from ladder.matches.queue import match_enqueue
 from ladder.matches.replays import replay_store
 from ladder.ratings.services import ratings_apply
+
+log = logging.getLogger("ladder.matches")
 
 RESULT_REASONS = {"won", "last_standing", "cave_exhausted", "turn_limit"}
 SEAT_ENDINGS = {"won", "finished", "eliminated", "forfeited"}
@@ -42,6 +54,31 @@ class RecordOutcome:
     recorded: bool
 
 
+@dataclass
+class JanitorReport:
+    """What one janitor pass did (match ids)."""
+
+    requeued: list[int] = field(default_factory=list)  # lease expired: queued again
+    resent: list[int] = field(default_factory=list)  # queued, message presumed lost
+    errored: list[int] = field(default_factory=list)  # lease expired on the last attempt
+
+    def __bool__(self) -> bool:
+        return bool(self.requeued or self.resent or self.errored)
+
+
+def _enqueue_on_commit(match_id: int) -> None:
+    """Send the match to the workers once the transaction that made it queued commits.
+
+    ``robust``: a broker that is down must not undo or fail the write; the match
+    stays queued and the janitor sends it again later.
+    """
+
+    def send() -> None:  # a named function: Django logs a robust callback's failure by name
+        match_enqueue(match_id=match_id)
+
+    transaction.on_commit(send, robust=True)
+
+
 def match_create(
     *,
     bot_ids: Sequence[int],
@@ -54,7 +91,8 @@ def match_create(
     """Queue a match between 2-4 distinct playable bots, seated in the given order.
 
     A user (a challenge) must own one of the bots unless staff; ``requested_by=None``
-    is the matchmaker. Each seat plays the bot's newest valid version.
+    is the matchmaker. Each seat plays the bot's newest valid version. The match is
+    sent to the workers when the transaction commits.
     """
     ids = list(bot_ids)
     if not 2 <= len(ids) <= 4:
@@ -93,34 +131,145 @@ def match_create(
             rated=rated,
             tournament=tournament,
             requested_by=requested_by,
+            enqueued_at=timezone.now(),
         )
         match.full_clean()
         match.save()
         MatchSeat.objects.bulk_create(
             MatchSeat(match=match, seat=n, bot_id=i, version=versions[i]) for n, i in enumerate(ids)
         )
+        _enqueue_on_commit(match.pk)
     return match
+
+
+def match_start(
+    *, match_id: int, worker: str, lease_seconds: float = 600, max_attempts: int | None = None
+) -> Match:
+    """Claim a queued match (or one whose lease expired) for a worker.
+
+    The claim is conditional (the row is locked and its state checked), so a
+    second delivery of the same match finds it taken (Conflict). With
+    ``max_attempts``, a match already claimed that many times is errored
+    instead of claimed again (Conflict too): a match that kills its worker
+    every time must not loop forever (pitfall C2).
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().filter(pk=match_id).first()
+        if match is None:
+            raise NotFound("no such match")
+        now = timezone.now()
+        expired = match.status == Match.Status.RUNNING and (
+            match.lease_expires_at is None or match.lease_expires_at < now
+        )
+        if match.status != Match.Status.QUEUED and not expired:
+            raise Conflict(f"match is {match.status}")
+        exhausted = max_attempts is not None and match.attempts >= max_attempts
+        if exhausted:
+            # Written, then refused after the commit (raising inside would roll it back).
+            _errored(match, f"gave up after {match.attempts} attempts; last: {match.error or '-'}")
+        else:
+            match.status = Match.Status.RUNNING
+            match.attempts += 1
+            match.claimed_by = worker[:100]
+            match.started_at = match.started_at or now
+            match.lease_expires_at = now + timedelta(seconds=lease_seconds)
+            match.save(
+                update_fields=["status", "attempts", "claimed_by", "started_at", "lease_expires_at"]
+            )
+    if exhausted:
+        raise Conflict(f"match is errored after {match.attempts} attempts")
+    return match
+
+
+def _held(match_id: int, worker: str, attempt: int) -> Any:
+    """The match row, only while this claim (worker, attempt) still holds it."""
+    return Match.objects.filter(
+        pk=match_id, status=Match.Status.RUNNING, claimed_by=worker[:100], attempts=attempt
+    )
+
+
+def match_heartbeat(*, match_id: int, worker: str, attempt: int, lease_seconds: float) -> bool:
+    """Renew a claim's lease; False when the claim is gone (taken over, cancelled, finished)."""
+    expires = timezone.now() + timedelta(seconds=lease_seconds)
+    return _held(match_id, worker, attempt).update(lease_expires_at=expires) == 1
 
 
 @transaction.atomic
-def match_start(*, match_id: int, worker: str, lease_seconds: int = 600) -> Match:
-    """Claim a queued match (or one whose lease expired) for a worker."""
-    match = Match.objects.select_for_update().filter(pk=match_id).first()
-    if match is None:
-        raise NotFound("no such match")
-    now = timezone.now()
-    expired = match.status == Match.Status.RUNNING and (
-        match.lease_expires_at is None or match.lease_expires_at < now
+def match_release(*, match_id: int, worker: str, attempt: int, error: str) -> bool:
+    """Give a claimed match back to the queue for a retry (no rating change, no result).
+
+    The caller sends the retry message (Celery's retry, with backoff);
+    ``enqueued_at`` is set so the janitor leaves it alone meanwhile. False
+    when the claim is no longer this worker's (nothing changed).
+    """
+    released = _held(match_id, worker, attempt).update(
+        status=Match.Status.QUEUED,
+        claimed_by="",
+        lease_expires_at=None,
+        enqueued_at=timezone.now(),
+        error=f"attempt {attempt}: {error}"[:10000],
     )
-    if match.status != Match.Status.QUEUED and not expired:
-        raise Conflict(f"match is {match.status}")
-    match.status = Match.Status.RUNNING
-    match.attempts += 1
-    match.claimed_by = worker[:100]
-    match.started_at = match.started_at or now
-    match.lease_expires_at = now + timedelta(seconds=lease_seconds)
-    match.save(update_fields=["status", "attempts", "claimed_by", "started_at", "lease_expires_at"])
-    return match
+    return released == 1
+
+
+def _errored(match: Match, error: str) -> None:
+    match.status = Match.Status.ERRORED
+    match.error = error[:10000]
+    match.finished_at = timezone.now()
+    match.lease_expires_at = None
+    match.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+
+
+@transaction.atomic
+def match_requeue_stale(
+    *,
+    queued_grace_s: float,
+    max_attempts: int,
+    now: datetime | None = None,
+    limit: int = 1000,
+) -> JanitorReport:
+    """The janitor: put matches whose worker was lost back in play; resend lost messages.
+
+    - running with an expired lease (its worker died or hung): queued again
+      and re-sent, or errored when it already had ``max_attempts`` claims;
+    - queued whose last message is older than ``queued_grace_s`` (a broker that
+      restarted without persistence, a publish that failed): re-sent.
+
+    Safe to run any time and from anywhere: claiming is conditional, so a
+    message sent for a match that is played meanwhile is a no-op. At most
+    ``limit`` matches of each kind per pass, oldest first.
+    """
+    now = now or timezone.now()
+    report = JanitorReport()
+    expired = Match.objects.filter(status=Match.Status.RUNNING, lease_expires_at__lt=now)
+    for match in expired.select_for_update().order_by("lease_expires_at", "pk")[:limit]:
+        if match.attempts >= max_attempts:
+            _errored(match, f"worker lost on attempt {match.attempts} of {max_attempts}")
+            report.errored.append(match.pk)
+            continue
+        match.status = Match.Status.QUEUED
+        match.error = f"attempt {match.attempts}: lease expired (worker lost)"
+        match.claimed_by = ""
+        match.lease_expires_at = None
+        match.enqueued_at = now
+        match.save(
+            update_fields=["status", "error", "claimed_by", "lease_expires_at", "enqueued_at"]
+        )
+        report.requeued.append(match.pk)
+    stale = now - timedelta(seconds=queued_grace_s)
+    lost = Match.objects.filter(status=Match.Status.QUEUED).filter(
+        Q(enqueued_at__lt=stale) | Q(enqueued_at__isnull=True, created_at__lt=stale)
+    )
+    report.resent = list(lost.order_by("enqueued_at", "pk").values_list("pk", flat=True)[:limit])
+    Match.objects.filter(pk__in=report.resent, status=Match.Status.QUEUED).update(enqueued_at=now)
+    for match_id in report.requeued + report.resent:
+        _enqueue_on_commit(match_id)
+    if report:
+        log.info(
+            "janitor: requeued %s (lease expired), resent %s (message lost), errored %s",
+            report.requeued, report.resent, report.errored,
+        )  # fmt: skip
+    return report
 
 
 def _int(value: Any, what: str) -> int:
@@ -244,18 +393,22 @@ def match_record_result(
 
 
 @transaction.atomic
-def match_fail(*, match_id: int, error: str) -> Match:
-    """Mark an open match errored (no rating change)."""
+def match_fail(
+    *, match_id: int, error: str, worker: str | None = None, attempt: int | None = None
+) -> Match:
+    """Mark an open match errored (no rating change).
+
+    A worker passes its claim (``worker``, ``attempt``): a match it no longer
+    holds is not touched (Conflict).
+    """
     match = Match.objects.select_for_update().filter(pk=match_id).first()
     if match is None:
         raise NotFound("no such match")
     if match.status not in OPEN_STATES:
         raise Conflict(f"match is {match.status}")
-    match.status = Match.Status.ERRORED
-    match.error = error[:10000]
-    match.finished_at = timezone.now()
-    match.lease_expires_at = None
-    match.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    if worker is not None and (match.claimed_by, match.attempts) != (worker[:100], attempt):
+        raise Conflict("the match is no longer held by this worker")
+    _errored(match, error)
     return match
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from ladder.bots.models import Bot
 from ladder.matches.models import Match, MatchResult, MatchSeat
@@ -28,24 +27,12 @@ from ladder.matches.services import match_create
 from ladder.ratings import elo
 from ladder.ratings.services import ratings_recompute
 from tests.ladder.conftest import make_result
+from tests.support.database import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 N_MATCHES = 50
 N_BOTS = 8
 N_PROCS = 4
-
-
-def database_url() -> str:
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        name = str(s["NAME"])
-        assert name and ":memory:" not in name and "mode=memory" not in name, (
-            "the concurrency test needs a file database (pitfalls D3)"
-        )
-        return f"sqlite:///{Path(name).resolve()}"
-    assert connection.vendor == "postgresql"
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 @pytest.mark.django_db(transaction=True)

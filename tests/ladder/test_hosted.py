@@ -2,7 +2,8 @@
 
 The house bots (random, heuristic, starter) are uploaded as their owners would
 upload them (``examples.hosted_bundle``), pass their smoke match in the sandbox,
-play a full match through ``match_play`` on the real engine, and their logs are
+play a full match through the workers' play-match code (``play_queued_match``,
+in this process) on the real engine, and their logs are
 shown to their owner and staff only, never in the replay. Runs on SQLite and,
 in ``make test``, again on PostgreSQL.
 """
@@ -23,11 +24,12 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_create, bot_version_upload
 from ladder.common.exceptions import Conflict
 from ladder.matches.models import Match
-from ladder.matches.play import match_play
 from ladder.matches.services import match_create
 from tests.support.processes import Proc, start_engine
 from tests.support.sandbox import require_sandbox
 from workers.hosted import version_smoke
+from workers.queued_match import play_queued_match
+from workers.runner import EnginePool
 
 pytestmark = pytest.mark.django_db
 HOUSE = ("random", "heuristic", "starter")
@@ -74,11 +76,12 @@ def test_house_bots_uploaded_as_hosted_bots_play_a_full_match(
         assert checked.smoke_outcome.startswith("passed: rank ")
 
     match = match_create(bot_ids=[b.pk for b in bots.values()], seed=5)
-    report = match_play(match_id=match.pk, engine_address=engine.address, worker="test")
-    assert report.recorded and report.match.status == Match.Status.FINISHED
-    assert len(report.outcome.ranks) == 3
-    assert report.outcome.faults == [] and report.outcome.decisions > 20
-    seats = list(report.match.seats.order_by("seat"))
+    report = play_queued_match(match.pk, worker="test", engines=EnginePool(engine.address))
+    match.refresh_from_db()
+    assert report.recorded and match.status == Match.Status.FINISHED, report.line()
+    assert len(report.ranks) == 3 and report.decisions > 20
+    seats = list(match.seats.order_by("seat"))
+    assert all(s.faults == 0 and not s.forfeit_reason for s in seats)
     assert all(s.log.name and s.log_size > 0 for s in seats)
 
     owner, other, staff, anonymous = (

@@ -19,25 +19,14 @@ from typing import Any
 
 import grpc
 import pytest
-from django.db import connection
 
 from digdown.v1 import ladder_pb2_grpc
+from tests.support.database import database_url
 from tests.support.processes import ROOT, Proc, start, start_engine
+from tests.support.workers import Worker, start_worker
 
 START_TIMEOUT_S = 30.0
 LADDER_SERVICE = "digdown.v1.Ladder"
-
-
-def database_url() -> str:
-    """The pytest-django test database as a DATABASE_URL for subprocesses."""
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        name = str(s["NAME"])
-        assert name.startswith("/") and "memory" not in name, f"need a file database, got {name}"
-        return f"sqlite:///{name}"
-    assert connection.vendor == "postgresql", connection.vendor
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 @pytest.fixture(scope="session")
@@ -55,11 +44,33 @@ def ladder_env(
         "DATABASE_URL": url,
         "LADDER_MEDIA_ROOT": str(media),
         "LADDER_DEV_MODE": "1",
-        "ENGINE_ADDRESS": "",
+        "ENGINE_ADDRESS": "",  # workers start their own engine
+        "CELERY_BROKER_URL": "",
+        "REDIS_URL": "",
+        "LADDER_BROKER_DIR": str(tmp_path_factory.mktemp("ladder-broker")),
         # Failure limits have their own tests (tests/ladder_grpc/test_auth_abuse.py).
         "LADDER_AUTH_FAILURES_PER_ADDRESS": "100000/min",
         "LADDER_CACHE_URL": "",
     }
+
+
+@pytest.fixture(scope="session")
+def worker_env(
+    ladder_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """``ladder_env`` on a broker of its own: only what is sent with it reaches ``ladder_worker``.
+
+    (Challenges the grpcserver queues stay queued, as the API tests expect.)
+    """
+    return {**ladder_env, "LADDER_BROKER_DIR": str(tmp_path_factory.mktemp("worker-broker"))}
+
+
+@pytest.fixture(scope="session")
+def ladder_worker(worker_env: dict[str, str], grpc_procdir: Path) -> Iterator[Worker]:
+    """A Celery worker on the test database: it plays what is queued with ``worker_env``."""
+    worker = start_worker(worker_env, grpc_procdir, "ladder-worker")
+    yield worker
+    assert worker.stop() == 0, worker.log()
 
 
 def start_manage(

@@ -1,8 +1,9 @@
 """A bot author's whole flow over gRPC, with real processes from end to end.
 
 grpcserver (manage.py) + two SDK bots on loopback + ``manage.py playmatch``
-(which starts its own engine) + a separate engine that re-verifies the replay
-downloaded over the Ladder service.
+(which queues the match; a Celery worker, which starts its own engine, plays
+it) + a separate engine that re-verifies the replay downloaded over the
+Ladder service.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import pytest
 from digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.conftest import bearer, manage
 from tests.support import replay_schema
-from tests.support.processes import start_bot
+from tests.support.processes import closed_port_address, start_bot
+from tests.support.workers import Worker, start_worker
 from workers.runner import verify_replay
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(90)]
@@ -37,7 +39,13 @@ def sdk_bots(grpc_procdir: Path) -> Any:
 
 
 def test_bot_author_flow(
-    stub: Any, user_token: Any, sdk_bots: Any, ladder_env: dict[str, str], ladder_engine: Any
+    stub: Any,
+    user_token: Any,
+    sdk_bots: Any,
+    ladder_env: dict[str, str],
+    ladder_engine: Any,
+    worker_env: dict[str, str],
+    ladder_worker: Worker,
 ) -> None:
     heuristic, rand = sdk_bots
     _, tok = user_token("alice")
@@ -85,10 +93,12 @@ def test_bot_author_flow(
     assert any(why in refused.stderr for why in ("no valid version yet", "cannot run here"))
     assert "Traceback" not in refused.stderr
 
-    # Play the remote ones for real; playmatch starts (and stops) its own engine.
-    played = manage(["playmatch", "--bots", "digger,dice", "--seed", "11"], ladder_env)
-    assert played.returncode == 0, played.stdout + played.stderr
+    # Play the remote ones for real: playmatch queues the match and follows it until the
+    # worker (with an engine of its own) has played and recorded it.
+    played = manage(["playmatch", "--bots", "digger,dice", "--seed", "11"], worker_env)
+    assert played.returncode == 0, played.stdout + played.stderr + ladder_worker.log()
     assert "finished" in played.stdout and "rank 1" in played.stdout, played.stdout
+    assert "running on" in played.stdout, played.stdout
 
     # The leaderboard shows both, ratings moved and their sum is conserved.
     board = {e.bot: e for e in stub.Leaderboard(pb.LeaderboardRequest(), timeout=T).entries}
@@ -141,7 +151,12 @@ def test_bot_author_flow(
 
 
 def test_playmatch_rechecks_endpoints_before_dialing(
-    stub: Any, user_token: Any, sdk_bots: Any, ladder_env: dict[str, str]
+    stub: Any,
+    user_token: Any,
+    sdk_bots: Any,
+    ladder_env: dict[str, str],
+    grpc_procdir: Path,
+    tmp_path: Path,
 ) -> None:
     """Registered while loopback was allowed; refused at play time once it is not."""
     from ladder.matches.models import Match
@@ -154,13 +169,36 @@ def test_playmatch_rechecks_endpoints_before_dialing(
             metadata=bearer(tok),
             timeout=T,
         )
-    strict = {**ladder_env, "LADDER_DEV_MODE": "0"}
-    run = manage(["playmatch", "--bots", "near,far"], strict)
+    # A worker of its own (own broker) that no longer allows loopback endpoints.
+    strict = {**ladder_env, "LADDER_DEV_MODE": "0", "LADDER_BROKER_DIR": str(tmp_path)}
+    worker = start_worker(strict, grpc_procdir, "strict-worker")
+    try:
+        run = manage(["playmatch", "--bots", "near,far"], strict)
+    finally:
+        assert worker.stop() == 0, worker.log()
     assert run.returncode != 0
-    assert "loopback addresses are not allowed" in run.stderr, run.stderr
+    assert "loopback addresses are not allowed" in run.stderr, run.stderr + worker.log()
     assert "Traceback" not in run.stderr
     match = Match.objects.get()
     assert match.status == Match.Status.ERRORED and "loopback" in match.error
     assert not match.seats.filter(rating_after__isnull=False).exists()
     unknown = manage(["playmatch", "--bots", "near,ghost"], ladder_env)
     assert unknown.returncode != 0 and "no bot named 'ghost'" in unknown.stderr
+
+
+def test_playmatch_says_why_a_seat_forfeited(
+    stub: Any, user_token: Any, sdk_bots: Any, worker_env: dict[str, str], ladder_worker: Worker
+) -> None:
+    """A registered bot that is down forfeits; playmatch prints the reason next to it."""
+    heuristic, _ = sdk_bots
+    _, tok = user_token("carol")
+    for name, endpoint in (("alive", heuristic.address), ("gone", closed_port_address())):
+        stub.CreateBot(
+            pb.CreateBotRequest(name=name, kind="REMOTE", endpoint=endpoint),
+            metadata=bearer(tok),
+            timeout=T,
+        )
+    run = manage(["playmatch", "--bots", "alive,gone", "--seed", "5"], worker_env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (line,) = [x for x in run.stdout.splitlines() if " gone " in x]
+    assert "forfeited" in line and "(unreachable: nothing listens at" in line, run.stdout

@@ -1,8 +1,9 @@
 """A hosted bot's whole flow over gRPC: upload, smoke match, a ladder match, its logs.
 
-Real processes throughout: grpcserver, ``manage.py smoketest`` and
-``manage.py playmatch`` (hosted seats in the real sandbox), an engine and a
-remote SDK bot on loopback. Logs go to the bot's owner and staff only.
+Real processes throughout: grpcserver, a Celery worker (it plays the smoke
+matches sent when the uploads commit, and the match ``manage.py playmatch``
+queues, hosted seats in the real sandbox) and a remote SDK bot on loopback.
+Logs go to the bot's owner and staff only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from examples.hosted_bundle import build
 from tests.ladder_grpc.conftest import bearer, manage
 from tests.support.processes import Proc, start_bot
 from tests.support.sandbox import require_sandbox
+from tests.support.workers import start_worker, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 T = 10.0
@@ -39,11 +41,19 @@ def code_of(call: Any) -> grpc.StatusCode:
     return err.value.code()
 
 
+@pytest.fixture
+def hosted_worker(ladder_env: dict[str, str], grpc_procdir: Path) -> Any:
+    """A worker on the grpcserver's own broker: it plays what the ladder sends."""
+    worker = start_worker(ladder_env, grpc_procdir, "hosted-flow-worker")
+    yield worker
+    assert worker.stop() == 0, worker.log()
+
+
 def test_hosted_bot_flow_over_grpc(
     stub: Any,
     user_token: Any,
     ladder_env: dict[str, str],
-    ladder_engine: Proc,
+    hosted_worker: Any,
     remote_random: Proc,
 ) -> None:
     require_sandbox()
@@ -63,16 +73,16 @@ def test_hosted_bot_flow_over_grpc(
         metadata=md,
         timeout=T,
     )
-    pending = stub.GetVersionLog(pb.GetVersionLogRequest(bot="heur", version=1), metadata=md)
-    assert (pending.status, pending.text) == ("PENDING", "")
 
-    smoke = manage(["smoketest", "--engine", ladder_engine.address], ladder_env, timeout_s=120)
-    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
-    assert "heur v1: VALID - passed: rank" in smoke.stdout
-    assert "broke v1: INVALID - failed: not started: the bot exited with status 1" in smoke.stdout
+    def smoked(bot: str) -> Any:
+        log = stub.GetVersionLog(pb.GetVersionLogRequest(bot=bot, version=1), metadata=md)
+        return log if log.status != "PENDING" else None
 
-    good = stub.GetVersionLog(pb.GetVersionLogRequest(bot="heur", version=1), metadata=md)
+    # The worker plays each smoke match as soon as its upload is committed.
+    good = wait_until(lambda: smoked("heur"), 120, "heur's smoke match", poll_s=0.5)
     assert good.status == "VALID" and good.outcome.startswith("passed: rank")
+    failed = wait_until(lambda: smoked("broke"), 120, "broke's smoke match", poll_s=0.5)
+    assert failed.outcome == "failed: not started: the bot exited with status 1"
     assert "[sandbox] serving after" in good.text and good.size == len(good.text.encode())
     bad = stub.GetVersionLog(pb.GetVersionLogRequest(bot="broke", version=1), metadata=md)
     assert bad.status == "INVALID" and "this bot refuses to start" in bad.text
@@ -93,7 +103,7 @@ def test_hosted_bot_flow_over_grpc(
         metadata=md,
         timeout=T,
     )
-    args = ["playmatch", "--bots", "heur,dice", "--seed", "7", "--engine", ladder_engine.address]
+    args = ["playmatch", "--bots", "heur,dice", "--seed", "7"]
     played = manage(args, ladder_env, timeout_s=120)
     assert played.returncode == 0, played.stdout + played.stderr
     match_id = int(re.search(r"match (\d+): heur vs dice", played.stdout).group(1))  # type: ignore[union-attr]

@@ -2,8 +2,8 @@
 
 ``played_ladder`` (once per module) starts a real engine and real house bots
 (gRPC servers on loopback), registers remote bots through the services and
-plays matches through ``ladder.matches.play.match_play`` (what ``manage.py
-playmatch`` runs): the runner dials the bots, the engine applies every move,
+plays matches through ``workers.queued_match.play_queued_match`` (what a
+worker runs for every queued match): the runner dials the bots, the engine applies every move,
 the result, replay and ratings are recorded exactly once. The data is
 committed (the live server's threads read it) and flushed when the module ends.
 
@@ -75,14 +75,13 @@ FILLERS = 9  # bots without games, so the leaderboard has more than one page of 
 
 
 def _play(engine: str, seated: tuple[str, ...], seed: int, bots: dict[str, int], **kw: Any) -> int:
-    from ladder.matches.play import match_play
     from ladder.matches.services import match_create
-    from workers.runner import TimeControl
+    from workers.queued_match import play_queued_match
+    from workers.runner import EnginePool
 
     match = match_create(bot_ids=[bots[n] for n in seated], seed=seed, **kw)
-    # A short handshake wait: the dead endpoint's seat forfeits sooner.
-    tc = TimeControl(handshake_s=1.0)
-    match_play(match_id=match.pk, engine_address=engine, worker="web-tests", time_control=tc)
+    report = play_queued_match(match.pk, worker="web-tests", engines=EnginePool(engine))
+    assert report.status == "finished", report.line()
     return match.pk
 
 

@@ -1,4 +1,4 @@
-"""The match runner: plays one match between gRPC bots through the gRPC engine.
+"""The match runner: runs one match between gRPC bots through the gRPC engine.
 
 Library for the ladder's workers (no Django here) and for `python -m workers.play`.
 
@@ -7,28 +7,36 @@ Library for the ladder's workers (no Django here) and for `python -m workers.pla
                         seed=7, difficulty="normal", out="replay.json.gz")
     outcome.ranks, outcome.faults
 
-`EngineUnavailable` is retryable (play the match again); `EngineError` is not.
+The engine may be several (`"a:50051,b:50051"`, or a DNS name of replicas):
+a game whose engine dies is re-created on one of them and resumed.
+`EngineUnavailable` is retryable (run the match again later); `EngineError`,
+`MatchOverrun` (past the wall-clock limit) and `MatchAborted` are not.
 """
 
+from .engines import EngineAddressError, EnginePool
 from .match import (
     BotSpec,
     Fault,
-    Match,
     MatchOutcome,
+    MatchRun,
     TimeControl,
     run_match,
     verify_replay,
 )
-from .net import EngineError, EngineUnavailable, RunnerError
+from .net import EngineError, EngineUnavailable, MatchAborted, MatchOverrun, RunnerError
 from .replay import ReplayFormatError
 
 __all__ = [
     "BotSpec",
+    "EngineAddressError",
     "EngineError",
+    "EnginePool",
     "EngineUnavailable",
     "Fault",
-    "Match",
+    "MatchAborted",
     "MatchOutcome",
+    "MatchOverrun",
+    "MatchRun",
     "ReplayFormatError",
     "RunnerError",
     "TimeControl",

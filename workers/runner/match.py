@@ -17,8 +17,19 @@ clock around the Act call only (pitfall S6), and handed to the engine as a
 - unreachable at the start (handshake fails and nothing listens) -> forfeit
   before the first decision.
 
-Engine trouble is never a bot's fault: UNAVAILABLE/deadline/lost game ->
-`EngineUnavailable` (retryable), and no replay is written.
+Engine trouble is never a bot's fault. The runner keeps every answer the
+engine applied; when the engine dies (UNAVAILABLE/deadline/lost game after the
+call's own retries) it creates the game again on an engine of the pool - the
+same address once it is back, or another replica - re-applies those answers
+(the engine is deterministic: the events must come out the same, or the
+resume is refused) and carries on. The bots never notice: they keep seeing
+the first game id. Only when no engine takes the game back within
+`engine_resume_s` does the run fail with `EngineUnavailable` (retryable), and
+no replay is written.
+
+A match also has a wall-clock limit (`match_s`, checked before every
+decision: `MatchOverrun`) and can be stopped from outside through `cancel`
+(`MatchAborted`), e.g. when the worker lost its lease on the match.
 """
 
 from __future__ import annotations
@@ -36,10 +47,13 @@ import grpc
 from digdown import text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
+from workers.runner.engines import EnginePool
 from workers.runner.net import (
     BotStub,
     EngineError,
     EngineUnavailable,
+    MatchAborted,
+    MatchOverrun,
     Undecodable,
     bot_channel_options,
     engine_channel_options,
@@ -78,7 +92,10 @@ class TimeControl:
     probe_interval_s: float = 0.1
     engine_timeout_s: float = 10.0  # every engine call
     engine_retries: int = 2  # extra attempts of an idempotent engine call
+    # How long a game whose engine died may wait for an engine to take it back.
+    engine_resume_s: float = 30.0
     max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
+    match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
 
 
 @dataclass(frozen=True)
@@ -140,6 +157,9 @@ class MatchOutcome:
     seats: list[dict[str, Any]]
     decisions: int
     duration_s: float
+    engine_s: float = 0.0  # time spent in engine calls (resumes included)
+    bots_s: float = 0.0  # time spent waiting for bots (handshakes and decisions)
+    resumes: int = 0  # times the game was re-created on an engine after one died
     replay_path: Path | None = None
     replay_bytes: int = 0
     verified: bool | None = None
@@ -165,10 +185,10 @@ def _action_key(msg: game_pb2.Action) -> tuple[Any, ...]:
 
 
 @dataclass
-class Match:
-    """One match between `bots` on the engine at `engine_address` (see `run_match`)."""
+class MatchRun:
+    """One run of a match between `bots` on an engine of `engines` (see `run_match`)."""
 
-    engine_address: str
+    engines: EnginePool
     bots: Sequence[BotSpec]
     seed: int
     difficulty: str = "normal"
@@ -176,6 +196,8 @@ class Match:
     time_control: TimeControl = field(default_factory=TimeControl)
     on_progress: Callable[[int], None] | None = None
     match_id: str = ""
+    # Asked before every decision; a non-empty answer stops the run (MatchAborted).
+    cancel: Callable[[], str] | None = None
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.bots) <= 4:
@@ -183,10 +205,20 @@ class Match:
         self.seats = [SeatState(seat=i, spec=b) for i, b in enumerate(self.bots)]
         self.faults: list[Fault] = []
         self.events: list[game_pb2.Event] = []
-        self.game_id = ""
-        self.control_token = ""  # the game's capability on the engine; never sent to bots
-        self._engine_channel: grpc.Channel | None = None
+        self.game_id = ""  # the id the bots see: the first game's, kept across resumes
+        self.engine_address = ""  # the engine holding the game now
+        self.engines_used: list[str] = []
+        self.resumes = 0
+        self.engine_s = 0.0
+        self.handshakes_s = 0.0
+        # The game on the engine holding it now: its id and its capability there
+        # (a resumed game gets new ones). The token is never sent to bots.
+        self._engine_game_id = ""
+        self.control_token = ""
         self._engine: Any = None
+        self._new_game: engine_pb2.NewGameRequest | None = None
+        # Every answer the engine applied, in order: what a resume re-applies.
+        self._applied: list[engine_pb2.StepRequest] = []
 
     # --- engine calls ---------------------------------------------------------------
 
@@ -195,21 +227,93 @@ class Match:
         tc = self.time_control
         method = getattr(self._engine, name)
         attempts = 1 + (tc.engine_retries if idempotent else 0)
-        for attempt in range(attempts):
+        started = time.monotonic()
+        try:
+            for attempt in range(attempts):
+                try:
+                    return method(request, timeout=tc.engine_timeout_s)
+                except grpc.RpcError as exc:
+                    code = rpc_code(exc)
+                    detail = rpc_details(exc, 300)
+                    if code not in _ENGINE_GONE:
+                        raise EngineError(f"engine {name}: {code.name}: {detail}") from None
+                    if code == grpc.StatusCode.NOT_FOUND or attempt == attempts - 1:
+                        raise EngineUnavailable(
+                            f"engine {self.engine_address} {name}: {code.name}: {detail}"
+                        ) from None
+                    log.warning("engine %s: %s (%s), retrying", name, code.name, detail)
+                    time.sleep(0.2 * (attempt + 1))
+            raise AssertionError("unreachable")
+        finally:
+            self.engine_s += time.monotonic() - started
+
+    def _game_call(self, name: str, request: Any) -> Any:
+        """A call about the live game; if its engine is gone, resume the game and repeat it."""
+        deadline = time.monotonic() + self.time_control.engine_resume_s
+        while True:
+            request.game_id, request.control_token = self._engine_game_id, self.control_token
             try:
-                return method(request, timeout=tc.engine_timeout_s)
-            except grpc.RpcError as exc:
-                code = rpc_code(exc)
-                detail = rpc_details(exc, 300)
-                if code not in _ENGINE_GONE:
-                    raise EngineError(f"engine {name}: {code.name}: {detail}") from None
-                if code == grpc.StatusCode.NOT_FOUND or attempt == attempts - 1:
-                    raise EngineUnavailable(
-                        f"engine {self.engine_address} {name}: {code.name}: {detail}"
-                    ) from None
-                log.warning("engine %s: %s (%s), retrying", name, code.name, detail)
-                time.sleep(0.2 * (attempt + 1))
-        raise AssertionError("unreachable")
+                return self._engine_call(name, request, idempotent=True)
+            except EngineUnavailable as exc:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("match %s: %s; resuming the game", self.match_id, exc)
+                self._create_game(deadline, resume=True)
+
+    def _create_game(self, deadline: float, *, resume: bool) -> engine_pb2.NewGameResponse:
+        """Create the game on an engine of the pool and re-apply every applied answer.
+
+        Tries each engine address in turn (the pool rotates them), again and
+        again with a growing pause, until one takes the game or `deadline`
+        passes (EngineUnavailable). A first creation makes one pass only.
+        The re-created game must produce exactly the events already seen,
+        else EngineError: a resume that diverged would record a game nobody
+        played.
+        """
+        assert self._new_game is not None
+        pause = 0.1
+        failures: list[str] = []
+        while True:
+            for address in self.engines.addresses():
+                self.engine_address = address
+                self._engine = engine_pb2_grpc.EngineStub(self.engines.channel(address))
+                try:
+                    created: engine_pb2.NewGameResponse = self._engine_call(
+                        "NewGame", self._new_game, idempotent=True
+                    )
+                    self._engine_game_id = created.game_id
+                    self.control_token = created.control_token
+                    self._reapply(created)
+                except EngineUnavailable as exc:
+                    failures.append(str(exc))
+                    continue
+                self.engines_used.append(address)
+                if resume:
+                    self.resumes += 1
+                    log.warning(
+                        "match %s: game resumed on %s as %s (%d answers re-applied)",
+                        self.match_id, address, created.game_id, len(self._applied),
+                    )  # fmt: skip
+                return created
+            if not resume or time.monotonic() + pause > deadline:
+                raise EngineUnavailable(f"no engine took the game ({self.engines}): {failures[-1]}")
+            time.sleep(pause)
+            pause = min(2.0, pause * 2)
+
+    def _reapply(self, created: engine_pb2.NewGameResponse) -> None:
+        """Bring a freshly created game to where the lost one was (events must match)."""
+        seen = len(created.events)
+        for applied in self._applied:
+            request = engine_pb2.StepRequest()
+            request.CopyFrom(applied)
+            request.game_id, request.control_token = created.game_id, created.control_token
+            response = self._engine_call("Step", request, idempotent=True)
+            seen += len(response.events)
+        if self._applied and seen != len(self.events):
+            raise EngineError(
+                f"resumed game diverged: {seen} events after {len(self._applied)} answers, "
+                f"{len(self.events)} before (the engine is not deterministic?)"
+            )
 
     # --- bots -------------------------------------------------------------------------
 
@@ -408,13 +512,8 @@ class Match:
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
         answer.reason = text.clean(answer.reason)  # often a bot's words: stored, sent, printed
-        request = engine_pb2.StepRequest(
-            game_id=self.game_id,
-            control_token=self.control_token,
-            seat=seat,
-            ply=ply,
-            think_time_ms=answer.think_ms,
-        )
+        # game_id and control_token: the engine's game of the moment (_game_call).
+        request = engine_pb2.StepRequest(seat=seat, ply=ply, think_time_ms=answer.think_ms)
         if answer.kind == "action":
             assert answer.action is not None
             request.action.CopyFrom(answer.action)
@@ -436,22 +535,30 @@ class Match:
             if answer.kind == "fault":
                 st.faults += 1
             log.info("seat %d ply %d %s: %s", seat, ply, answer.kind, answer.reason)
-        response: engine_pb2.StepResponse = self._engine_call("Step", request, idempotent=True)
+        response: engine_pb2.StepResponse = self._game_call("Step", request)
+        self._applied.append(request)
         self._note_events(response.events)
         return response
 
-    def play(self) -> MatchOutcome:
-        """Play the match to the end and return its outcome (no file written here)."""
+    def _check_limits(self, started: float) -> None:
+        """Stop between decisions when the match ran too long or was cancelled."""
+        limit = self.time_control.match_s
+        if limit and time.monotonic() - started > limit:
+            raise MatchOverrun(f"match ran past its wall-clock limit of {limit:g} s")
+        reason = self.cancel() if self.cancel is not None else ""
+        if reason:
+            raise MatchAborted(reason)
+
+    def run(self) -> MatchOutcome:
+        """Run the match to the end and return its outcome (no file written here)."""
         tc = self.time_control
         started = time.monotonic()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        self._engine_channel = grpc.insecure_channel(
-            self.engine_address, options=engine_channel_options()
-        )
-        self._engine = engine_pb2_grpc.EngineStub(self._engine_channel)
         try:
             self._open_bots()
+            handshakes_started = time.monotonic()
             dead = self._handshakes()
+            self.handshakes_s = time.monotonic() - handshakes_started
             config = game_pb2.GameConfig(
                 ruleset=self.ruleset,
                 seed=self.seed,
@@ -462,12 +569,9 @@ class Match:
                 game_pb2.SeatInfo(seat=st.seat, bot=st.name, version=st.version)
                 for st in self.seats
             ]
-            created: engine_pb2.NewGameResponse = self._engine_call(
-                "NewGame",
-                engine_pb2.NewGameRequest(config=config, seats=seats_info),
-                idempotent=False,
-            )
-            self.game_id, self.control_token = created.game_id, created.control_token
+            self._new_game = engine_pb2.NewGameRequest(config=config, seats=seats_info)
+            created = self._create_game(time.monotonic(), resume=False)
+            self.game_id = created.game_id
             log.info("match %s: game %s on %s", self.match_id, self.game_id, self.engine_address)
             self._note_events(created.events)
             next_: Any = created
@@ -480,6 +584,7 @@ class Match:
                     seat, ply, _Answer("forfeit", reason=reason, fault_kind="unreachable")
                 )
             while next_.WhichOneof("next") == "decision":
+                self._check_limits(started)
                 decision: engine_pb2.Decision = next_.decision
                 st = self.seats[decision.seat]
                 answer = self._ask(st, decision)
@@ -487,10 +592,8 @@ class Match:
                 ply = decision.ply + 1
                 if self.on_progress is not None:
                     self.on_progress(ply)
-            replay_msg: engine_pb2.GetReplayResponse = self._engine_call(
-                "GetReplay",
-                engine_pb2.GetReplayRequest(game_id=self.game_id, control_token=self.control_token),
-                idempotent=True,
+            replay_msg: engine_pb2.GetReplayResponse = self._game_call(
+                "GetReplay", engine_pb2.GetReplayRequest()
             )
             doc = replay_io.replay_from_proto(replay_msg.replay)
             duration = time.monotonic() - started
@@ -512,34 +615,36 @@ class Match:
                 "match_id": self.match_id,
                 "game_id": self.game_id,
                 "engine": self.engine_address,
+                "engines": self.engines_used,
+                "resumes": self.resumes,
                 "started_at": started_at,
                 "duration_s": round(duration, 3),
                 "seat_stats": seats,
             }
-            game_id = self.game_id
             self._close_game()
             return MatchOutcome(
-                game_id=game_id,
+                game_id=self.game_id,
                 result=doc["result"],
                 replay=doc,
                 faults=self.faults,
                 seats=seats,
                 decisions=sum(st.decisions for st in self.seats),
                 duration_s=duration,
+                engine_s=self.engine_s,
+                bots_s=sum(st.think_s for st in self.seats) + self.handshakes_s,
+                resumes=self.resumes,
             )
         finally:
-            if self.game_id:
-                self._close_game()
+            self._close_game()
             for st in self.seats:
                 if st.channel is not None:
                     st.channel.close()
-            self._engine_channel.close()
 
     def _close_game(self) -> None:
         """Free the game on the engine (best effort: it expires anyway when idle)."""
-        if not self.game_id or self._engine is None:
+        if not self._engine_game_id or self._engine is None:
             return
-        game_id, self.game_id = self.game_id, ""
+        game_id, self._engine_game_id = self._engine_game_id, ""
         request = engine_pb2.CloseGameRequest(game_id=game_id, control_token=self.control_token)
         try:
             self._engine.CloseGame(request, timeout=2.0)
@@ -565,7 +670,7 @@ class Match:
 
 
 def run_match(
-    engine_address: str,
+    engines: str | EnginePool,
     bots: Sequence[BotSpec | str],
     *,
     seed: int,
@@ -576,17 +681,22 @@ def run_match(
     verify: bool = False,
     on_progress: Callable[[int], None] | None = None,
     match_id: str = "",
+    cancel: Callable[[], str] | None = None,
 ) -> MatchOutcome:
-    """Play one match; write its replay to `out` (atomically) only if it completed.
+    """Run one match; write its replay to `out` (atomically) only if it completed.
 
-    Raises `EngineUnavailable` (retryable) when the engine goes away, and
-    `EngineError` when the engine refuses what it should accept. With
-    `verify`, the replay is re-verified by the engine before it is written
-    (EngineError if it does not verify: the file would be worthless).
+    `engines` is an address, a comma list or a DNS name of replicas (see
+    `workers.runner.engines`), or a pool to reuse its channels. Raises
+    `EngineUnavailable` (retryable) when no engine takes the game back,
+    `EngineError` when the engine refuses what it should accept,
+    `MatchOverrun` past `time_control.match_s`, `MatchAborted` when `cancel`
+    says so. With `verify`, the replay is re-verified by the engine before it
+    is written (EngineError if it does not verify: the file would be worthless).
     """
     specs = [b if isinstance(b, BotSpec) else BotSpec(address=b) for b in bots]
-    match = Match(
-        engine_address=engine_address,
+    pool = engines if isinstance(engines, EnginePool) else EnginePool(engines)
+    run = MatchRun(
+        engines=pool,
         bots=specs,
         seed=seed,
         difficulty=difficulty,
@@ -594,11 +704,16 @@ def run_match(
         time_control=time_control or TimeControl(),
         on_progress=on_progress,
         match_id=match_id,
+        cancel=cancel,
     )
-    outcome = match.play()
+    try:
+        outcome = run.run()
+    finally:
+        if pool is not engines:
+            pool.close()
     if verify:
         response = verify_replay(
-            engine_address, outcome.replay, timeout_s=match.time_control.engine_timeout_s
+            run.engine_address, outcome.replay, timeout_s=run.time_control.engine_timeout_s
         )
         outcome.verified = response.ok
         if not response.ok:

@@ -39,6 +39,17 @@ class EngineError(RunnerError):
     """The engine refused a request it should have accepted (a bug, not a bot's fault)."""
 
 
+class MatchOverrun(RunnerError):
+    """The match ran past its wall-clock limit (``TimeControl.match_s``) and was stopped.
+
+    Not retryable: the same bots would most likely overrun again.
+    """
+
+
+class MatchAborted(RunnerError):
+    """Whoever runs the match asked it to stop (e.g. its lease was lost or it was cancelled)."""
+
+
 def engine_channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
     """Engine channel: room for a whole replay (pitfall G2); quick reconnects."""
     return [

@@ -101,13 +101,18 @@ def replay_to_proto(doc: dict[str, Any]) -> game_pb2.Replay:
     return msg
 
 
+def encode(doc: dict[str, Any]) -> bytes:
+    """The file's bytes: compact gzip'd JSON (mtime 0, so equal documents give equal bytes)."""
+    return gzip.compress(
+        json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(), mtime=0
+    )
+
+
 def write(doc: dict[str, Any], path: str | os.PathLike[str]) -> int:
     """Write gzip'd JSON atomically (temp file in the same directory + os.replace); size."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = gzip.compress(
-        json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(), mtime=0
-    )
+    data = encode(doc)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from digdown.bot import BotServer, BotService, seeded_rng_factory
 from engine.players import RandomPlayer, dict_actions
-from workers.runner import TimeControl, run_match
+from workers.runner import EnginePool, TimeControl, run_match
 from workers.sandbox.bundle import Bundle
 from workers.sandbox.launcher import SandboxConfig, SandboxLimits, hosted_seat
 
@@ -34,7 +34,7 @@ class SmokeOutcome:
 
 def smoke_match(
     bundle: Bundle,
-    engine_address: str,
+    engine_address: str | EnginePool,
     *,
     seed: int = 0,
     limits: SandboxLimits | None = None,

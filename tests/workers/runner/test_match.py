@@ -22,7 +22,9 @@ from tests.support.processes import ROOT, Proc, closed_port_address, start_bot, 
 from workers.runner import BotSpec, EngineUnavailable, TimeControl, run_match, verify_replay
 from workers.runner import replay as replay_io
 
-FAST = TimeControl(decision_s=0.2, bank_s=0.3, handshake_s=2.0, engine_timeout_s=5.0)
+FAST = TimeControl(
+    decision_s=0.2, bank_s=0.3, handshake_s=2.0, engine_timeout_s=5.0, engine_resume_s=1.0
+)
 
 
 def play(engine: Proc, bots: list[str], tmp_path: Path, seed: int = 1, **kw: object):
@@ -323,3 +325,18 @@ def test_heuristic_bot_over_the_protocol_and_no_leaks(
         assert threading.active_count() <= threads + 4
     finally:
         heuristic.stop()
+
+
+def test_cli_without_engine_starts_its_own_and_help_names_verify(
+    random_bots: list[Proc], tmp_path: Path
+) -> None:
+    bots = [x for b in random_bots[:2] for x in ("--bot", b.address)]
+    cmd = [sys.executable, "-m", "workers.play", *bots, "--seed", "4", "--verify"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert "replay verified: True" in done.stdout
+    helped = subprocess.run(
+        [sys.executable, "-m", "workers.play", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert helped.returncode == 0 and "verify" in helped.stdout, helped.stdout

@@ -1,0 +1,51 @@
+"""Send a task to the workers by name: the ladder's one door into the Celery queue.
+
+The ladder never imports ``workers``: it names the task (``settings.LADDER_TASK_*``)
+and sends a message that carries only ids, through a Celery app configured from
+the same Django settings as the workers' app (``workers/celery_app.py``), so both
+agree on the broker, the serializer and the routes. Services send from
+``transaction.on_commit``: a worker never receives the id of a row it cannot see
+yet (pitfall C9). A message that is lost (the broker restarted, the publish
+failed) costs only time: the janitor sends it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery import Celery
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+log = logging.getLogger("ladder.tasks")
+
+_lock = threading.Lock()
+_producer: Celery | None = None
+
+
+def producer() -> Celery:
+    """This process's Celery app for sending (created on first use, from Django settings)."""
+    global _producer
+    with _lock:
+        if _producer is None:
+            app = Celery("ladder", set_as_current=False)
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            _producer = app
+        return _producer
+
+
+@receiver(setting_changed)
+def _forget_producer(*, setting: str, **_: Any) -> None:
+    """Tests that override a CELERY_* setting get an app built from the new value."""
+    global _producer
+    if setting.startswith("CELERY_"):
+        with _lock:
+            _producer = None
+
+
+def task_send(name: str, *args: Any) -> None:
+    """Send task ``name`` with ``args`` (routed to its queue by ``CELERY_TASK_ROUTES``)."""
+    producer().send_task(name, args=list(args))
+    log.info("sent %s%s", name, tuple(args))

@@ -1,0 +1,22 @@
+"""The ladder's side of the match queue: hand a match to the workers as a Celery message.
+
+Sent by name through ``ladder.common.tasks`` (the ladder never imports
+``workers``), from ``transaction.on_commit``. A message that is lost costs only
+time: the match stays ``queued`` and the janitor sends it again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+
+from ladder.common.tasks import task_send
+
+log = logging.getLogger("ladder.matches.queue")
+
+
+def match_enqueue(*, match_id: int) -> None:
+    """Send the play-match task for one match (to the ``matches`` queue, by the settings)."""
+    task_send(settings.LADDER_TASK_PLAY_MATCH, match_id)
+    log.info("match %d enqueued", match_id)

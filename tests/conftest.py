@@ -1,0 +1,26 @@
+"""Fixtures for every test.
+
+No test sends Celery messages to a developer's broker or into the checkout's
+``var/broker``: the whole run gets an embedded broker in a temporary
+directory, unless a test configures its own (``tests/support/broker.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.test import override_settings
+
+from ladder.settings import celery_broker
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    url, transport, options = celery_broker({}, tmp_path_factory.mktemp("broker"), 600)
+    with override_settings(
+        CELERY_BROKER_URL=url,
+        CELERY_BROKER_TRANSPORT=transport,
+        CELERY_BROKER_TRANSPORT_OPTIONS=options,
+    ):
+        yield

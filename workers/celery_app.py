@@ -1,0 +1,22 @@
+"""The workers' Celery app: ``celery -A workers.celery_app worker`` (and ``beat``).
+
+Configured from the Django settings (``CELERY_*`` in ``ladder/settings.py``;
+docs/workers.md says why each value is what it is). The ladder sends to the
+same broker by task name and never imports this module.
+
+gRPC is never touched at import: channels are created by each pool process
+after the fork, when it plays its first match (pitfall C6). Fork support in
+grpcio is switched off explicitly rather than left to the version's default.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
+
+from celery import Celery
+
+app = Celery("workers", include=["workers.tasks"])
+app.config_from_object("django.conf:settings", namespace="CELERY")

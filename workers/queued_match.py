@@ -1,0 +1,258 @@
+"""A queued match, from claim to record: what the play-match task does, once per delivery.
+
+1. Claim it (``match_start``, conditional): a second delivery finds it taken
+   and does nothing; a match claimed ``LADDER_MATCH_MAX_ATTEMPTS`` times
+   already is errored instead.
+2. While it is played, a heartbeat renews the claim's lease (``LeaseKeeper``);
+   if the claim is lost, the runner stops at its next decision.
+3. Dial each seat's bot (``workers.seats``: remote endpoints, or hosted bots
+   started in the sandbox), run the match on an engine of the pool
+   (``workers.runner``: it resumes the game itself if its engine dies).
+4. Record it through ``match_record_result`` (result, replay, ratings exactly
+   once), and keep the hosted seats' logs for their owners: when this
+   delivery recorded the result, or when the match is errored.
+
+Failures end in one of two ways. Errored for good, with the reason: a seat
+that cannot be dialed, an engine that refuses what it should accept, a
+match past its wall-clock limit, a result the ladder refuses. Released back to
+``queued`` for a retry (the task retries with backoff): no engine took the
+game back, the database failed, the task's soft time limit, anything
+unexpected - until the attempts run out, then errored. Every write is fenced
+by the claim, so a worker that lost its lease changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError
+
+from ladder.common.exceptions import ApplicationError
+from ladder.matches.models import Match
+from ladder.matches.services import (
+    match_fail,
+    match_record_result,
+    match_release,
+    match_seat_logs_store,
+    match_start,
+)
+from workers.lease import LeaseKeeper
+from workers.local_engine import LocalEngine
+from workers.runner import (
+    EngineError,
+    EnginePool,
+    EngineUnavailable,
+    MatchAborted,
+    MatchOverrun,
+    TimeControl,
+    run_match,
+)
+from workers.runner import replay as replay_io
+from workers.seats import SeatBots, SeatRefused, seat_bots
+
+log = logging.getLogger("workers.match")
+
+
+@dataclass
+class PlayReport:
+    """What one delivery of the play-match task did; its ``line`` is the match's log line."""
+
+    match_id: int
+    status: str  # finished, errored, released (for a retry), skipped (not ours), aborted
+    attempt: int = 0
+    worker: str = ""
+    seats: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+    decisions: int = 0
+    resumes: int = 0
+    reason: str = ""  # the result's reason when finished
+    ranks: list[int] = field(default_factory=list)
+    error: str = ""
+    recorded: bool = False
+    # Where the time went: claim, dial, run (of which engine and bots), replay, record.
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def line(self) -> str:
+        if self.status == "skipped":
+            return f"match {self.match_id} skipped: {self.error} (nothing done)"
+        what = (
+            f"{self.reason} ranks {self.ranks}" + ("" if self.recorded else " (already recorded)")
+            if self.status == "finished"
+            else self.error
+        )
+        times = " ".join(f"{k}={v:.3f}" for k, v in self.timings.items())
+        return (
+            f"match {self.match_id} {self.status} attempt {self.attempt} "
+            f"seats [{', '.join(self.seats)}] {self.duration_s:.2f} s, "
+            f"{self.decisions} decisions, {self.resumes} resumes: {what} [{times}]"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def worker_name() -> str:
+    """Who holds a claim: ``host:pid`` of the process playing the match."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def time_control() -> TimeControl:
+    """The time control and limits of ladder matches (settings; docs/workers.md)."""
+    return TimeControl(
+        decision_s=settings.LADDER_MATCH_DECISION_S,
+        bank_s=settings.LADDER_MATCH_BANK_S,
+        match_s=settings.LADDER_MATCH_WALL_S,
+        engine_resume_s=settings.LADDER_ENGINE_RESUME_S,
+    )
+
+
+_pools: dict[tuple[int, str], EnginePool] = {}
+_local = LocalEngine()
+_pools_lock = threading.Lock()
+
+
+def engine_pool() -> EnginePool:
+    """This process's engines: ENGINE_ADDRESS, else a local engine it starts (and owns)."""
+    address = settings.ENGINE_ADDRESS or _local.address()
+    key = (os.getpid(), address)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = EnginePool(address)
+        return pool
+
+
+def shutdown() -> None:
+    """Close this process's engine channels and stop its local engine (process exit)."""
+    with _pools_lock:
+        pools = [p for (pid, _), p in _pools.items() if pid == os.getpid()]
+        _pools.clear()
+    for pool in pools:
+        pool.close()
+    _local.stop()
+
+
+def _seat_labels(match: Match) -> tuple[list[Any], list[str]]:
+    seats = list(match.seats.select_related("bot", "version").order_by("seat"))
+    return seats, [f"{s.bot.name}#{s.version.number}" for s in seats]
+
+
+def play_queued_match(
+    match_id: int, *, worker: str | None = None, engines: EnginePool | None = None
+) -> PlayReport:
+    """Claim, play and record one match (see the module docstring); never raises for a match."""
+    worker = worker or worker_name()
+    started = time.monotonic()
+    report = PlayReport(match_id=match_id, status="skipped", worker=worker)
+    timings = report.timings
+    try:
+        match = match_start(
+            match_id=match_id,
+            worker=worker,
+            lease_seconds=settings.LADDER_MATCH_LEASE_S,
+            max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS,
+        )
+    except ApplicationError as exc:
+        report.error = exc.message
+        return report
+    finally:
+        timings["claim"] = time.monotonic() - started
+    report.attempt = match.attempts
+    claim = {"match_id": match_id, "worker": worker, "attempt": match.attempts}
+    bots = SeatBots([])
+    try:
+        seats, report.seats = _seat_labels(match)
+        with (
+            LeaseKeeper(**claim, lease_s=settings.LADDER_MATCH_LEASE_S) as lease,
+            ExitStack() as stack,
+        ):
+            mark = time.monotonic()
+            bots = seat_bots(stack, seats)
+            timings["dial"] = time.monotonic() - mark
+            outcome = run_match(
+                engines or engine_pool(),
+                bots.specs,
+                seed=match.seed,
+                difficulty=match.difficulty,
+                ruleset=match.ruleset,
+                time_control=time_control(),
+                match_id=str(match_id),
+                cancel=lease.lost,
+            )
+        report.decisions, report.resumes = outcome.decisions, outcome.resumes
+        timings.update(run=outcome.duration_s, engine=outcome.engine_s, bots=outcome.bots_s)
+        mark = time.monotonic()
+        replay = replay_io.encode(outcome.replay)
+        timings["replay"] = time.monotonic() - mark
+        mark = time.monotonic()
+        try:
+            recorded = match_record_result(
+                match_id=match_id, result=outcome.result, replay_bytes=replay
+            )
+        except ApplicationError as exc:
+            # Refused (or cancelled meanwhile): never leave it running with nobody to finish it.
+            _fail(report, claim, f"result not recorded: {exc.message}")
+        else:
+            report.status, report.recorded = "finished", recorded.recorded
+            report.reason = str(outcome.result.get("reason", ""))
+            report.ranks = list(outcome.ranks)
+        timings["record"] = time.monotonic() - mark
+    except MatchAborted as exc:
+        report.status, report.error = "aborted", str(exc)
+    except (SeatRefused, EngineError, MatchOverrun) as exc:
+        _fail(report, claim, getattr(exc, "message", None) or str(exc))
+    except (EngineUnavailable, DatabaseError, SoftTimeLimitExceeded) as exc:
+        _release(report, claim, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug must not strand the match: retry it, capped
+        log.exception("match %d: unexpected failure", match_id)
+        _release(report, claim, f"internal error: {type(exc).__name__}: {exc}")
+    if bots.hosted and (report.recorded or report.status == "errored"):
+        _keep_logs(report, bots)
+    report.duration_s = time.monotonic() - started
+    return report
+
+
+def _keep_logs(report: PlayReport, bots: SeatBots) -> None:
+    """Store the hosted seats' logs with their seats (owner-only; never in the replay).
+
+    A later retry that found the result already recorded keeps the first logs.
+    """
+    try:
+        match_seat_logs_store(match_id=report.match_id, logs=bots.logs())
+    except (ApplicationError, DatabaseError, OSError) as exc:
+        log.warning("match %d: hosted seats' logs not stored: %s", report.match_id, exc)
+
+
+def _fail(report: PlayReport, claim: dict[str, Any], error: str) -> None:
+    report.status, report.error = "errored", error
+    try:
+        match_fail(error=error, **claim)
+    except ApplicationError:
+        pass  # no longer ours (taken over, cancelled): nothing to write
+    except DatabaseError as exc:
+        # The lease will run out and the janitor will requeue it (attempts stay capped).
+        report.status, report.error = "aborted", f"{error}; marking it errored failed: {exc}"
+
+
+def _release(report: PlayReport, claim: dict[str, Any], error: str) -> None:
+    """Back to the queue for a retry, or errored when this was the last attempt."""
+    if claim["attempt"] >= settings.LADDER_MATCH_MAX_ATTEMPTS:
+        _fail(report, claim, f"gave up after {claim['attempt']} attempts: {error}")
+        return
+    report.error = error
+    try:
+        released = match_release(error=error, **claim)
+    except DatabaseError as exc:
+        # The lease will run out and the janitor will requeue it.
+        report.status, report.error = "aborted", f"{error}; release failed: {exc}"
+        return
+    report.status = "released" if released else "aborted"

@@ -1,0 +1,117 @@
+"""The workers' Celery tasks: play one match, a version's smoke match, and the janitor.
+
+Thin: the work is elsewhere. ``play_match`` is what
+``ladder.matches.queue.match_enqueue`` sends (by name) for every match
+created, released for a retry, or requeued by the janitor; ``smoke_version``
+is sent when a hosted version is uploaded (``ladder.bots.services``);
+``janitor`` runs on beat (and as ``manage.py janitor``). Delivery settings and
+limits: ``ladder/settings.py`` and docs/workers.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any
+
+from celery import Task
+from celery.signals import worker_process_shutdown
+from celery.utils.time import get_exponential_backoff_interval
+from django.conf import settings
+
+from ladder.bots.models import BotVersion
+from ladder.bots.services import bot_versions_resend_pending
+from ladder.common.exceptions import ApplicationError
+from ladder.matches.services import match_requeue_stale
+from workers.celery_app import app
+from workers.hosted import version_smoke
+from workers.queued_match import engine_pool, play_queued_match, shutdown
+from workers.runner import RunnerError
+
+log = logging.getLogger("workers.tasks")
+
+
+def retry_delay(attempt: int) -> int:
+    """Seconds before retry number ``attempt``: exponential from the backoff, jittered."""
+    return int(
+        get_exponential_backoff_interval(
+            factor=max(1, round(settings.LADDER_MATCH_RETRY_BACKOFF_S)),
+            retries=max(0, attempt - 1),
+            maximum=max(1, round(settings.LADDER_QUEUED_GRACE_S / 2)),
+            full_jitter=True,
+        )
+    )
+
+
+@app.task(
+    bind=True,
+    name=settings.LADDER_TASK_PLAY_MATCH,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.LADDER_MATCH_SOFT_LIMIT_S,
+    time_limit=settings.LADDER_MATCH_HARD_LIMIT_S,
+    max_retries=settings.LADDER_MATCH_MAX_ATTEMPTS,
+)
+def play_match(self: Task, match_id: int) -> str:
+    """Play one queued match exactly once (workers/queued_match.py); retry it if released.
+
+    The match's log line says everything; the return value (which Celery logs
+    too) is only the outcome.
+    """
+    report = play_queued_match(int(match_id))
+    log.info("%s", report.line())
+    if report.status == "released":
+        raise self.retry(countdown=retry_delay(report.attempt))
+    return report.status
+
+
+@app.task(
+    bind=True,
+    name=settings.LADDER_TASK_SMOKE_VERSION,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.LADDER_SMOKE_SOFT_LIMIT_S,
+    time_limit=settings.LADDER_SMOKE_SOFT_LIMIT_S + 30,
+    max_retries=settings.LADDER_MATCH_MAX_ATTEMPTS,
+)
+def smoke_version(self: Task, version_id: int) -> str:
+    """Play a new hosted version's smoke match and mark it VALID or INVALID.
+
+    A version that is no longer pending (played by an earlier delivery) is
+    skipped. Engine trouble is not the bot's fault: the version stays PENDING and
+    the task retries with backoff; past the retries the janitor sends it again.
+    """
+    pending = BotVersion.objects.filter(pk=version_id, status=BotVersion.Status.PENDING)
+    if not pending.exists():
+        return "skipped"
+    try:
+        done = version_smoke(version_id=int(version_id), engine_address=engine_pool())
+    except RunnerError as exc:
+        log.warning("smoke match of version %s: engine trouble, retrying: %s", version_id, exc)
+        raise self.retry(countdown=retry_delay(self.request.retries + 1)) from exc
+    except ApplicationError as exc:  # this worker cannot sandbox, or the version went away
+        log.warning("smoke match of version %s not played: %s", version_id, exc.message)
+        return "refused"
+    return done.status
+
+
+@app.task(name=settings.LADDER_TASK_JANITOR, soft_time_limit=60, time_limit=90)
+def janitor() -> dict[str, list[int]]:
+    """Requeue matches whose lease expired and resend queued ones whose message was lost;
+    send again the smoke matches of versions left pending."""
+    report = asdict(
+        match_requeue_stale(
+            queued_grace_s=settings.LADDER_QUEUED_GRACE_S,
+            max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS,
+        )
+    )
+    report["smoke_resent"] = bot_versions_resend_pending(grace_s=settings.LADDER_QUEUED_GRACE_S)
+    if report["smoke_resent"]:
+        log.info("janitor: smoke matches sent again for versions %s", report["smoke_resent"])
+    return report
+
+
+@worker_process_shutdown.connect
+def _close_engines(**_: Any) -> None:
+    """A pool process that exits closes its channels and stops the engine it started."""
+    shutdown()
