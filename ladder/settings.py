@@ -15,6 +15,9 @@ LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
 LADDER_STORAGE          ``file`` (default) or ``s3`` (the ``s3`` extra of the project;
                         then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
                         AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME are read by django-storages)
+LADDER_LADDERS          ladders, ``KEY=RULESET/DIFFICULTY/MIN-MAX`` comma-separated
+                        (default ``dd-1=dd-1/normal/2-4``); see ``ladder/ladders.py``
+LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-1``)
 LADDER_ELO_K            K factor (default 32)
 LADDER_ELO_START        start rating in points (default 1500)
 LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
@@ -25,11 +28,14 @@ LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
+REDIS_URL               when set, Django's cache (API and gRPC throttles) lives in Redis, so
+                        every process counts against the same limits; LocMem otherwise
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -50,6 +56,21 @@ def env_bool(name: str, default: bool) -> bool:
 def env_list(name: str, default: str = "") -> list[str]:
     """Read a comma-separated env var into a list without empty items."""
     return [p.strip() for p in os.environ.get(name, default).split(",") if p.strip()]
+
+
+def env_ladders(name: str) -> dict[str, dict[str, object]]:
+    """``KEY=RULESET/DIFFICULTY/MIN-MAX[,...]`` -> {key: {ruleset, difficulty, seats}}.
+
+    Only the shape is read here; ``ladder.ladders`` checks the values.
+    """
+    out: dict[str, dict[str, object]] = {}
+    for item in env_list(name):
+        m = re.fullmatch(r"([^=\s]+)=([^/\s]+)/([^/\s]+)/(\d)-(\d)", item)
+        if not m:
+            raise RuntimeError(f"{name}: {item!r} is not KEY=RULESET/DIFFICULTY/MIN-MAX")
+        key, ruleset, difficulty, low, high = m.groups()
+        out[key] = {"ruleset": ruleset, "difficulty": difficulty, "seats": (int(low), int(high))}
+    return out
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
@@ -161,6 +182,14 @@ STORAGES = {
 }
 
 # --- ladder -------------------------------------------------------------------
+# A ladder is a ruleset and a difficulty with the seat counts it plays; each has its
+# own ratings (ladder/ladders.py). Requests that name no ladder use the default.
+LADDER_LADDERS = (
+    env_ladders("LADDER_LADDERS")
+    if os.environ.get("LADDER_LADDERS")
+    else {"dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)}}
+)
+LADDER_DEFAULT_LADDER = os.environ.get("LADDER_DEFAULT_LADDER", "dd-1")
 LADDER_ELO_K = float(os.environ.get("LADDER_ELO_K", "32"))
 LADDER_ELO_START = round(float(os.environ.get("LADDER_ELO_START", "1500")) * 100)
 LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))
@@ -193,9 +222,9 @@ REST_FRAMEWORK = {
         "anon": os.environ.get("LADDER_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("LADDER_THROTTLE_USER", "600/min"),
     },
-    "DEFAULT_PAGINATION_CLASS": "ladder.api.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "ladder.common.pagination.PagePagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
     "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
@@ -215,7 +244,20 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The throttles count in the cache: in Redis when there is one, so every web and
+# gRPC process shares the same counts; per process otherwise.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("LADDER_CACHE_PREFIX", "ladder"),
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -3,12 +3,14 @@
 Authorization lives here (not in views) so the REST API and the gRPC service
 enforce the same rules: only the owner changes or deletes a bot; staff moderate
 (suspend/unsuspend). Versions are immutable and numbered per bot; a new version
-never touches the bot's rating.
+becomes the bot's ``current_version`` and never touches its ratings. A new bot
+gets a rating entry on every configured ladder, so it is on every leaderboard.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from django.core.exceptions import ValidationError
@@ -20,9 +22,10 @@ from django.utils import timezone
 
 from ladder.accounts.models import User
 from ladder.bots.endpoints import Resolver, endpoint_check
-from ladder.bots.models import Bot, BotVersion
+from ladder.bots.models import Bot, BotRating, BotVersion
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.ladders import ladders
 
 
 class UploadRejected(ApplicationError):
@@ -86,9 +89,31 @@ def bot_create(
             bot.save()
     except IntegrityError as exc:
         raise Conflict(f"a bot named {bot.name!r} already exists") from exc
+    bot_ratings_ensure(bot_ids=[bot.pk], ladder_keys=list(ladders()))
     if checked is not None:
-        BotVersion.objects.create(bot=bot, number=1, endpoint=checked.target)
+        _add_version(bot, number=1, endpoint=checked.target)
     return bot
+
+
+def bot_ratings_ensure(*, bot_ids: Sequence[int], ladder_keys: Sequence[str]) -> None:
+    """Give each bot a rating entry (start rating, no games) on each ladder where it has none.
+
+    Idempotent and safe to run concurrently (conflicts are ignored); the
+    recording service calls it before locking entries, ``rerate`` for a new ladder.
+    """
+    BotRating.objects.bulk_create(
+        (BotRating(bot_id=b, ladder=key) for key in ladder_keys for b in sorted(bot_ids)),
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+
+
+def _add_version(bot: Bot, **fields: object) -> BotVersion:
+    """Store the next version of a locked (or new) bot and make it the one matches play."""
+    version = BotVersion.objects.create(bot=bot, **fields)
+    bot.current_version = version
+    bot.save(update_fields=["current_version", "updated_at"])
+    return version
 
 
 @transaction.atomic
@@ -147,8 +172,8 @@ def bot_version_upload(
             ContentFile(data),
         )
         try:
-            version = BotVersion.objects.create(
-                bot=bot,
+            version = _add_version(
+                bot,
                 number=number,
                 archive=stored,
                 archive_sha256=digest,
@@ -171,8 +196,8 @@ def bot_set_endpoint(
     bot = _lock_owned_bot(user=user, bot_id=bot_id)
     if bot.kind != Bot.Kind.REMOTE:
         raise ApplicationError("only remote bots have an endpoint; upload a version instead")
-    return BotVersion.objects.create(
-        bot=bot,
+    return _add_version(
+        bot,
         number=_next_number(bot),
         endpoint=checked.target,
         validation_log=f"{checked.target}: resolves to {', '.join(checked.addresses)}",

@@ -79,6 +79,11 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.FromString,
                 _registered_method=True)
+        self.ListLadders = channel.unary_unary(
+                '/digdown.v1.Ladder/ListLadders',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -147,6 +152,13 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListLadders(self, request, context):
+        """The ladders the server rates, the default one first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -194,6 +206,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.RequestChallenge,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.SerializeToString,
+            ),
+            'ListLadders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLadders,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -439,6 +456,33 @@ class Ladder:
             '/digdown.v1.Ladder/RequestChallenge',
             digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLadders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/ListLadders',
+            digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
             options,
             channel_credentials,
             insecure,

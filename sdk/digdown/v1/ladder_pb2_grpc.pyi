@@ -17,6 +17,10 @@ server takes: RESOURCE_EXHAUSTED. A match's seed stays 0 until it finished.
 
 Times are RFC 3339 strings in UTC (e.g. "2025-01-31T12:00:00Z"); lists are
 paged with `page_size` (0 = server default) and an opaque `page_token`.
+
+Ratings are kept per ladder (a ruleset and a difficulty, for some seat
+counts; ListLadders lists them). Calls that show or change ratings take a
+`ladder` key; empty means the server's default ladder.
 """
 
 from collections import abc as _abc
@@ -65,6 +69,8 @@ class LadderStub:
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]
     """Ask for a (rated) match between one of the caller's bots and others."""
+    ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
+    """The ladders the server rates, the default one first."""
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -87,6 +93,8 @@ class LadderAsyncStub(LadderStub):
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _aio.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]  # type: ignore[assignment]
     """Ask for a (rated) match between one of the caller's bots and others."""
+    ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
+    """The ladders the server rates, the default one first."""
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -160,5 +168,13 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.RequestChallengeResponse, _abc.Awaitable[_ladder_pb2.RequestChallengeResponse]]:
         """Ask for a (rated) match between one of the caller's bots and others."""
+
+    @_abc_1.abstractmethod
+    def ListLadders(
+        self,
+        request: _ladder_pb2.ListLaddersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ListLaddersResponse, _abc.Awaitable[_ladder_pb2.ListLaddersResponse]]:
+        """The ladders the server rates, the default one first."""
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,73 @@
+"""REST API of the caller's API tokens: list, create (secret shown once), revoke.
+
+Thin views (HackSoft style) over ``ladder.accounts.services`` and ``.selectors``.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.authentication import BasicAuthentication
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from ladder.accounts import selectors, services
+from ladder.common.pagination import PagePagination
+from ladder.common.schema import ERRORS
+
+
+class TokenOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+class TokenListApi(APIView):
+    """The caller's tokens; create one (its secret is in this response only).
+
+    Also accepts HTTP Basic (username/password) so a first token can be created.
+    """
+
+    authentication_classes = [*api_settings.DEFAULT_AUTHENTICATION_CLASSES, BasicAuthentication]
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+
+    class OutputSerializer(TokenOutputSerializer):
+        token = serializers.CharField(help_text="the secret; shown once, store it now")
+
+    @extend_schema(responses={200: TokenOutputSerializer(many=True), 401: ERRORS[401]})
+    def get(self, request: Request) -> Response:
+        paginator = PagePagination()
+        page = paginator.paginate_queryset(
+            selectors.token_list(user=request.user), request, view=self
+        )
+        return paginator.get_paginated_response(TokenOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        s = self.InputSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        created = services.token_create(user=request.user, name=s.validated_data["name"])
+        return Response(
+            {**TokenOutputSerializer(created.token).data, "token": created.secret},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class TokenRevokeApi(APIView):
+    """Revoke one of the caller's tokens (effective immediately)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={204: None, **ERRORS})
+    def delete(self, request: Request, token_id: int) -> Response:
+        services.token_revoke(user=request.user, token_id=token_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
