@@ -242,6 +242,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two different "kind" choice sets: a bot's and a version's.
+    "ENUM_NAME_OVERRIDES": {
+        "BotKindEnum": "ladder.bots.models.Bot.Kind",
+        "VersionKindEnum": ["source", "endpoint"],
+    },
 }
 
 # The throttles count in the cache: in Redis when there is one, so every web and

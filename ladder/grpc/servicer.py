@@ -196,7 +196,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         except Conflict as exc:  # bot_create raises Conflict only for a taken name
             raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
-        return ladder_pb2.CreateBotResponse(bot=bot_pb(bot))
+        return ladder_pb2.CreateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
     def UploadVersion(self, request: Any, context: grpc.ServicerContext) -> Any:
         bot = _own_bot_named(request.bot)

@@ -22,17 +22,17 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from ladder.bots.models import Bot
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.services import match_create
 from ladder.ratings import elo
 from ladder.ratings.services import ratings_recompute
-from tests.ladder.conftest import make_result
+from tests.ladder.conftest import make_result, standings
 
 ROOT = Path(__file__).resolve().parents[2]
 N_MATCHES = 50
 N_BOTS = 8
 N_PROCS = 4
+READY_TIMEOUT_S = 120.0
 
 
 def database_url() -> str:
@@ -69,27 +69,26 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
         "LADDER_MEDIA_ROOT": settings.MEDIA_ROOT,
         "PYTHONPATH": str(ROOT),
     }
+    ready = [tmp_path / f"ready-{seed}" for seed in range(N_PROCS)]
     procs = [
         subprocess.Popen(
-            [
-                sys.executable,
-                str(ROOT / "tests/ladder/record_worker.py"),
-                str(jobs_file),
-                str(seed),
-                str(go),
-            ],
-            env=env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+            [sys.executable, str(ROOT / "tests/ladder/record_worker.py"), str(jobs_file),
+             str(seed), str(go), str(ready[seed])],
+            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
         for seed in range(N_PROCS)
     ]
-    time.sleep(0.5)
-    go.touch()
     summaries = []
     try:
+        # Start barrier: every worker is set up and connected before any records, so
+        # the recordings really contend (a fixed sleep only hoped for that).
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not all(r.exists() for r in ready):
+            failed = [p for p in procs if p.poll() is not None]
+            assert not failed, f"worker exited early:\n{failed[0].communicate()[1][-3000:]}"
+            assert time.monotonic() < deadline, "workers did not get ready in time"
+            time.sleep(0.02)
+        go.touch()
         for p in procs:
             out, err = p.communicate(timeout=180)
             assert p.returncode == 0, f"worker failed:\n{err[-3000:]}"
@@ -117,7 +116,7 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
             assert (s.rating_before, s.rating_after) == (rb, rb + d), f"match {res.match_id}"
             ratings[s.bot_id] = rb + d
             games[s.bot_id] += 1
-    stored = {b.pk: (b.rating, b.games) for b in Bot.objects.all()}
+    stored = {pk: (rating, played) for pk, rating, played, _ in standings()}
     assert stored == {pk: (ratings[pk], games[pk]) for pk in ratings}
     assert sum(r for r, _ in stored.values()) == N_BOTS * elo.DEFAULT_START
-    assert ratings_recompute().mismatches == []
+    assert ratings_recompute().mismatch_count == 0
