@@ -55,7 +55,8 @@ class Ladder:
         return self.key == settings.LADDER_DEFAULT_LADDER
 
     def describe(self) -> str:
-        return f"{self.key} ({self.ruleset}, {self.difficulty}, {self.min_seats}-{self.max_seats} seats)"
+        seats = f"{self.min_seats}-{self.max_seats} seats"
+        return f"{self.key} ({self.ruleset}, {self.difficulty}, {seats})"
 
 
 def _build(key: str, spec: Mapping[str, Any]) -> Ladder:

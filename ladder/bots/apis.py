@@ -225,7 +225,9 @@ class BotEndpointApi(APIView):
     class InputSerializer(serializers.Serializer):
         endpoint = serializers.CharField(max_length=300)
 
-    @extend_schema(request=InputSerializer, responses={201: PrivateVersionOutputSerializer, **ERRORS})
+    @extend_schema(
+        request=InputSerializer, responses={201: PrivateVersionOutputSerializer, **ERRORS}
+    )
     def put(self, request: Request, bot_id: int) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)

@@ -77,7 +77,8 @@ def bot_latest_version(*, bot: Bot) -> BotVersion | None:
 def bot_detail(*, bot_id: int, ladder: str | None = None) -> Bot:
     """``bot_get`` with ``ratings`` (its entry on every ladder, by key) fetched too."""
     entries = Prefetch("ratings", queryset=BotRating.objects.order_by("ladder"))
-    bot = with_rating(Bot.objects.filter(pk=bot_id), ladder=ladder).prefetch_related(entries).first()
+    qs = with_rating(Bot.objects.filter(pk=bot_id), ladder=ladder)
+    bot = qs.prefetch_related(entries).first()
     if bot is None:
         raise NotFound("no such bot")
     return bot

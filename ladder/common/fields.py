@@ -20,7 +20,7 @@ from ladder.ratings import elo
 MAX_ID = 2**63 - 1
 
 
-def IdField(**kwargs: Any) -> serializers.IntegerField:  # noqa: N802 (a field factory)
+def IdField(**kwargs: Any) -> serializers.IntegerField:
     """An input naming a database row: 1 .. 2^63-1."""
     return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
 

@@ -78,9 +78,7 @@ def _offset_page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[li
     return rows[:size], offset, str(offset + size) if len(rows) > size else ""
 
 
-def _newest_first_page(
-    qs: QuerySet[Any], page_size: int, page_token: str
-) -> tuple[list[Any], str]:
+def _newest_first_page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], str]:
     """A keyset page by descending id: the token is the last id shown (no OFFSET)."""
     size = _page_size(page_size)
     before = _token_number(page_token)

@@ -13,7 +13,12 @@ from typing import Any
 from django.http import FileResponse, HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -251,7 +256,7 @@ class TournamentOutputSerializer(serializers.Serializer):
 
 
 class TournamentListApi(APIView):
-    """Tournaments newest first with their size (participants: ``/tournaments/{id}/participants/``)."""
+    """Tournaments newest first with their size; the bots are under ``participants/``."""
 
     @extend_schema(responses={200: TournamentOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:

@@ -28,6 +28,10 @@ MAX_LISTED = 1000
 """Mismatches listed in full; the rest are counted."""
 CHUNK = 5000
 WRITE_BATCH = 1000
+REPLAY_FIELDS = (
+    "result_id", "pk", "match_id", "seat", "bot_id", "rank", "rating_before", "rating_after",
+    "result__elo_k",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,7 @@ def replay_history(ladder: str, standings: dict[int, Standing]) -> Iterator[Repl
     rows = (
         MatchSeat.objects.filter(match__ladder=ladder, result__isnull=False)
         .order_by("result_id", "seat")
-        .values_list(
-            "result_id", "pk", "match_id", "seat", "bot_id", "rank", "rating_before",
-            "rating_after", "result__elo_k",
-        )  # fmt: skip
+        .values_list(*REPLAY_FIELDS)
         .iterator(chunk_size=CHUNK)
     )
     for _, group in itertools.groupby(rows, key=itemgetter(0)):

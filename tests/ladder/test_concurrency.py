@@ -70,12 +70,16 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
         "PYTHONPATH": str(ROOT),
     }
     ready = [tmp_path / f"ready-{seed}" for seed in range(N_PROCS)]
+    worker = [sys.executable, str(ROOT / "tests/ladder/record_worker.py"), str(jobs_file)]
     procs = [
         subprocess.Popen(
-            [sys.executable, str(ROOT / "tests/ladder/record_worker.py"), str(jobs_file),
-             str(seed), str(go), str(ready[seed])],
-            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [*worker, str(seed), str(go), str(ready[seed])],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for seed in range(N_PROCS)
     ]
     summaries = []
