@@ -17,6 +17,10 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
+	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
+	$(VENV)/bin/lint-imports
+	@# Types of the ladder with django-stubs and the DRF stubs (pyproject [tool.mypy]).
+	$(VENV)/bin/mypy ladder
 
 test: $(STAMP) protos-check
 	$(MAKE) lint

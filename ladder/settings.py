@@ -38,6 +38,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -208,7 +209,7 @@ LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
 
 # --- REST API -----------------------------------------------------------------
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "ladder.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

@@ -5,9 +5,11 @@ Thin views (HackSoft style) over ``ladder.accounts.services`` and ``.selectors``
 
 from __future__ import annotations
 
+from typing import cast
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import BasicAuthentication
+from rest_framework.authentication import BaseAuthentication, BasicAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +17,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from ladder.accounts import selectors, services
+from ladder.accounts.requests import request_user
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
 
@@ -34,7 +37,12 @@ class TokenListApi(APIView):
     Also accepts HTTP Basic (username/password) so a first token can be created.
     """
 
-    authentication_classes = [*api_settings.DEFAULT_AUTHENTICATION_CLASSES, BasicAuthentication]
+    # The project's authenticators (read from the settings, so this app does not import
+    # the API package that imports it) plus Basic, so a password can make a first token.
+    authentication_classes = [
+        *cast(list[type[BaseAuthentication]], api_settings.DEFAULT_AUTHENTICATION_CLASSES),
+        BasicAuthentication,
+    ]
     permission_classes = [IsAuthenticated]
 
     class InputSerializer(serializers.Serializer):
@@ -47,7 +55,7 @@ class TokenListApi(APIView):
     def get(self, request: Request) -> Response:
         paginator = PagePagination()
         page = paginator.paginate_queryset(
-            selectors.token_list(user=request.user), request, view=self
+            selectors.token_list(user=request_user(request)), request, view=self
         )
         return paginator.get_paginated_response(TokenOutputSerializer(page, many=True).data)
 
@@ -55,7 +63,7 @@ class TokenListApi(APIView):
     def post(self, request: Request) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        created = services.token_create(user=request.user, name=s.validated_data["name"])
+        created = services.token_create(user=request_user(request), name=s.validated_data["name"])
         return Response(
             {**TokenOutputSerializer(created.token).data, "token": created.secret},
             status=status.HTTP_201_CREATED,
@@ -69,5 +77,5 @@ class TokenRevokeApi(APIView):
 
     @extend_schema(responses={204: None, **ERRORS})
     def delete(self, request: Request, token_id: int) -> Response:
-        services.token_revoke(user=request.user, token_id=token_id)
+        services.token_revoke(user=request_user(request), token_id=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -7,7 +7,7 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 
 class _LiveRate:
-    scope: str
+    scope: str | None
 
     def get_rate(self) -> str | None:
         return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)

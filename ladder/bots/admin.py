@@ -6,6 +6,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from ladder.accounts.requests import request_user
 from ladder.bots.models import Bot, BotRating, BotVersion
 from ladder.bots.services import bot_suspend, bot_unsuspend
 from ladder.common.exceptions import ApplicationError
@@ -60,15 +61,16 @@ class BotAdmin(admin.ModelAdmin):
 
     @admin.action(description="Suspend selected bots (reason: moderation)")
     def suspend(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
+        user = request_user(request)
         for bot in queryset:
-            bot_suspend(user=request.user, bot_id=bot.pk, reason=f"suspended by {request.user}")
+            bot_suspend(user=user, bot_id=bot.pk, reason=f"suspended by {user}")
         self.message_user(request, f"{queryset.count()} bot(s) suspended", messages.SUCCESS)
 
     @admin.action(description="Unsuspend selected bots")
     def unsuspend(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
         for bot in queryset:
             try:
-                bot_unsuspend(user=request.user, bot_id=bot.pk)
+                bot_unsuspend(user=request_user(request), bot_id=bot.pk)
             except ApplicationError as exc:
                 self.message_user(request, f"{bot}: {exc.message}", messages.WARNING)
 

@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ladder.accounts.requests import request_user
 from ladder.bots import selectors, services
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.fields import RatingSerializer
@@ -98,12 +99,8 @@ class BotListApi(APIView):
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)
         d = f.validated_data
-        if d["mine"] and not request.user.is_authenticated:
-            return Response(
-                {"error": "not_authenticated", "detail": "mine=true needs a token"}, status=401
-            )
         qs = selectors.bot_list(
-            owner=request.user if d["mine"] else None,
+            owner=request_user(request) if d["mine"] else None,
             search=d["search"],
             kind=d["kind"],
             ladder=d["ladder"],
@@ -116,7 +113,7 @@ class BotListApi(APIView):
     def post(self, request: Request) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        bot = services.bot_create(owner=request.user, **s.validated_data)
+        bot = services.bot_create(owner=request_user(request), **s.validated_data)
         return Response(
             BotOutputSerializer(selectors.bot_get(bot_id=bot.pk)).data,
             status=status.HTTP_201_CREATED,
@@ -164,12 +161,12 @@ class BotDetailApi(APIView):
     def patch(self, request: Request, bot_id: int) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        services.bot_update(user=request.user, bot_id=bot_id, **s.validated_data)
+        services.bot_update(user=request_user(request), bot_id=bot_id, **s.validated_data)
         return Response(BotOutputSerializer(selectors.bot_get(bot_id=bot_id)).data)
 
     @extend_schema(responses={204: None, **ERRORS})
     def delete(self, request: Request, bot_id: int) -> Response:
-        services.bot_delete(user=request.user, bot_id=bot_id)
+        services.bot_delete(user=request_user(request), bot_id=bot_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -210,7 +207,7 @@ class BotVersionsApi(APIView):
         # One byte past the limit is enough for the service to report the size.
         data = upload.read(limit + 1)
         version: BotVersion = services.bot_version_upload(
-            user=request.user,
+            user=request_user(request),
             bot_id=bot_id,
             filename=upload.name or "upload",
             data=data,
@@ -232,7 +229,7 @@ class BotEndpointApi(APIView):
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         version = services.bot_set_endpoint(
-            user=request.user, bot_id=bot_id, endpoint=s.validated_data["endpoint"]
+            user=request_user(request), bot_id=bot_id, endpoint=s.validated_data["endpoint"]
         )
         return Response(versions_out(version, private=True), status=status.HTTP_201_CREATED)
 
@@ -249,7 +246,7 @@ class BotSuspendApi(APIView):
     def post(self, request: Request, bot_id: int) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        services.bot_suspend(user=request.user, bot_id=bot_id, **s.validated_data)
+        services.bot_suspend(user=request_user(request), bot_id=bot_id, **s.validated_data)
         return Response(BotOutputSerializer(selectors.bot_get(bot_id=bot_id)).data)
 
 
@@ -260,5 +257,5 @@ class BotUnsuspendApi(APIView):
 
     @extend_schema(request=None, responses={200: BotOutputSerializer, **ERRORS})
     def post(self, request: Request, bot_id: int) -> Response:
-        services.bot_unsuspend(user=request.user, bot_id=bot_id)
+        services.bot_unsuspend(user=request_user(request), bot_id=bot_id)
         return Response(BotOutputSerializer(selectors.bot_get(bot_id=bot_id)).data)

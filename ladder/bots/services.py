@@ -137,7 +137,12 @@ def bot_delete(*, user: User, bot_id: int) -> bool:
     if not bot.seats.exists():
         names = list(bot.versions.exclude(archive="").values_list("archive", flat=True))
         bot.delete()
-        transaction.on_commit(lambda: [default_storage.delete(n) for n in names])
+
+        def delete_files() -> None:
+            for name in names:
+                default_storage.delete(name)
+
+        transaction.on_commit(delete_files)
         return True
     bot.retired_at = timezone.now()
     bot.is_active = False

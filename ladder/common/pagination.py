@@ -20,6 +20,7 @@ class PagePagination(PageNumberPagination):
 
     def offset(self) -> int:
         """Rows before the current page (after ``paginate_queryset``)."""
+        assert self.page is not None, "call paginate_queryset first"
         return (self.page.number - 1) * self.page.paginator.per_page
 
 

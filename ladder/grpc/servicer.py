@@ -41,7 +41,7 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 TOKEN_PATTERN = re.compile(r"[0-9]{1,18}")
 REPLAY_CHUNK = 64 * 1024
-STATUS_NAMES = {Match.Status.ERRORED: "FAILED"}
+STATUS_NAMES: dict[str, str] = {Match.Status.ERRORED: "FAILED"}
 
 
 # --- conversions ------------------------------------------------------------------

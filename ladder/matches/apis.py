@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponse, HttpResponseBase
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ladder.accounts.requests import request_user
 from ladder.bots.apis import LADDER_HELP, BotOutputSerializer, LadderFilterSerializer
 from ladder.common.exceptions import NotFound
 from ladder.common.fields import IdField, PointsField
@@ -175,7 +176,7 @@ class MatchListApi(APIView):
         d = s.validated_data
         match = services.match_create(
             bot_ids=d["bots"],
-            requested_by=request.user,
+            requested_by=request_user(request),
             ladder=d["ladder"] or None,
             difficulty=d.get("difficulty"),
             rated=d["rated"],
@@ -206,7 +207,7 @@ class MatchCancelApi(APIView):
     def post(self, request: Request, match_id: int) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        services.match_cancel(match_id=match_id, user=request.user, **s.validated_data)
+        services.match_cancel(match_id=match_id, user=request_user(request), **s.validated_data)
         return Response(match_out(selectors.match_detail(match_id=match_id), request))
 
 
@@ -223,9 +224,10 @@ class MatchReplayApi(APIView):
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False)
         ],
     )
-    def get(self, request: Request, match_id: int) -> HttpResponse:
+    def get(self, request: Request, match_id: int) -> HttpResponseBase:
         replay = selectors.match_replay_file(match_id=match_id)
         etag = f'"{replay.sha256}"'
+        response: HttpResponseBase
         if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
             response = HttpResponse(status=304)
         else:

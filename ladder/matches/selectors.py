@@ -82,7 +82,9 @@ def match_replay_file(*, match_id: int) -> ReplayFile:
 
 def _participant_count() -> Coalesce:
     through = Tournament.participants.through.objects.filter(tournament_id=OuterRef("pk"))
-    counted = through.order_by().values("tournament_id").annotate(n=Count("pk")).values("n")
+    counted = (
+        through.order_by().values("tournament_id").annotate(n=Count("pk")).values("n")  # type: ignore[misc]
+    )
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 

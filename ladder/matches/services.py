@@ -113,14 +113,16 @@ def match_create(
         missing = [i for i in ids if i not in bots]
         if missing:
             raise NotFound(f"no such bot: {', '.join(map(str, missing))}")
-        challenger = requested_by is not None and not requested_by.is_staff
-        if challenger and not any(b.owner_id == requested_by.pk for b in bots.values()):
+        owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
+        if owner is not None and not any(b.owner_id == owner for b in bots.values()):
             raise PermissionDenied("a challenge must include one of your own bots")
+        versions: dict[int, int] = {}
         for bot in bots.values():
             if not bot.playable:
                 raise Conflict(f"bot {bot.name} is not active")
             if bot.current_version_id is None:
                 raise Conflict(f"bot {bot.name} has no version yet")
+            versions[bot.pk] = bot.current_version_id
         match = Match(
             ladder=chosen.key if chosen else "",
             ruleset=ruleset,
@@ -133,7 +135,7 @@ def match_create(
         match.full_clean()
         match.save()
         MatchSeat.objects.bulk_create(
-            MatchSeat(match=match, seat=n, bot_id=i, version_id=bots[i].current_version_id)
+            MatchSeat(match=match, seat=n, bot_id=i, version_id=versions[i])
             for n, i in enumerate(ids)
         )
     return match

@@ -6,6 +6,8 @@ the ladder as ``?ladder=KEY`` (default: the default ladder).
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -59,7 +61,7 @@ class LeaderboardApi(APIView):
         f.is_valid(raise_exception=True)
         qs = selectors.leaderboard_list(**f.validated_data)
         paginator = PagePagination()
-        page = paginator.paginate_queryset(qs, request, view=self) or []
+        page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
         offset = paginator.offset()
         for i, bot in enumerate(page):
             bot.position = offset + i + 1

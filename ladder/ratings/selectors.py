@@ -41,8 +41,9 @@ def leaderboard_list(
     The bots carry ``rating``, ``games``, ``wins`` and ``rating_ladder`` (see
     ``ladder.bots.selectors.with_rating``).
     """
+    # ``entry`` is the FilteredRelation of ``with_rating`` (unknown to django-stubs).
     qs = with_rating(Bot.objects.filter(retired_at__isnull=True), ladder=ladder).filter(
-        entry__isnull=False
+        entry__isnull=False  # type: ignore[misc]
     )
     if not include_inactive:
         qs = qs.filter(is_active=True)
@@ -53,9 +54,9 @@ def leaderboard_list(
     if search:
         qs = qs.filter(name__icontains=search)
     if provisional is True:
-        qs = qs.filter(entry__games__lt=settings.LADDER_PROVISIONAL_GAMES)
+        qs = qs.filter(entry__games__lt=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
     elif provisional is False:
-        qs = qs.filter(entry__games__gte=settings.LADDER_PROVISIONAL_GAMES)
+        qs = qs.filter(entry__games__gte=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
     return qs.order_by(F("entry__rating").desc(), "id")
 
 
