@@ -44,7 +44,9 @@ log = logging.getLogger("ladder.grpc")
 
 SERVICE_PREFIX = "/digdown.v1.Ladder/"
 # Reads of public data: the REST API serves them without credentials too.
-PUBLIC_METHODS = frozenset({"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay"})
+PUBLIC_METHODS = frozenset(
+    {"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay", "ListLadders"}
+)
 MAX_DETAIL = 2000  # status details travel in HTTP/2 trailers: keep them small
 
 _PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60}

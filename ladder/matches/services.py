@@ -132,7 +132,9 @@ def match_create(
             tournament=tournament,
             requested_by=requested_by,
         )
-        match.full_clean()
+        # Field checks only: the rows it points at were just read, and the database
+        # enforces the constraints itself (checking them here costs a query each).
+        match.full_clean(exclude=["requested_by", "tournament"], validate_constraints=False)
         match.save()
         MatchSeat.objects.bulk_create(
             MatchSeat(match=match, seat=n, bot_id=i, version_id=versions[i])

@@ -22,6 +22,9 @@ import pytest
 from django.db import connection
 
 from digdown.v1 import ladder_pb2_grpc
+
+# The ladder tests' fixtures (isolated media and settings, users, bots) serve here too.
+from tests.ladder.conftest import _ladder_settings, make_bot, make_user  # noqa: F401
 from tests.support.processes import ROOT, Proc, start, start_engine
 
 START_TIMEOUT_S = 30.0

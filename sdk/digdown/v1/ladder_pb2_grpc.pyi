@@ -6,7 +6,7 @@ The ladder's gRPC service for bot authors.
 Calls that change something or list the caller's bots need an API token
 (created on the ladder's web site or with `manage.py token_create`) in the
 request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
-GetMatch and DownloadReplay show public data and also work without a token
+GetMatch, DownloadReplay and ListLadders show public data and work without a token
 (as the REST API's reads do); a token that is sent must be valid. Missing,
 wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
 PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
