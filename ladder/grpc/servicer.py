@@ -124,10 +124,12 @@ def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
 
 
 def seat_pb(s: MatchSeat) -> ladder_pb2.MatchSeat:
+    """A seat from ``match_selectors.seats_shown`` (bot and version as plain attributes)."""
+    hosted = s.bot_kind == Bot.Kind.HOSTED  # type: ignore[attr-defined]
     return ladder_pb2.MatchSeat(
         seat=s.seat,
-        bot=s.bot.name,
-        version=s.version.number if s.bot.kind == Bot.Kind.HOSTED else 0,
+        bot=s.bot_name,  # type: ignore[attr-defined]
+        version=s.version_number if hosted else 0,  # type: ignore[attr-defined]
         rank=s.rank or 0,
         score=float(s.score or 0),
         faults=s.faults,

@@ -40,8 +40,8 @@ from ladder.matches.replays import replay_open
 class SeatOutputSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     bot = serializers.IntegerField(source="bot_id")
-    bot_name = serializers.CharField(source="bot.name")
-    version = serializers.IntegerField(source="version.number")
+    bot_name = serializers.CharField()
+    version = serializers.IntegerField(source="version_number")
     rank = serializers.IntegerField(allow_null=True)
     score = serializers.IntegerField(allow_null=True)
     faults = serializers.IntegerField()

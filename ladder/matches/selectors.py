@@ -12,19 +12,31 @@ from dataclasses import dataclass
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from ladder.bots.models import Bot
+from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
 from ladder.common.exceptions import NotFound
 from ladder.matches.models import Match, MatchSeat, Tournament
 
 
-def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
-    return qs.select_related("result").prefetch_related(
-        Prefetch(
-            "seats",
-            queryset=MatchSeat.objects.select_related("bot", "version").order_by("seat"),
-        )
+def seats_shown() -> QuerySet[MatchSeat]:
+    """Seats in seat order with what a match shows of their bot and version as plain
+    attributes: ``bot_name``, ``bot_kind``, ``version_number``.
+
+    Read by a primary-key lookup per seat in the same query: a join would let the
+    planner hash every bot and version to show one page of seats, and prefetching
+    the bots as objects costs more than the rest of the page.
+    """
+    bot = Bot.objects.filter(pk=OuterRef("bot_id"))
+    version = BotVersion.objects.filter(pk=OuterRef("version_id"))
+    return MatchSeat.objects.order_by("seat").annotate(
+        bot_name=Subquery(bot.values("name")[:1]),
+        bot_kind=Subquery(bot.values("kind")[:1]),
+        version_number=Subquery(version.values("number")[:1]),
     )
+
+
+def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
+    return qs.select_related("result").prefetch_related(Prefetch("seats", queryset=seats_shown()))
 
 
 def match_list(

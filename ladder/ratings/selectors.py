@@ -9,10 +9,10 @@ opponents are the nearest entries above and below a rating.
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 
 from ladder.bots.models import Bot, BotRating
-from ladder.bots.selectors import with_rating
+from ladder.bots.selectors import ranked, with_rating
 from ladder.ladders import Ladder, ladder_get
 from ladder.matches.models import MatchSeat
 from ladder.ratings import elo
@@ -41,10 +41,7 @@ def leaderboard_list(
     The bots carry ``rating``, ``games``, ``wins`` and ``rating_ladder`` (see
     ``ladder.bots.selectors.with_rating``).
     """
-    # ``entry`` is the FilteredRelation of ``with_rating`` (unknown to django-stubs).
-    qs = with_rating(Bot.objects.filter(retired_at__isnull=True), ladder=ladder).filter(
-        entry__isnull=False  # type: ignore[misc]
-    )
+    qs = ranked(Bot.objects.filter(retired_at__isnull=True), ladder=ladder)
     if not include_inactive:
         qs = qs.filter(is_active=True)
     if kind:
@@ -53,11 +50,13 @@ def leaderboard_list(
         qs = qs.filter(owner__username=owner)
     if search:
         qs = qs.filter(name__icontains=search)
+    # On the annotation (unknown to django-stubs): a second filter() on ``ratings__``
+    # would join the entries again.
     if provisional is True:
-        qs = qs.filter(entry__games__lt=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+        qs = qs.filter(games__lt=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
     elif provisional is False:
-        qs = qs.filter(entry__games__gte=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
-    return qs.order_by(F("entry__rating").desc(), "id")
+        qs = qs.filter(games__gte=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+    return qs
 
 
 def rating_uncertainty(*, rating: int, games: int) -> Uncertainty:
@@ -76,7 +75,12 @@ def bot_rating_history(
         .order_by("-result_id")
         .values("pk")[:limit]
     )
-    return MatchSeat.objects.filter(pk__in=latest).select_related("result").order_by("result_id")
+    return (
+        MatchSeat.objects.filter(pk__in=latest)
+        .select_related("result")
+        .defer("result__data")  # the engine's whole Result: not part of a history
+        .order_by("result_id")
+    )
 
 
 def opponents_near(

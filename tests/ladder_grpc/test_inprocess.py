@@ -8,52 +8,21 @@ serves it. Reads must run the same number of queries whatever the data size.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
 from ladder.grpc.server import LadderServer
 from tests.ladder.conftest import record
 from tests.ladder_grpc.conftest import bearer
+from tests.support.queries import QueryCounter
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
 T = 10.0
-
-
-class QueryCounter(grpc.ServerInterceptor):
-    """Counts the queries of each unary call (around CallGuard, so auth is included)."""
-
-    def __init__(self) -> None:
-        self.last: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def intercept_service(self, continuation: Any, details: Any) -> Any:
-        handler = continuation(details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        name = details.method.rsplit("/", 1)[-1]
-        behavior = handler.unary_unary
-
-        def counted(request: Any, context: Any) -> Any:
-            with CaptureQueriesContext(connection) as ctx:
-                try:
-                    return behavior(request, context)
-                finally:
-                    with self.lock:
-                        self.last[name] = len(ctx.captured_queries)
-
-        return grpc.unary_unary_rpc_method_handler(
-            counted,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
 
 
 @pytest.fixture
