@@ -53,9 +53,15 @@ def ranked(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot]:
 
 
 def bot_list(
-    *, owner: User | None = None, search: str = "", kind: str = "", ladder: str | None = None
+    *,
+    owner: User | None = None,
+    search: str = "",
+    kind: str = "",
+    ladder: str | None = None,
+    with_current_version: bool = False,
 ) -> QuerySet[Bot]:
-    """Bots (retired ones excluded) by name, optionally of one owner."""
+    """Bots (retired ones excluded) by name, optionally of one owner; ``current_version``
+    joined on request (not for long lists that do not show it)."""
     qs = Bot.objects.filter(retired_at__isnull=True)
     if owner is not None:
         qs = qs.filter(owner=owner)
@@ -63,7 +69,8 @@ def bot_list(
         qs = qs.filter(name__icontains=search)
     if kind:
         qs = qs.filter(kind=kind)
-    return with_rating(qs, ladder=ladder).select_related("current_version").order_by("name")
+    qs = with_rating(qs, ladder=ladder).order_by("name")
+    return qs.select_related("current_version") if with_current_version else qs
 
 
 def bot_get(*, bot_id: int, ladder: str | None = None) -> Bot:

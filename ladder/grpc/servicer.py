@@ -213,7 +213,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
     def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
-        bots = bot_selectors.bot_list(owner=require_user(), ladder=request.ladder)
+        bots = bot_selectors.bot_list(
+            owner=require_user(), ladder=request.ladder, with_current_version=True
+        )
         return ladder_pb2.ListMyBotsResponse(bots=[bot_pb(b) for b in bots])
 
     def ListLadders(self, request: Any, context: grpc.ServicerContext) -> Any:
