@@ -16,22 +16,15 @@ from typing import Any
 
 import grpc
 
-from digdown import wire
+from digdown import serving, wire
 from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import Action, GameConfig, IllegalAction, State, new_game
 
 log = logging.getLogger("engine.sessions")
 
-REPLAY_FORMAT = "digdown-replay/1"
-
-
-class ServiceError(Exception):
-    """An error to report to the caller as a gRPC status with a human message."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+REPLAY_FORMAT = wire.REPLAY_FORMAT
+ServiceError = serving.StatusError
+"""An error to report to the caller as a gRPC status with a human message."""
 
 
 def invalid(message: str) -> ServiceError:

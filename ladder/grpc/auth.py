@@ -36,6 +36,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections
 
+from digdown import serving
 from ladder.accounts.models import User
 from ladder.accounts.services import token_authenticate
 from ladder.common import exceptions as app
@@ -53,13 +54,8 @@ _PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60}
 _PERIODS |= {"h": 3600, "hour": 3600, "d": 86400, "day": 86400}
 
 
-class GrpcError(Exception):
-    """Raised by the servicer when it wants a specific status (e.g. ALREADY_EXISTS)."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+GrpcError = serving.StatusError
+"""Raised by the servicer when it wants a specific status (e.g. ALREADY_EXISTS)."""
 
 
 @dataclass(frozen=True)

@@ -5,3 +5,7 @@ ladder. `digdown.bot.serve` turns an `act(observation, legal_actions)` function
 into a `digdown.v1.Bot` service; `digdown.v1` holds the generated code of
 `protos/digdown/v1/*.proto`.
 """
+
+PROTOCOL_VERSION = 1
+"""The version of the Bot protocol (bot.proto) that bots built with this SDK and the
+match runner speak; the handshake exchanges it."""

@@ -33,6 +33,15 @@ log = logging.getLogger("digdown.serving")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class StatusError(Exception):
+    """An error a servicer reports as a gRPC status with a human message (engine, ladder)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 def configure_logging(level: str | int = "INFO") -> None:
     """Log to stderr in the one format every process of the project uses."""
     if isinstance(level, str):

@@ -33,7 +33,7 @@ from typing import Any
 
 import grpc
 
-from digdown import wire
+from digdown import PROTOCOL_VERSION, wire
 from digdown.v1 import bot_pb2, bot_pb2_grpc, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.net import (
@@ -48,7 +48,6 @@ from workers.runner.net import (
 
 log = logging.getLogger("workers.runner")
 
-PROTOCOL_VERSION = 1
 RUNNER_VERSION = "runner/1"
 # Engine answers that mean "the engine (or this game on it) is gone": retry the match.
 _ENGINE_GONE = {

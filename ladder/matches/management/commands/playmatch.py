@@ -20,11 +20,12 @@ from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match
 from ladder.matches.play import engine_address, match_play, playable_check
 from ladder.matches.services import match_create
+from ladder.ratings.elo import points
 from workers.runner import TimeControl
 
 
 def _points(hundredths: int | None) -> str:
-    return "-" if hundredths is None else f"{hundredths / 100:.2f}"
+    return "-" if hundredths is None else f"{points(hundredths):.2f}"
 
 
 class Command(BaseCommand):
@@ -85,7 +86,7 @@ class Command(BaseCommand):
         )
         for seat in m.seats.select_related("bot").order_by("rank", "seat"):
             delta = seat.rating_delta
-            change = "" if delta is None else f" ({'+' if delta >= 0 else ''}{delta / 100:.2f})"
+            change = "" if delta is None else f" ({points(delta):+.2f})"
             self.stdout.write(
                 f"  rank {seat.rank}  seat {seat.seat}  {seat.bot.name:<20} "
                 f"{seat.ended or '-':<10} faults {seat.faults}  "
