@@ -37,6 +37,8 @@ class TokenListApi(APIView):
     Also accepts HTTP Basic (username/password) so a first token can be created.
     """
 
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
     # The project's authenticators (read from the settings, so this app does not import
     # the API package that imports it) plus Basic, so a password can make a first token.
     authentication_classes = [
@@ -53,7 +55,7 @@ class TokenListApi(APIView):
 
     @extend_schema(responses={200: TokenOutputSerializer(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(
             selectors.token_list(user=request_user(request)), request, view=self
         )

@@ -78,6 +78,8 @@ class LadderFilterSerializer(serializers.Serializer):
 class BotListApi(APIView):
     """List bots or create one (the caller becomes its owner)."""
 
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
     class FilterSerializer(LadderFilterSerializer):
         mine = serializers.BooleanField(required=False, default=False)
         search = serializers.CharField(required=False, default="", max_length=100)
@@ -105,7 +107,7 @@ class BotListApi(APIView):
             kind=d["kind"],
             ladder=d["ladder"],
         )
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(BotOutputSerializer(page, many=True).data)
 
@@ -173,6 +175,8 @@ class BotDetailApi(APIView):
 class BotVersionsApi(APIView):
     """A bot's versions; the owner of a hosted bot uploads a new one (.py or .zip, ≤ 1 MiB)."""
 
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField()
         entry_point = serializers.CharField(required=False, allow_blank=True, max_length=255)
@@ -182,7 +186,7 @@ class BotVersionsApi(APIView):
     )
     def get(self, request: Request, bot_id: int) -> Response:
         bot = selectors.bot_get(bot_id=bot_id)
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.bot_versions(bot=bot), request, view=self)
         return paginator.get_paginated_response(
             versions_out(page, private=can_see_private(request, bot), many=True)

@@ -168,6 +168,8 @@ def match_pb(m: Match) -> ladder_pb2.Match:
 def _bot_named(name: str, ladder: str | None = None) -> Bot:
     if not name.strip():
         raise ApplicationError("bot name is empty")
+    if "\x00" in name:  # PostgreSQL refuses NUL in text: say so instead of failing
+        raise ApplicationError("bot name contains a NUL character")
     return bot_selectors.bot_get_by_name(name=name, ladder=ladder)
 
 

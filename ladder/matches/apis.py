@@ -136,6 +136,8 @@ def match_out(match: Match, request: Request) -> Any:
 class MatchListApi(APIView):
     """Matches newest first (filter by bot, status, tournament, ladder); request a challenge."""
 
+    pagination_class = NewestFirstPagination  # the list's page shape, in the schema too
+
     class FilterSerializer(serializers.Serializer):
         bot = IdField(required=False, allow_null=True, default=None)
         status = serializers.ChoiceField(choices=Match.Status.choices, required=False, default="")
@@ -164,7 +166,7 @@ class MatchListApi(APIView):
         qs = selectors.match_list(
             bot_id=d["bot"], status=d["status"], tournament_id=d["tournament"], ladder=d["ladder"]
         )
-        paginator = NewestFirstPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         data = MatchOutputSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)
@@ -260,9 +262,11 @@ class TournamentOutputSerializer(serializers.Serializer):
 class TournamentListApi(APIView):
     """Tournaments newest first with their size; the bots are under ``participants/``."""
 
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
     @extend_schema(responses={200: TournamentOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.tournament_list(), request, view=self)
         return paginator.get_paginated_response(TournamentOutputSerializer(page, many=True).data)
 
@@ -279,6 +283,8 @@ class TournamentDetailApi(APIView):
 class TournamentParticipantsApi(APIView):
     """A tournament's bots by name, with their rating on a ladder."""
 
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
     @extend_schema(
         parameters=[LadderFilterSerializer],
         responses={200: BotOutputSerializer(many=True), 404: ERRORS[404]},
@@ -288,6 +294,6 @@ class TournamentParticipantsApi(APIView):
         f.is_valid(raise_exception=True)
         tournament = selectors.tournament_get(tournament_id=tournament_id)
         qs = selectors.tournament_participants(tournament=tournament, **f.validated_data)
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(BotOutputSerializer(page, many=True).data)

@@ -43,6 +43,8 @@ class LadderListApi(APIView):
 class LeaderboardApi(APIView):
     """Active bots of a ladder by rating; provisional bots are marked."""
 
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
     class FilterSerializer(LadderFilterSerializer):
         kind = serializers.ChoiceField(choices=Bot.Kind.choices, required=False)
         owner = serializers.CharField(required=False, max_length=150)
@@ -60,7 +62,7 @@ class LeaderboardApi(APIView):
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)
         qs = selectors.leaderboard_list(**f.validated_data)
-        paginator = PagePagination()
+        paginator = self.pagination_class()
         page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
         offset = paginator.offset()
         for i, bot in enumerate(page):

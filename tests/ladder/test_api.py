@@ -290,3 +290,43 @@ def test_match_filter_by_tournament(world: dict[str, Any]) -> None:
     assert (listed[0]["name"], listed[0]["participant_count"]) == ("Cup", 2)
     bots = APIClient().get(f"/api/v1/tournaments/{cup.pk}/participants/").json()["results"]
     assert [b["name"] for b in bots] == ["alpha-1", "alpha-2"]
+
+
+def test_responses_have_the_shape_the_schema_publishes(world: dict[str, Any]) -> None:
+    """Top-level and row fields of each read are exactly the published ones (lists paged)."""
+    a1, a2, b1 = world["bots"]
+    record(match_create(bot_ids=[a1.pk, a2.pk, b1.pk], requested_by=world["alice"]), [1, 2, 3])
+    schema = APIClient().get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = components[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    def fields(node: dict[str, Any]) -> set[str]:
+        return set(resolve(node)["properties"])
+
+    paths = {
+        "/api/v1/leaderboard/": "/api/v1/leaderboard/",
+        "/api/v1/bots/": "/api/v1/bots/",
+        "/api/v1/bots/{bot_id}/": f"/api/v1/bots/{a1.pk}/",
+        "/api/v1/bots/{bot_id}/versions/": f"/api/v1/bots/{a1.pk}/versions/",
+        "/api/v1/matches/": "/api/v1/matches/",
+        "/api/v1/matches/{match_id}/": f"/api/v1/matches/{a1.seats.get().match_id}/",
+        "/api/v1/tokens/": "/api/v1/tokens/",
+        "/api/v1/tournaments/": "/api/v1/tournaments/",
+    }
+    for template, url in paths.items():
+        body = world["a"].get(url).json()
+        published = resolve(
+            schema["paths"][template]["get"]["responses"]["200"]["content"]["application/json"][
+                "schema"
+            ]
+        )
+        assert set(body) == set(published["properties"]), template
+        if "results" in body and body["results"]:
+            item = published["properties"]["results"]["items"]
+            assert set(body["results"][0]) <= fields(item), template
+            required = set(resolve(item).get("required", []))
+            assert required <= set(body["results"][0]), template

@@ -162,5 +162,8 @@ def test_ladders_and_page_tokens(served: Any, world: World) -> None:
             assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, token
             assert "page_token" in err.value.details()
     with pytest.raises(grpc.RpcError) as err:
+        stub.ListMatches(pb.ListMatchesRequest(bot="gbot\x000"), timeout=T)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "NUL" in err.value.details()
+    with pytest.raises(grpc.RpcError) as err:
         stub.Leaderboard(pb.LeaderboardRequest(ladder="dd-9"), timeout=T)
     assert err.value.code() == grpc.StatusCode.NOT_FOUND and "ladders: dd-1" in err.value.details()
