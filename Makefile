@@ -4,12 +4,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint protos protos-check bench clean
+.PHONY: venv test lint protos protos-check rulesets rulesets-check bench clean
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -22,7 +22,7 @@ lint: $(STAMP)
 	@# Types of the ladder with django-stubs and the DRF stubs (pyproject [tool.mypy]).
 	$(VENV)/bin/mypy ladder
 
-test: $(STAMP) protos-check
+test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
 	@# The ladder suite again on PostgreSQL; under CI=true an unreachable server fails the run.
@@ -50,8 +50,19 @@ protos-check: $(STAMP)
 	  test -e "$$tmp/$$f" || { echo "generated file without proto: sdk/$$f"; exit 1; }; \
 	done && echo "protos up to date"
 
+# The ruleset documents bots read (sdk/digdown/rulesets/<id>.json, served by GetRuleset) are
+# generated from engine.rules' Ruleset values; regenerate after changing a ruleset.
+RULESET_DIR := sdk/digdown/rulesets
+
+rulesets: $(STAMP)
+	$(PY) -m engine.ruleset_json --out $(RULESET_DIR)
+
+rulesets-check: $(STAMP)
+	$(PY) -m engine.ruleset_json --out $(RULESET_DIR) --check
+
 bench: $(STAMP)
 	$(PY) bench/engine_bench.py
+	$(PY) bench/training_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

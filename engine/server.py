@@ -1,10 +1,12 @@
 """The rules engine as a gRPC service: `python -m engine.server --listen 127.0.0.1:50051`.
 
 Live games stay in this process's memory (engine/sessions.py); the service adds
-what a network needs: status codes with human messages instead of
-tracebacks, limits (threads, concurrent calls, message sizes, live games,
-idle games), health and reflection, and a graceful stop on SIGTERM/SIGINT
-so a draining engine reports NOT_SERVING before it goes away.
+what a network needs: status codes with short human messages instead of
+tracebacks (every message cleaned and bounded: it travels in a trailer),
+control of each game by the token its creator got, limits (threads,
+concurrent calls, message sizes, live games in all and per client, idle
+games), health and reflection outside the call limit, and a graceful stop on
+SIGTERM/SIGINT so a draining engine reports NOT_SERVING before it goes away.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from typing import Any, TypeVar
 
 import grpc
 
-from digdown import serving, wire
-from digdown.v1 import engine_pb2, engine_pb2_grpc
+from digdown import serving, text, wire
+from digdown.rulesets import ruleset_response
+from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
 from engine import sessions, verify
+from engine.rules import RULESETS, GameConfig
+from engine.ruleset_json import ruleset_json
 
 log = logging.getLogger("engine.server")
 
@@ -39,32 +44,33 @@ def _rpc(method: Callable[..., R]) -> Callable[..., R]:
         try:
             return method(self, request, context)
         except sessions.ServiceError as exc:
-            log.info("%s -> %s: %s", name, exc.code.name, exc.message)
-            context.abort(exc.code, exc.message)
+            code, message = exc.code, exc.message
         except wire.WireError as exc:
-            log.info("%s -> INVALID_ARGUMENT: %s", name, exc)
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         except Exception as exc:
             log.exception("%s failed unexpectedly", name)
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error in {name}: {exc}")
+            code, message = grpc.StatusCode.INTERNAL, f"internal error in {name}: {exc}"
+        # Messages may quote what the caller sent: one bounded line, in the log and the trailer.
+        message = text.clean(message, text.MESSAGE_MAX)
+        log.info("%s -> %s: %s", name, code.name, message)
+        context.abort(code, message)
         raise AssertionError("unreachable: context.abort raises")
 
     return wrapper
 
 
 class EngineService(engine_pb2_grpc.EngineServicer):
-    """digdown.v1.Engine over a GameStore."""
+    """digdown.v1.Engine over a SessionStore."""
 
-    def __init__(self, store: sessions.GameStore) -> None:
+    def __init__(self, store: sessions.SessionStore) -> None:
         self.store = store
 
-    def _game(self, game_id: str) -> sessions.Game:
-        if not game_id:
-            raise sessions.invalid("game_id is empty")
-        return self.store.get(game_id)
+    def _game(self, request: Any) -> sessions.Session:
+        """The session a request names, if it carries the session's control token."""
+        return self.store.get(request.game_id, request.control_token)
 
     @staticmethod
-    def _guard(game: sessions.Game, fn: Callable[[], R]) -> R:
+    def _guard(game: sessions.Session, fn: Callable[[], R]) -> R:
         """Run `fn` under the game's lock; an unexpected engine error marks the game broken."""
         with game.lock:
             try:
@@ -81,9 +87,13 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     ) -> engine_pb2.NewGameResponse:
         if not request.HasField("config"):
             raise sessions.invalid("NewGameRequest needs a config")
-        game, events = self.store.create(request.config, list(request.seats))
+        game, events = self.store.create(
+            request.config, list(request.seats), client=serving.peer_host(context.peer())
+        )
         response = engine_pb2.NewGameResponse(
-            game_id=game.game_id, events=wire.events_to_proto(events)
+            game_id=game.game_id,
+            control_token=game.control_token,
+            events=wire.events_to_proto(events),
         )
         self._guard(game, lambda: game.fill_next(response))
         return response
@@ -92,14 +102,14 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     def Step(
         self, request: engine_pb2.StepRequest, context: grpc.ServicerContext
     ) -> engine_pb2.StepResponse:
-        game = self._game(request.game_id)
+        game = self._game(request)
         return self._guard(game, lambda: sessions.step(game, request))
 
     @_rpc
     def GetState(
         self, request: engine_pb2.GetStateRequest, context: grpc.ServicerContext
     ) -> engine_pb2.GetStateResponse:
-        game = self._game(request.game_id)
+        game = self._game(request)
 
         def build() -> engine_pb2.GetStateResponse:
             response = engine_pb2.GetStateResponse()
@@ -116,8 +126,8 @@ class EngineService(engine_pb2_grpc.EngineServicer):
 
         return self._guard(game, build)
 
-    def _finished(self, game_id: str) -> sessions.Game:
-        game = self._game(game_id)
+    def _finished(self, request: Any) -> sessions.Session:
+        game = self._game(request)
         if not game.state.is_over:
             raise sessions.precondition(
                 "the game is not over; its record holds hidden faces and is served after the end"
@@ -128,7 +138,7 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     def GetRecord(
         self, request: engine_pb2.GetRecordRequest, context: grpc.ServicerContext
     ) -> engine_pb2.GetRecordResponse:
-        game = self._finished(request.game_id)
+        game = self._finished(request)
         return self._guard(
             game,
             lambda: engine_pb2.GetRecordResponse(record=wire.record_to_proto(game.state.record)),
@@ -138,14 +148,14 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     def GetReplay(
         self, request: engine_pb2.GetReplayRequest, context: grpc.ServicerContext
     ) -> engine_pb2.GetReplayResponse:
-        game = self._finished(request.game_id)
+        game = self._finished(request)
         return self._guard(game, lambda: engine_pb2.GetReplayResponse(replay=game.replay()))
 
     @_rpc
     def CloseGame(
         self, request: engine_pb2.CloseGameRequest, context: grpc.ServicerContext
     ) -> engine_pb2.CloseGameResponse:
-        closed = self.store.close(request.game_id)
+        closed = self.store.close(request.game_id, request.control_token)
         if closed:
             log.info("game %s closed", request.game_id)
         return engine_pb2.CloseGameResponse(closed=closed)
@@ -155,15 +165,27 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         self, request: engine_pb2.VerifyReplayRequest, context: grpc.ServicerContext
     ) -> engine_pb2.VerifyReplayResponse:
         response = verify.verify_request(request)
+        # The difference may quote the (caller's) replay: keep it short and printable.
+        response.first_difference = text.clean(response.first_difference, text.MESSAGE_MAX)
         log.info("VerifyReplay: ok=%s %s", response.ok, response.first_difference)
         return response
+
+    @_rpc
+    def GetRuleset(
+        self, request: game_pb2.GetRulesetRequest, context: grpc.ServicerContext
+    ) -> game_pb2.GetRulesetResponse:
+        """The ruleset document, generated from the code this engine plays by."""
+        try:
+            return ruleset_response(request.ruleset, GameConfig.ruleset, ruleset_json, RULESETS)
+        except KeyError as exc:
+            raise sessions.ServiceError(grpc.StatusCode.NOT_FOUND, exc.args[0]) from None
 
 
 # --- process ------------------------------------------------------------------
 
 
 class EngineServer(serving.GrpcServer):
-    """A bound engine server: the grpc server, its health servicer and the game store."""
+    """A bound engine server: the grpc server, its health servicer and the session store."""
 
     def __init__(
         self,
@@ -174,9 +196,14 @@ class EngineServer(serving.GrpcServer):
         max_message_bytes: int = 16 * 1024 * 1024,
         idle_timeout_s: float = 600.0,
         max_games: int = 10_000,
+        max_games_per_client: int = 1_000,
         reflection_enabled: bool = True,
     ) -> None:
-        self.store = sessions.GameStore(idle_timeout_s=idle_timeout_s, max_games=max_games)
+        self.store = sessions.SessionStore(
+            idle_timeout_s=idle_timeout_s,
+            max_games=max_games,
+            max_games_per_client=max_games_per_client,
+        )
         super().__init__(
             listen,
             services=[SERVICE_NAME],
@@ -217,11 +244,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="digdown-engine", description=__doc__.splitlines()[0])
     p.add_argument("--listen", default="127.0.0.1:50051", help="host:port (port 0 = any free)")
     p.add_argument("--port-file", type=Path, help="write the bound port here once listening")
-    p.add_argument("--max-workers", type=int, default=16, help="RPC threads")
-    p.add_argument("--max-concurrent-rpcs", type=int, default=64, help="more: RESOURCE_EXHAUSTED")
+    p.add_argument("--max-workers", type=int, default=16, help="calls executing at once")
+    p.add_argument(
+        "--max-concurrent-rpcs",
+        type=int,
+        default=64,
+        help="calls admitted at once (executing or queued); more: RESOURCE_EXHAUSTED."
+        " Health and reflection are not counted",
+    )
     p.add_argument("--max-message-mb", type=float, default=16.0, help="max message size, MiB")
     p.add_argument("--idle-timeout", type=float, default=600.0, help="forget idle games after s")
     p.add_argument("--max-games", type=int, default=10_000, help="live games at most")
+    p.add_argument(
+        "--max-games-per-client",
+        type=int,
+        default=1_000,
+        help="live games one client (peer address) may hold; see docs/security.md",
+    )
     p.add_argument("--grace", type=float, default=5.0, help="seconds for running calls at stop")
     p.add_argument("--no-reflection", action="store_true", help="do not serve reflection")
     p.add_argument("--log-level", default="INFO")
@@ -239,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_message_bytes=int(args.max_message_mb * 1024 * 1024),
             idle_timeout_s=args.idle_timeout,
             max_games=args.max_games,
+            max_games_per_client=args.max_games_per_client,
             reflection_enabled=not args.no_reflection,
         )
     except OSError as exc:

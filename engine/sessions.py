@@ -1,28 +1,50 @@
-"""Live games of the engine service: one `State` per game id, guarded by a lock.
+"""Live game sessions of the engine service: one `State` per game id, guarded by a lock.
 
 Kept apart from the gRPC plumbing (engine/server.py) so that the rules of
 the service - forced plays, seat checks, retry-safe `ply`, idle expiry, what
-may be shown before the end - are plain Python with plain errors.
+may be shown before the end, who may act on a game - are plain Python with
+plain errors.
+
+Control of a session is a capability: `NewGame` hands its creator a random
+`control_token`, and every call that names the game must carry it. Bots learn
+a game's `game_id` (it is in every `DecisionRequest`), never its token, so a bot
+that can reach the engine still cannot step, forfeit, inspect or close a game.
+A wrong or missing token gets the very answer an unknown id gets (NOT_FOUND),
+so the engine does not tell anyone which ids are live.
+
+Text a session keeps (seat labels, fault and forfeit reasons) comes from bots
+through the runner: it is cleaned and bounded here (`digdown.text`), so the
+record, the replay and other bots' events never carry control characters or
+megabytes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import secrets
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
-from digdown import serving, wire
+from digdown import serving, text, wire
 from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import Action, GameConfig, IllegalAction, State, new_game
 
 log = logging.getLogger("engine.sessions")
 
 REPLAY_FORMAT = wire.REPLAY_FORMAT
+ID_MAX = 64  # a game_id is a UUID (36 characters); longer ones are refused unread
+TOKEN_MAX = 128  # a control token is 43 characters
+CONFIG_TEXT_MAX = 32  # ruleset and difficulty names
+NOT_LIVE = "no live game with this game_id and control_token (unknown, closed or expired)"
+
 ServiceError = serving.StatusError
 """An error to report to the caller as a gRPC status with a human message."""
 
@@ -35,19 +57,51 @@ def precondition(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, message)
 
 
+def not_live() -> ServiceError:
+    return ServiceError(grpc.StatusCode.NOT_FOUND, NOT_LIVE)
+
+
+def check_key(game_id: str, control_token: str) -> None:
+    """Refuse ids and tokens that cannot be real before looking anything up (never echoed)."""
+    if not game_id:
+        raise invalid("game_id is empty")
+    if len(game_id) > ID_MAX:
+        raise invalid(f"game_id is longer than {ID_MAX} characters")
+    if not control_token:
+        raise invalid("control_token is empty: send the one NewGame returned with this game")
+    if len(control_token) > TOKEN_MAX:
+        raise invalid(f"control_token is longer than {TOKEN_MAX} characters")
+
+
+def seat_labels(seats: list[game_pb2.SeatInfo]) -> list[game_pb2.SeatInfo]:
+    """Seat labels as the replay keeps them: numbered in order, names cleaned and bounded."""
+    return [
+        game_pb2.SeatInfo(
+            seat=i,
+            bot=text.clean(s.bot, text.NAME_MAX),
+            version=text.clean(s.version, text.NAME_MAX),
+        )
+        for i, s in enumerate(seats)
+    ]
+
+
 @dataclass
-class Game:
+class Session:
     """One live game and the service's bookkeeping around the rules state."""
 
     game_id: str
     state: State
     seats: list[game_pb2.SeatInfo]
+    # The capability of the creator (see the module docstring); never logged.
+    control_token: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
+    # Who created it (the peer's address), for the per-client quota.
+    client: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_used: float = field(default_factory=time.monotonic)
     # Per record entry: think time, and the span of `state.log` it produced.
     think_ms: list[int] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
-    # The last Step request (serialized) and its answer, for retry-safe Steps.
+    # Digest of the last Step request and its answer, for retry-safe Steps.
     last_request: bytes | None = None
     last_response: engine_pb2.StepResponse | None = None
     # Set when the rules library raised something unexpected: the game is unusable.
@@ -126,23 +180,40 @@ class Game:
         return replay
 
 
-class GameStore:
-    """All live games of one engine process, with idle expiry and a size limit."""
+class SessionStore:
+    """All live sessions of one engine process: idle expiry, a size limit, a per-client quota.
 
-    def __init__(self, idle_timeout_s: float = 600.0, max_games: int = 10_000) -> None:
+    The quota keeps one client (one peer address) that creates games and never
+    closes them from taking every slot: it runs into its own limit while the
+    other clients' matches still start (docs/security.md says how to size it).
+    """
+
+    def __init__(
+        self,
+        idle_timeout_s: float = 600.0,
+        max_games: int = 10_000,
+        max_games_per_client: int | None = None,
+    ) -> None:
         self.idle_timeout_s = idle_timeout_s
         self.max_games = max_games
-        self._games: dict[str, Game] = {}
+        self.max_games_per_client = max_games_per_client or max_games
+        self._sessions: dict[str, Session] = {}
+        self._per_client: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._games)
+            return len(self._sessions)
 
     def create(
-        self, config: game_pb2.GameConfig, seats: list[game_pb2.SeatInfo]
-    ) -> tuple[Game, list[dict[str, Any]]]:
-        """Start a game; returns it and the events up to its first real decision."""
+        self, config: game_pb2.GameConfig, seats: list[game_pb2.SeatInfo], client: str = ""
+    ) -> tuple[Session, list[dict[str, Any]]]:
+        """Start a game for `client`; returns it and the events up to its first real decision."""
+        for name in ("ruleset", "difficulty"):
+            if len(getattr(config, name)) > CONFIG_TEXT_MAX:
+                raise invalid(
+                    f"bad game config: {name} is longer than {CONFIG_TEXT_MAX} characters"
+                )
         cfg = wire.config_from_proto(config)
         try:
             state = new_game(GameConfig.from_dict(cfg))
@@ -150,63 +221,104 @@ class GameStore:
             raise invalid(f"bad game config: {exc}") from None
         if seats and len(seats) != cfg["num_seats"]:
             raise invalid(f"{len(seats)} seat labels given for {cfg['num_seats']} seats")
-        game = Game(game_id=str(uuid.uuid4()), state=state, seats=list(seats))
+        session = Session(
+            game_id=str(uuid.uuid4()), state=state, seats=seat_labels(list(seats)), client=client
+        )
         events = list(state.log)
-        events.extend(game.play_forced())  # before anyone else can see the game
+        events.extend(session.play_forced())  # before anyone else can see the game
         with self._lock:
-            if len(self._games) >= self.max_games:
+            if len(self._sessions) >= self.max_games:
                 raise ServiceError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"too many live games ({self.max_games}); close finished games",
                 )
-            self._games[game.game_id] = game
+            if self._per_client[client] >= self.max_games_per_client:
+                log.warning(
+                    "client %s is at its quota of %d live games", client, self.max_games_per_client
+                )
+                raise ServiceError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"this client has {self.max_games_per_client} live games, its limit;"
+                    " close finished games (CloseGame)",
+                )
+            self._sessions[session.game_id] = session
+            self._per_client[client] += 1
         log.info(
-            "game %s started: seats=%d difficulty=%s",
-            game.game_id,
+            "game %s started for %s: seats=%d difficulty=%s",
+            session.game_id,
+            client or "?",
             cfg["num_seats"],
             cfg["difficulty"],
         )
-        return game, events
+        return session, events
 
-    def get(self, game_id: str) -> Game:
-        """The live game, refreshed as used; NOT_FOUND for unknown or expired ids."""
+    def get(self, game_id: str, control_token: str) -> Session:
+        """The live session, refreshed as used; NOT_FOUND for unknown ids and wrong tokens alike."""
+        check_key(game_id, control_token)
         with self._lock:
-            game = self._games.get(game_id)
-        if game is None:
-            raise ServiceError(
-                grpc.StatusCode.NOT_FOUND, f"no live game {game_id!r} (unknown, closed or expired)"
-            )
-        game.last_used = time.monotonic()
-        return game
+            session = self._sessions.get(game_id)
+        if session is None or not hmac.compare_digest(
+            session.control_token.encode(), control_token.encode()
+        ):
+            raise not_live()
+        session.last_used = time.monotonic()
+        return session
 
-    def close(self, game_id: str) -> bool:
+    def close(self, game_id: str, control_token: str) -> bool:
+        """Forget a session; False when there is none with this id and token."""
+        check_key(game_id, control_token)
         with self._lock:
-            return self._games.pop(game_id, None) is not None
+            session = self._sessions.get(game_id)
+            if session is None or not hmac.compare_digest(
+                session.control_token.encode(), control_token.encode()
+            ):
+                return False
+            self._forget(game_id)
+        return True
+
+    def _forget(self, game_id: str) -> None:
+        """Drop a session (caller holds `_lock`)."""
+        session = self._sessions.pop(game_id)
+        self._per_client[session.client] -= 1
+        if self._per_client[session.client] <= 0:
+            del self._per_client[session.client]
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Forget games idle for longer than the idle timeout; returns their ids."""
+        """Forget sessions idle for longer than the idle timeout; returns their ids."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            old = [gid for gid, g in self._games.items() if now - g.last_used > self.idle_timeout_s]
+            old = [
+                gid for gid, s in self._sessions.items() if now - s.last_used > self.idle_timeout_s
+            ]
             for gid in old:
-                del self._games[gid]
+                self._forget(gid)
         for gid in old:
             log.info("game %s expired after %.0f s idle", gid, self.idle_timeout_s)
         return old
 
 
-def step(game: Game, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse:
-    """Apply one answer to a game (caller holds `game.lock`)."""
-    raw = request.SerializeToString(deterministic=True)
-    if request.HasField("ply") and raw == game.last_request and game.last_response is not None:
-        return game.last_response  # a retried Step: same answer, nothing applied twice
-    if game.broken:
-        raise ServiceError(grpc.StatusCode.INTERNAL, f"game is unusable: {game.broken}")
-    st = game.state
+def step(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse:
+    """Apply one answer to a game (caller holds `session.lock`).
+
+    Fault and forfeit reasons are free text from the runner (often a bot's own
+    words): they enter the record cleaned and cut to `text.REASON_MAX`.
+    """
+    raw = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
+    if (
+        request.HasField("ply")
+        and raw == session.last_request
+        and session.last_response is not None
+    ):
+        return session.last_response  # a retried Step: same answer, nothing applied twice
+    if session.broken:
+        raise ServiceError(grpc.StatusCode.INTERNAL, f"game is unusable: {session.broken}")
+    st = session.state
     if st.is_over:
         raise precondition("the game is over; ask GetRecord / GetReplay")
-    if request.HasField("ply") and request.ply != game.ply:
-        raise precondition(f"stale request: ply {request.ply}, but the game is at ply {game.ply}")
+    if request.HasField("ply") and request.ply != session.ply:
+        raise precondition(
+            f"stale request: ply {request.ply}, but the game is at ply {session.ply}"
+        )
     which = request.WhichOneof("answer")
     n = len(st.seats)
     if which is None:
@@ -221,30 +333,30 @@ def step(game: Game, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse
         except (wire.WireError, IllegalAction) as exc:
             raise invalid(f"malformed action: {exc}") from None
         try:
-            events = game.play(st.apply, action, think_ms=request.think_time_ms)
+            events = session.play(st.apply, action, think_ms=request.think_time_ms)
         except IllegalAction as exc:
             raise invalid(f"illegal action: {exc}") from None
     elif which == "fault":
-        events = game.play(
-            st.apply_default, request.fault or "fault", think_ms=request.think_time_ms
-        )
+        reason = text.clean(request.fault) or "fault"
+        events = session.play(st.apply_default, reason, think_ms=request.think_time_ms)
     else:
+        reason = text.clean(request.forfeit) or "forfeit"
         try:
-            events = game.play(st.forfeit, request.seat, request.forfeit or "forfeit")
+            events = session.play(st.forfeit, request.seat, reason)
         except IllegalAction as exc:
             raise precondition(str(exc)) from None
-    events.extend(game.play_forced())
+    events.extend(session.play_forced())
     response = engine_pb2.StepResponse(events=wire.events_to_proto(events))
-    game.fill_next(response)
-    game.last_request, game.last_response = raw, response
+    session.fill_next(response)
+    session.last_request, session.last_response = raw, response
     if st.is_over:
         result = st.result or {}
         log.info(
             "game %s over: %s, winner %s, ranks %s after %d plies",
-            game.game_id,
+            session.game_id,
             result.get("reason"),
             result.get("winner"),
             result.get("ranks"),
-            game.ply,
+            session.ply,
         )
     return response

@@ -10,11 +10,13 @@ import sys
 from collections.abc import Sequence
 
 from digdown import bot as sdk
-from engine.players import HeuristicPlayer
+from engine.players import HeuristicPlayer, dict_actions
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return sdk.house_bot_main(HeuristicPlayer, "heuristic", __doc__.splitlines()[0], argv)
+    return sdk.house_bot_main(
+        dict_actions(HeuristicPlayer), "heuristic", __doc__.splitlines()[0], argv
+    )
 
 
 if __name__ == "__main__":

@@ -10,11 +10,11 @@ import sys
 from collections.abc import Sequence
 
 from digdown import bot as sdk
-from engine.players import RandomPlayer
+from engine.players import RandomPlayer, dict_actions
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return sdk.house_bot_main(RandomPlayer, "random", __doc__.splitlines()[0], argv)
+    return sdk.house_bot_main(dict_actions(RandomPlayer), "random", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -26,10 +26,17 @@ LADDER_ENDPOINT_ALLOWED_NETWORKS  comma list of CIDRs allowed in addition to pub
 LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (default 8 MiB),
 LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
-LADDER_GRPC_THROTTLE    calls per token (anonymous: per peer) on the gRPC service (default 600/min)
+LADDER_GRPC_THROTTLE    gRPC calls per token (anonymous: per address) (default 600/min)
+LADDER_AUTH_FAILURES_PER_ADDRESS  failed authentications per client address (default 30/15min)
+LADDER_AUTH_FAILURES_PER_ACCOUNT  failed password logins per account (default 10/15min)
+LADDER_NUM_PROXIES      trusted reverse proxies in front of web and gRPC (default 0: the client
+                        address is the socket's peer; X-Forwarded-For is only read when > 0)
+LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process (throttles and
+                        failure counts); unset: per-process memory (one process only)
+LADDER_CACHE_PREFIX     key prefix in that cache (deployments or test runs sharing one database)
+LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
+                        line with its request id, also with DJANGO_DEBUG=0
 ENGINE_ADDRESS          host:port of the engine service for ``playmatch`` (default: start one)
-REDIS_URL               when set, Django's cache (API and gRPC throttles) lives in Redis, so
-                        every process counts against the same limits; LocMem otherwise
 """
 
 from __future__ import annotations
@@ -100,6 +107,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ladder.common.request_id.RequestIdMiddleware",  # first: its id covers every log line
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -112,6 +120,9 @@ MIDDLEWARE = [
 ROOT_URLCONF = "ladder.urls"
 WSGI_APPLICATION = "ladder.wsgi.application"
 AUTH_USER_MODEL = "accounts.User"
+# Every username/password check (login page, admin, HTTP Basic) is limited per address and
+# account, before the password is hashed (ladder.accounts.auth_limits).
+AUTHENTICATION_BACKENDS = ["ladder.accounts.backends.LimitedModelBackend"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 TEMPLATES = [
@@ -206,6 +217,8 @@ LADDER_REPLAY_MAX_BYTES = int(os.environ.get("LADDER_REPLAY_MAX_BYTES", str(32 *
 FILE_UPLOAD_MAX_MEMORY_SIZE = LADDER_UPLOAD_MAX_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
+LADDER_AUTH_FAILURES_PER_ADDRESS = os.environ.get("LADDER_AUTH_FAILURES_PER_ADDRESS", "30/15min")
+LADDER_AUTH_FAILURES_PER_ACCOUNT = os.environ.get("LADDER_AUTH_FAILURES_PER_ACCOUNT", "10/15min")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
 
 # --- REST API -----------------------------------------------------------------
@@ -223,6 +236,8 @@ REST_FRAMEWORK: dict[str, Any] = {
         "anon": os.environ.get("LADDER_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("LADDER_THROTTLE_USER", "600/min"),
     },
+    # Trusted proxies: 0 = the client address is the socket's peer (never X-Forwarded-For).
+    "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),
     "DEFAULT_PAGINATION_CLASS": "ladder.common.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
@@ -250,19 +265,47 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# The throttles count in the cache: in Redis when there is one, so every web and
-# gRPC process shares the same counts; per process otherwise.
-REDIS_URL = os.environ.get("REDIS_URL", "")
+# Throttles and failure counts live in the cache: shared by every process only when the
+# cache is (web workers, grpcserver); the memory default is for one process.
 CACHES = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("LADDER_CACHE_PREFIX", "ladder"),
+            "LOCATION": _cache_url,
+            # Keeps apart deployments (or test runs) that share one Redis database.
+            "KEY_PREFIX": os.environ.get("LADDER_CACHE_PREFIX", ""),
         }
-        if REDIS_URL
+        if (_cache_url := os.environ.get("LADDER_CACHE_URL"))
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
+}
+
+# --- logging -------------------------------------------------------------------
+# Explicit for production too: without it, DJANGO_DEBUG=0 sends a 500's traceback only
+# to (unconfigured) admin mail, i.e. nowhere. Everything goes to stderr, one format,
+# with the request id (ladder.common.request_id) that the client also gets.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "ladder.common.request_id.RequestIdFilter"}},
+    "formatters": {
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"}
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": "line",
+        }
+    },
+    # Management commands' --log-level sets this root level (digdown.serving).
+    "root": {"handlers": ["stderr"], "level": os.environ.get("LADDER_LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Listed to drop Django's own handlers (console only when DEBUG, admin mail):
+        # everything goes to stderr once. django.request: 5xx with traceback, 4xx.
+        "django": {"level": "INFO"},
+        "django.server": {"level": "INFO", "propagate": True},
+    },
 }
 
 LANGUAGE_CODE = "en-us"

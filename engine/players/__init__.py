@@ -6,7 +6,7 @@ seeded `random.Random` and decides from the observation dict alone.
 
 from __future__ import annotations
 
-from .base import Observation, Player, PlayerFactory
+from .base import DictActions, Observation, Player, PlayerFactory, dict_actions
 from .heuristic import HeuristicParams, HeuristicPlayer
 from .random_player import RandomPlayer
 
@@ -17,10 +17,12 @@ PLAYERS: dict[str, PlayerFactory] = {
 
 __all__ = [
     "PLAYERS",
+    "DictActions",
     "HeuristicParams",
     "HeuristicPlayer",
     "Observation",
     "Player",
     "PlayerFactory",
     "RandomPlayer",
+    "dict_actions",
 ]

@@ -29,3 +29,24 @@ class Player(Protocol):
 
 
 PlayerFactory = Callable[[random.Random], Player]
+
+
+class DictActions:
+    """An in-process player behind the bot SDK's interface (actions as dicts, answer an index).
+
+    The SDK hands a bot plain dicts (`digdown.bot`); the players here decide on
+    `engine.rules.Action` values. This is the one place that converts, so the
+    house bots over gRPC play exactly as they do in the simulator.
+    """
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+
+    def act(self, observation: Observation, legal: list[dict[str, Any]]) -> int:
+        actions = [Action.from_dict(a) for a in legal]
+        return actions.index(self.player.act(observation, actions))
+
+
+def dict_actions(factory: PlayerFactory) -> Callable[[random.Random], DictActions]:
+    """A factory of `factory`'s players, each behind `DictActions`."""
+    return lambda rng: DictActions(factory(rng))

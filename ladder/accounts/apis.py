@@ -5,19 +5,17 @@ Thin views (HackSoft style) over ``ladder.accounts.services`` and ``.selectors``
 
 from __future__ import annotations
 
-from typing import cast
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import BaseAuthentication, BasicAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from ladder.accounts import selectors, services
 from ladder.accounts.requests import request_user
+from ladder.api.authentication import ApiTokenAuthentication, BasicAuthentication
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
 
@@ -39,12 +37,8 @@ class TokenListApi(APIView):
 
     pagination_class = PagePagination  # the list's page shape, in the schema too
 
-    # The project's authenticators (read from the settings, so this app does not import
-    # the API package that imports it) plus Basic, so a password can make a first token.
-    authentication_classes = [
-        *cast(list[type[BaseAuthentication]], api_settings.DEFAULT_AUTHENTICATION_CLASSES),
-        BasicAuthentication,
-    ]
+    # Tokens, and HTTP Basic (limited like every password check) so a first token can be made.
+    authentication_classes = [ApiTokenAuthentication, BasicAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
 
     class InputSerializer(serializers.Serializer):

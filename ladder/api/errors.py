@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ladder.common import exceptions as app
+from ladder.common import request_id
 
 APP_STATUS = {
     app.NotFound: status.HTTP_404_NOT_FOUND,
@@ -64,4 +65,8 @@ def json_404(request: HttpRequest, exception: Exception | None = None) -> JsonRe
 
 
 def json_500(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"error": "server_error", "detail": "internal error"}, status=500)
+    """The traceback is in the server log under this request id; the client gets the id."""
+    return JsonResponse(
+        {"error": "server_error", "detail": "internal error", "request_id": request_id.current()},
+        status=500,
+    )

@@ -1,9 +1,13 @@
-"""Throttles whose rates are read at request time (so settings overrides apply)."""
+"""Throttles whose rates are read at request time (so settings overrides apply), keyed on
+the client address as every limit of the ladder sees it (`ladder.common.ratelimit`)."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from ladder.accounts.auth_limits import request_address
 
 
 class _LiveRate:
@@ -12,9 +16,14 @@ class _LiveRate:
     def get_rate(self) -> str | None:
         return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)
 
+    def get_ident(self, request: Request) -> str:
+        # The socket's peer unless LADDER_NUM_PROXIES trusted proxies say otherwise;
+        # DRF's own get_ident believes any X-Forwarded-For when NUM_PROXIES is unset.
+        return request_address(request)
+
 
 class AnonThrottle(_LiveRate, AnonRateThrottle):
-    """Per-IP limit for clients without credentials."""
+    """Per-address limit for clients without credentials."""
 
 
 class UserThrottle(_LiveRate, UserRateThrottle):

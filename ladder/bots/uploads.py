@@ -4,23 +4,43 @@ Nothing here extracts to disk: the archive is read in memory and every member is
 stream-decompressed with a running byte counter, because the sizes declared in a
 zip header are attacker-controlled (pitfalls S7). The report lists every problem
 found so the author can fix them in one go.
+
+Member names are checked as the central directory spells them
+(``ZipInfo.orig_filename``): ``zipfile`` cuts ``filename`` at the first NUL, so a
+check on ``filename`` would never see one.
+
+Python sources are compiled (never run) in a separate interpreter with a
+memory and CPU limit (`compile_sources`): a compile bomb - ``1+1+...`` with
+200,000 terms, 500,000 unary minus signs, deep nesting - raises RecursionError
+or MemoryError, or takes gigabytes, inside ``compile()``; there it costs the
+child process, and the author gets the reason in the report.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import signal
 import stat
+import subprocess
+import sys
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from django.conf import settings
 
+from digdown import text
+
 CHUNK = 64 * 1024
 DEFAULT_ENTRY_POINTS = ("bot.py", "main.py", "__main__.py")
 NESTED_SUFFIXES = (
     ".zip", ".whl", ".egg", ".jar", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".zst", ".7z", ".rar",
 )  # fmt: skip
+COMPILE_MEMORY_BYTES = 512 * 1024 * 1024  # address space of the compiling process
+COMPILE_CPU_S = 10  # its CPU seconds
+COMPILE_TIMEOUT_S = 30.0  # its wall-clock seconds (a busy machine is slower than its CPU limit)
 NESTED_MAGIC = (
     b"PK\x03\x04",
     b"\x1f\x8b",
@@ -50,7 +70,7 @@ class UploadReport:
 
     def as_text(self) -> str:
         """Human-readable log stored on the version and returned on rejection."""
-        head = f"{self.filename}: {self.kind or 'unknown'}, {self.size} bytes"
+        head = f"{text.clean(self.filename, 255)}: {self.kind or 'unknown'}, {self.size} bytes"
         if self.kind == "zip":
             head += f", {len(self.files)} files, {self.unpacked_size} bytes unpacked"
         lines = [head]
@@ -60,26 +80,96 @@ class UploadReport:
         return "\n".join(lines)
 
 
-def _check_source(name: str, data: bytes, report: UploadReport) -> None:
-    """Python source must be UTF-8 without NUL bytes and must compile (never run)."""
+# Runs in a child interpreter (``python -I -S -c``): limits itself before it reads
+# any input, then compiles every source it is given and answers one JSON line each.
+_COMPILER = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
+resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu}))
+for name, source in json.loads(sys.stdin.buffer.read()).items():
+    print(json.dumps(["start", name]), flush=True)
     try:
-        text = data.decode("utf-8")
+        compile(source, name, "exec", dont_inherit=True)
+        error = ""
+    except SyntaxError as exc:
+        error = f"syntax error line {{exc.lineno}}: {{exc.msg}}"
+    except (RecursionError, MemoryError):
+        error = "too deeply nested or too large to compile"
+    except (ValueError, OverflowError) as exc:
+        error = f"cannot be compiled: {{exc}}"
+    print(json.dumps(["done", name, error]), flush=True)
+"""
+
+
+def _decode_source(name: str, data: bytes, report: UploadReport) -> str | None:
+    """Python source must be UTF-8 without NUL bytes; the text, or None (error reported)."""
+    try:
+        source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         report.errors.append(f"{name}: not UTF-8 text (byte {exc.start})")
-        return
-    if "\x00" in text:
+        return None
+    if "\x00" in source:
         report.errors.append(f"{name}: contains NUL bytes")
+        return None
+    return source
+
+
+def _child_failure(returncode: int) -> str:
+    if returncode == -signal.SIGXCPU:
+        return f"took more than {COMPILE_CPU_S} s of CPU to compile"
+    if returncode < 0:
+        return f"could not be compiled (the compiler died of {signal.Signals(-returncode).name})"
+    return f"could not be compiled (the compiler exited with {returncode})"
+
+
+def compile_sources(sources: dict[str, str], report: UploadReport) -> None:
+    """Compile every source (never run it) in a limited child interpreter; report errors.
+
+    The parent only waits (with a deadline), so no source can take its memory,
+    its stack or its time; what the child could not finish is blamed on the file
+    it was compiling.
+    """
+    if not sources:
         return
+    compiler = _COMPILER.format(memory=COMPILE_MEMORY_BYTES, cpu=COMPILE_CPU_S)
     try:
-        compile(text, name, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        report.errors.append(f"{name}: syntax error line {exc.lineno}: {exc.msg}")
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", compiler],
+            input=json.dumps(sources).encode(),
+            capture_output=True,
+            timeout=COMPILE_TIMEOUT_S,
+            check=False,
+            env={},
+        )
+        lines, returncode = done.stdout.decode().splitlines(), done.returncode
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if exc.stdout else ""
+        lines, returncode = out.splitlines(), None
+    pending = ""
+    for line in lines:
+        try:
+            what, name, *error = json.loads(line)
+        except ValueError:
+            break  # a line cut by the child's death
+        pending = name if what == "start" else ""
+        if what == "done" and error and error[0]:
+            report.errors.append(f"{name}: {error[0]}")
+    if returncode == 0 and not pending:
+        return
+    why = (
+        f"took longer than {COMPILE_TIMEOUT_S:.0f} s to compile"
+        if returncode is None
+        else _child_failure(returncode)
+    )
+    report.errors.append(f"{pending}: {why}" if pending else why)
 
 
 def _bad_name(name: str) -> str | None:
-    """Why a member name is unsafe (zip slip), or None."""
+    """Why a member name (as the central directory spells it) is unsafe, or None."""
     if not name or "\x00" in name:
         return "empty or NUL in name"
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        return "control character in name"
     if "\\" in name:
         return "backslash in name"
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
@@ -108,8 +198,10 @@ def validate_upload(*, filename: str, data: bytes, entry_point: str | None = Non
         _validate_zip(data, report, entry_point)
     elif lower.endswith(".py"):
         report.kind = "py"
-        base = PurePosixPath(filename.replace("\\", "/")).name
-        _check_source(base, data, report)
+        base = text.clean(PurePosixPath(filename.replace("\\", "/")).name, 255)
+        source = _decode_source(base, data, report)
+        if source is not None:
+            compile_sources({base: source}, report)
         report.files = [base]
         report.unpacked_size = len(data)
         report.entry_point = base
@@ -134,13 +226,13 @@ def _validate_zip(data: bytes, report: UploadReport, entry_point: str | None) ->
         return
     seen: set[str] = set()
     total = 0
-    sources: dict[str, bytes] = {}
+    sources: dict[str, str] = {}
     for info in infos:
-        name = info.filename
-        why = _bad_name(name)
+        why = _bad_name(info.orig_filename)
         if why:
-            report.errors.append(f"{name!r}: unsafe path ({why})")
+            report.errors.append(f"{text.quote(info.orig_filename, 100)}: unsafe path ({why})")
             continue
+        name = info.filename
         mode = info.external_attr >> 16
         if info.is_dir():
             continue
@@ -181,15 +273,18 @@ def _validate_zip(data: bytes, report: UploadReport, entry_point: str | None) ->
             continue
         report.files.append(norm)
         if norm.endswith(".py"):
-            sources[norm] = bytes(buf)
+            source = _decode_source(norm, bytes(buf), report)
+            if source is not None:
+                sources[norm] = source
     report.unpacked_size = total
-    for name, src in sources.items():
-        _check_source(name, src, report)
+    compile_sources(sources, report)
     if entry_point:
         if entry_point not in report.files:
-            report.errors.append(f"entry point {entry_point!r} is not in the archive")
+            report.errors.append(
+                f"entry point {text.quote(entry_point, 100)} is not in the archive"
+            )
         elif not entry_point.endswith(".py"):
-            report.errors.append(f"entry point {entry_point!r} is not a .py file")
+            report.errors.append(f"entry point {text.quote(entry_point, 100)} is not a .py file")
         else:
             report.entry_point = entry_point
     else:

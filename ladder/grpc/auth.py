@@ -7,15 +7,21 @@ behaviour runs on the RPC thread pool, where it:
 
 1. closes stale database connections before and after the call (a long-running
    server must not keep or reuse broken connections: ``close_old_connections``);
-2. authenticates ``authorization: Bearer <token>`` through ``token_authenticate``
-   (hashed tokens, looked up by digest). Write calls need a token; the public
-   reads (leaderboard, matches, replays) work without one, like the REST API,
-   but a token that is sent must be valid;
-3. throttles per token (anonymous calls per peer address) with a fixed window
-   in Django's cache -> RESOURCE_EXHAUSTED;
+2. authenticates ``authorization: Bearer <token>`` (hashed tokens, looked up by
+   digest) behind the failed-authentication limit of the client's address
+   (``ladder.accounts.auth_limits``, shared with REST): an address that sent
+   too many unknown tokens is refused with RESOURCE_EXHAUSTED before any
+   lookup. Write calls need a token; the public reads (leaderboard, matches,
+   replays) work without one, like the REST API, but a token that is sent must
+   be valid;
+3. throttles per token (anonymous calls per client address) with a fixed
+   window in Django's cache -> RESOURCE_EXHAUSTED. The client address is the
+   peer's, unless ``LADDER_NUM_PROXIES`` trusted proxies are configured (then
+   the ``x-forwarded-for`` metadata they set);
 4. maps service errors to status codes with their message; anything unexpected
    is logged with its traceback here and the client gets INTERNAL with a short
-   message, never the traceback.
+   message, never the traceback, and the call's request id (``x-request-id``
+   trailing metadata; every log line of the call carries it).
 
 Health and reflection are not wrapped: probes need neither a token nor the DB.
 """
@@ -24,34 +30,31 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from django.conf import settings
-from django.core.cache import cache
 from django.db import close_old_connections
 
 from digdown import serving
+from ladder.accounts import auth_limits
 from ladder.accounts.models import User
-from ladder.accounts.services import token_authenticate
 from ladder.common import exceptions as app
+from ladder.common import request_id
+from ladder.common.ratelimit import FixedWindow, client_address
 
 log = logging.getLogger("ladder.grpc")
 
 SERVICE_PREFIX = "/digdown.v1.Ladder/"
 # Reads of public data: the REST API serves them without credentials too.
 PUBLIC_METHODS = frozenset(
-    {"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay", "ListLadders"}
+    {"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay", "GetRuleset", "ListLadders"}
 )
 MAX_DETAIL = 2000  # status details travel in HTTP/2 trailers: keep them small
-
-_PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60}
-_PERIODS |= {"h": 3600, "hour": 3600, "d": 86400, "day": 86400}
 
 
 GrpcError = serving.StatusError
@@ -83,16 +86,6 @@ def require_user() -> User:
     return user
 
 
-def parse_rate(rate: str | None) -> tuple[int, int] | None:
-    """'600/min' -> (600, 60); empty or '0' -> None (no throttle)."""
-    if not rate or rate.strip() in {"0", "off", "none"}:
-        return None
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d*)\s*([a-z]+)\s*", rate.lower())
-    if not m or m.group(3) not in _PERIODS:
-        raise ValueError(f"rate must look like 600/min, not {rate!r}")
-    return int(m.group(1)), int(m.group(2) or 1) * _PERIODS[m.group(3)]
-
-
 def _status_for(exc: app.ApplicationError) -> grpc.StatusCode:
     if isinstance(exc, app.NotFound):
         return grpc.StatusCode.NOT_FOUND
@@ -105,59 +98,54 @@ def _status_for(exc: app.ApplicationError) -> grpc.StatusCode:
 
 def _bearer(metadata: Any) -> str | None:
     """The token of ``authorization: Bearer <token>``; '' when malformed, None when absent."""
+    text = _metadata(metadata, "authorization")
+    if text is None:
+        return None
+    scheme, _, token = text.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _metadata(metadata: Any, name: str) -> str | None:
     for key, value in metadata or ():
-        if key.lower() == "authorization":
-            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-            scheme, _, token = text.strip().partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
+        if key.lower() == name:
+            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
     return None
 
 
-def _peer_host(peer: str) -> str:
-    """'ipv4:127.0.0.1:5555' -> 'ipv4:127.0.0.1' (the port changes per connection)."""
-    if peer.startswith("ipv6:"):
-        return peer.rsplit("]", 1)[0] + "]" if "]" in peer else peer
-    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+def caller_address(context: grpc.ServicerContext) -> str:
+    """The client's address as REST sees it too ('ipv4:10.0.0.5:5555' -> '10.0.0.5')."""
+    host = serving.peer_host(context.peer())
+    host = host.split(":", 1)[1] if host.startswith(("ipv4:", "ipv6:")) else host
+    forwarded = _metadata(context.invocation_metadata(), "x-forwarded-for")
+    return client_address(host.strip("[]"), forwarded)
 
 
-class CallGuard(grpc.ServerInterceptor):
+class CallGuard(serving.HandlerInterceptor):
     """Authentication, throttling, DB hygiene and error mapping for Ladder methods."""
 
     def __init__(self, *, rate: str | None = None) -> None:
-        self.rate = parse_rate(rate if rate is not None else settings.LADDER_GRPC_THROTTLE)
+        self.rate = FixedWindow.from_rate(
+            "grpc-calls", rate if rate is not None else settings.LADDER_GRPC_THROTTLE
+        )
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
-        method = handler_call_details.method  # type: ignore[attr-defined]
-        if handler is None or not method.startswith(SERVICE_PREFIX):
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if not method.startswith(SERVICE_PREFIX):
             return handler
         name = method[len(SERVICE_PREFIX) :]
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(name, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._stream(name, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler  # the Ladder service has no client-streaming methods
+        return serving.wrap_handler(handler, lambda context: self._call(name, context))
 
     # --- per call -------------------------------------------------------------
 
     def _admit(self, name: str, context: grpc.ServicerContext) -> Caller:
         """Authenticate and throttle; raise GrpcError to refuse."""
         secret = _bearer(context.invocation_metadata())
+        address = caller_address(context)
         user: User | None = None
         if secret is not None:
-            token = token_authenticate(secret=secret) if secret else None
+            try:
+                token = auth_limits.token_authenticate_limited(secret=secret, address=address)
+            except auth_limits.TooManyFailures as exc:
+                raise GrpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message) from None
             if token is None:
                 raise GrpcError(
                     grpc.StatusCode.UNAUTHENTICATED,
@@ -169,27 +157,18 @@ class CallGuard(grpc.ServerInterceptor):
                 grpc.StatusCode.UNAUTHENTICATED,
                 f"{name} needs an API token in metadata 'authorization: Bearer <token>'",
             )
-        key = f"user:{user.pk}" if user is not None else f"anon:{_peer_host(context.peer())}"
+        key = f"user:{user.pk}" if user is not None else f"anon:{address}"
         self._throttle(key)
         return Caller(user=user, throttle_key=key)
 
     def _throttle(self, key: str) -> None:
         if self.rate is None:
             return
-        limit, period = self.rate
-        window = int(time.time() // period)
-        cache_key = f"ladder-grpc-rate:{key}:{window}"
-        cache.add(cache_key, 0, timeout=period + 1)
-        try:
-            count = cache.incr(cache_key)
-        except ValueError:  # expired between add and incr: a fresh window
-            cache.add(cache_key, 1, timeout=period + 1)
-            count = 1
-        if count > limit:
-            retry = period - (time.time() % period)
+        if self.rate.hit(key) > self.rate.limit:
             raise GrpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"rate limit of {limit} calls per {period} s exceeded; retry in {retry:.0f} s",
+                f"rate limit of {self.rate.limit} calls per {self.rate.period} s exceeded;"
+                f" retry in {self.rate.retry_after()} s",
             )
 
     @staticmethod
@@ -201,45 +180,30 @@ class CallGuard(grpc.ServerInterceptor):
             code, message = _status_for(exc), exc.message
         else:
             log.exception("%s failed unexpectedly", name)
-            code, message = grpc.StatusCode.INTERNAL, f"internal error in {name}; see server log"
+            code = grpc.StatusCode.INTERNAL
+            message = f"internal error in {name}; the server log has it as {request_id.current()}"
         log.info("%s -> %s: %s", name, code.name, message)
         context.abort(code, message[:MAX_DETAIL])
 
     @contextmanager
     def _call(self, name: str, context: grpc.ServicerContext) -> Iterator[None]:
-        """What every call runs inside, unary or streamed: fresh database connections,
-        the caller admitted and set, any failure turned into a status."""
+        """What every call runs inside, unary or streamed (grpcio iterates a stream on the
+        call's own thread): its request id (in its log lines and the trailing metadata),
+        fresh database connections, the caller admitted and set, any failure turned into
+        a status."""
+        rid = request_id.accept(_metadata(context.invocation_metadata(), "x-request-id"))
+        context.set_trailing_metadata((("x-request-id", rid),))
         close_old_connections()
+        started = time.monotonic()
         token = None
-        try:
-            token = _caller.set(self._admit(name, context))
-            yield
-        except Exception as exc:
-            self._abort(name, context, exc)
-        finally:
-            if token is not None:
-                _caller.reset(token)
-            close_old_connections()
-
-    def _unary(self, name: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-        def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
-            started = time.monotonic()
-            with self._call(name, context):
-                response = behavior(request, context)
+        with request_id.bound(rid):
+            try:
+                token = _caller.set(self._admit(name, context))
+                yield
                 log.info("%s ok in %.1f ms", name, (time.monotonic() - started) * 1000)
-                return response
-            raise AssertionError("unreachable: context.abort raises")
-
-        return wrapper
-
-    def _stream(
-        self, name: str, behavior: Callable[[Any, Any], Iterator[Any]]
-    ) -> Callable[[Any, Any], Iterator[Any]]:
-        def wrapper(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            # A generator: grpcio iterates it on the same pool thread, so the
-            # caller and the connection cleanup cover the whole stream.
-            with self._call(name, context):
-                yield from behavior(request, context)
-                log.info("%s stream done", name)
-
-        return wrapper
+            except Exception as exc:
+                self._abort(name, context, exc)
+            finally:
+                if token is not None:
+                    _caller.reset(token)
+                close_old_connections()

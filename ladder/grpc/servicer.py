@@ -21,13 +21,14 @@ from typing import Any
 import grpc
 from django.db.models import QuerySet
 
+from digdown import rulesets
 from digdown.v1 import ladder_pb2, ladder_pb2_grpc
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.grpc.auth import GrpcError, require_user
-from ladder.ladders import ladder_get, ladder_list
+from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
 from ladder.matches.models import Match, MatchSeat
@@ -41,7 +42,6 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 TOKEN_PATTERN = re.compile(r"[0-9]{1,18}")
 REPLAY_CHUNK = 64 * 1024
-STATUS_NAMES: dict[str, str] = {Match.Status.ERRORED: "FAILED"}
 
 
 # --- conversions ------------------------------------------------------------------
@@ -147,7 +147,7 @@ def match_pb(m: Match) -> ladder_pb2.Match:
         ruleset=m.ruleset,
         seed=m.seed if finished else 0,  # the seed would reveal the cave before the end
         difficulty=m.difficulty,
-        status=STATUS_NAMES.get(m.status, m.status.upper()),
+        status=m.status.upper(),
         seats=[seat_pb(s) for s in m.seats.all()],
         end_reason=result.reason if result else "",
         turns=result.turns if result else 0,
@@ -274,8 +274,12 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
 
     def DownloadReplay(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         match = match_selectors.match_detail(match_id=request.match_id)
+        if match.status != Match.Status.FINISHED:
+            raise Conflict(
+                f"match {match.pk} is {match.status}: only a finished match has a replay"
+            )
         if not match.replay_sha256 or not match.replay.name:
-            raise NotFound(f"match {match.pk} has no replay ({match.status})")
+            raise NotFound(f"match {match.pk} has no replay")
         try:
             fh = replay_open(match.replay.name)
         except FileNotFoundError as exc:
@@ -330,3 +334,13 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         return ladder_pb2.RequestChallengeResponse(
             match=match_pb(match_selectors.match_detail(match_id=match.pk))
         )
+
+    def GetRuleset(self, request: Any, context: grpc.ServicerContext) -> Any:
+        """The ruleset document of the SDK this ladder runs (the same text as the engine's)."""
+        default = ladder_default().ruleset
+        try:
+            return rulesets.ruleset_response(
+                request.ruleset, default, rulesets.text, rulesets.available()
+            )
+        except KeyError as exc:
+            raise NotFound(exc.args[0]) from None

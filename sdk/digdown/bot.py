@@ -2,15 +2,18 @@
 
 A bot author writes
 
-    def act(observation: dict, legal_actions: list[Action]) -> Action: ...
+    def act(observation: dict, legal_actions: list[dict]) -> dict | int: ...
     serve(act, listen="127.0.0.1:50061", name="mybot", version="1")
 
 and gets the whole protocol of protos/digdown/v1/bot.proto: Handshake, Act,
 a health service (`grpc.health.v1`, service "digdown.v1.Bot"), logs, and a
-graceful stop on SIGTERM/SIGINT. The observation is the plain dict of
-docs/engine-api.md (the same one the in-process bots of engine/players see), the
-legal actions are `engine.rules.Action` values; the answer may be one of those
-actions, an action dict `{"kind": ...}`, or an index into `legal_actions`.
+graceful stop on SIGTERM/SIGINT.
+
+One access style for everything a bot reads: the observation and every legal
+action are plain dicts keyed by the proto field names (docs/engine-api.md;
+`digdown.types` has their TypedDicts), so `observation["phase"]` and
+`action["kind"]`, `action["passage"]`. The answer is one of the legal action
+dicts (or an equal dict) or its index in `legal_actions`.
 
 Why an SDK at all: the protocol has traps that every author would otherwise
 meet alone (message conversion, binding silently failing, never exiting on
@@ -40,8 +43,8 @@ import grpc
 
 from digdown import PROTOCOL_VERSION, serving, wire
 from digdown.proto_codec import message_to_dict
+from digdown.types import Action, Observation
 from digdown.v1 import bot_pb2, bot_pb2_grpc
-from engine.rules import Action
 
 log = logging.getLogger("digdown.bot")
 
@@ -63,7 +66,7 @@ class Context:
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
-# What `act` may return: an Action, an action dict, or an index into legal_actions.
+# What `act` may return: one of the legal action dicts (or an equal dict), or its index.
 Answer = Action | dict[str, Any] | int
 ActFn = Callable[..., Answer]
 
@@ -84,7 +87,11 @@ def _wants_context(fn: ActFn) -> bool:
 
 
 def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
-    """Whatever `act` returned -> an `Action` message (ValueError if unusable)."""
+    """Whatever `act` returned -> an `Action` message (ValueError if unusable).
+
+    Legality is the engine's to judge (an illegal action is a fault with the
+    engine's reason); here only the shape is checked.
+    """
     if isinstance(answer, bool):
         raise ValueError(f"act returned {answer!r}, not an action")
     if isinstance(answer, int):
@@ -157,8 +164,11 @@ class BotService(bot_pb2_grpc.BotServicer):
     ) -> bot_pb2.DecisionReply:
         started = time.monotonic()
         try:
-            observation = message_to_dict(request.observation)
-            legal = [Action.from_dict(wire.action_from_proto(a)) for a in request.legal_actions]
+            observation: Observation = message_to_dict(request.observation)  # type: ignore[assignment]
+            legal: list[Action] = [
+                wire.action_from_proto(a)  # type: ignore[misc]
+                for a in request.legal_actions
+            ]
             fn, wants_context = self._fn_for(request.game_id, request.seat)
             if wants_context:
                 ctx = Context(
@@ -264,7 +274,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
 
 
 def seeded_rng_factory(cls: Callable[[Any], Any], seed: int) -> Callable[[str, int], Any]:
-    """A factory for engine/players classes: one instance per (game, seat), seeded reproducibly.
+    """A `factory=` for `serve`: one `cls(rng)` per (game, seat), its rng seeded reproducibly.
 
     The seed mixes the bot's `--seed` with the seat only (with a stable hash,
     not `hash()`, which is salted per process), not with the game id: the same
@@ -283,10 +293,11 @@ def seeded_rng_factory(cls: Callable[[Any], Any], seed: int) -> Callable[[str, i
 def house_bot_main(
     cls: Callable[[Any], Any], name: str, description: str, argv: Sequence[str] | None = None
 ) -> int:
-    """The whole `main` of a house bot script: one seeded `cls` per (game, seat), served.
+    """The whole `main` of a bot script built from a class: one `cls(rng)` per (game, seat).
 
-    The house bots differ only in the engine/players class they wrap and their
-    name, so their command line and serving live here once.
+    `cls` takes a seeded `random.Random` and has `act(observation, legal_actions)`.
+    The house bots (examples/) differ only in that class and their name, so their
+    command line and serving live here once.
     """
     args = parse_args(argv, description)
     return serve(

@@ -1,12 +1,15 @@
 """One shape for every gRPC server of the project: engine, bots and the Ladder service.
 
 Each of them needs the same things, and each trap here was met once already:
-a bounded thread pool; ``grpc.so_reuseport`` off and a checked bind (grpc
-otherwise shares a busy port or reports a failed bind as port 0, pitfall G5);
-health (``""`` and the served services) and reflection; a port file written
-atomically, so whoever started the process on port 0 finds it; and a graceful
-stop on SIGTERM/SIGINT: NOT_SERVING first so balancers and health checks drain,
-then running calls get ``grace`` seconds.
+a bounded number of concurrent calls (`CallLimit`) that leaves health and
+reflection out, so a saturated server still answers its probes instead of
+being restarted by its orchestrator for being busy (pitfall G3);
+``grpc.so_reuseport`` off and a checked bind (grpc otherwise shares a busy
+port or reports a failed bind as port 0, pitfall G5); health (``""`` and the
+served services) and reflection; a port file written atomically, so whoever
+started the process on port 0 finds it; and a graceful stop on SIGTERM/SIGINT:
+NOT_SERVING first so balancers and health checks drain, then running calls get
+``grace`` seconds.
 
 This module knows no servicer: callers register theirs through ``register``.
 It imports neither ``ladder`` nor ``bots`` nor Django, so all three can use it.
@@ -19,18 +22,24 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 log = logging.getLogger("digdown.serving")
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+HEALTH_PREFIX = f"/{health.SERVICE_NAME}/"
+REFLECTION_PREFIXES = ("/grpc.reflection.v1alpha.ServerReflection/", "/grpc.reflection.v1.")
+# Threads kept for health checks, reflection and quick refusals beyond the call limit.
+RESERVED_THREADS = 4
+# Reflection streams at once: a client holding streams open must not take the reserve.
+REFLECTION_STREAMS = 2
 
 
 class StatusError(Exception):
@@ -43,10 +52,15 @@ class StatusError(Exception):
 
 
 def configure_logging(level: str | int = "INFO") -> None:
-    """Log to stderr in the one format every process of the project uses."""
+    """Log to stderr in the one format every process of the project uses.
+
+    A process whose framework configured logging already (Django's ``LOGGING``)
+    keeps its handlers and format; only the level is set.
+    """
     if isinstance(level, str):
         level = level.upper()
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+    logging.getLogger().setLevel(level)
 
 
 def server_options(
@@ -61,6 +75,136 @@ def server_options(
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
     ]
+
+
+def peer_host(peer: str) -> str:
+    """The client's address without its port: 'ipv4:10.0.0.5:5555' -> 'ipv4:10.0.0.5'.
+
+    The port changes with every connection, so quotas and throttles key on this.
+    """
+    if peer.startswith("ipv6:"):
+        return peer.rsplit("]", 1)[0] + "]" if "]" in peer else peer
+    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+
+
+Around = Callable[[grpc.ServicerContext], AbstractContextManager[Any]]
+
+
+def wrap_handler(handler: grpc.RpcMethodHandler, around: Around) -> grpc.RpcMethodHandler:
+    """The same handler with every call run inside ``around(context)``, whatever its arity.
+
+    Streamed responses are generators that grpcio iterates on the call's own pool
+    thread, so ``around`` covers the whole stream, not just its start.
+    """
+
+    def unary(behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def call(request: Any, context: grpc.ServicerContext) -> Any:
+            with around(context):
+                return behavior(request, context)
+
+        return call
+
+    def streamed(behavior: Callable[[Any, Any], Iterator[Any]]) -> Callable[[Any, Any], Any]:
+        def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            with around(context):
+                yield from behavior(request, context)
+
+        return call
+
+    kinds = (
+        ("unary_unary", grpc.unary_unary_rpc_method_handler, unary),
+        ("unary_stream", grpc.unary_stream_rpc_method_handler, streamed),
+        ("stream_unary", grpc.stream_unary_rpc_method_handler, unary),
+        ("stream_stream", grpc.stream_stream_rpc_method_handler, streamed),
+    )
+    for attr, make, wrap in kinds:
+        behavior = getattr(handler, attr)
+        if behavior is not None:
+            return make(
+                wrap(behavior),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+    return handler
+
+
+class HandlerInterceptor(grpc.ServerInterceptor):
+    """An interceptor that decides per method what its handler becomes (`wrap_handler`)."""
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        return self.wrap(handler_call_details.method, handler)  # type: ignore[attr-defined]
+
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """The handler to serve ``method`` (its full name, ``/package.Service/Method``) with."""
+        raise NotImplementedError
+
+
+class CallLimit(HandlerInterceptor):
+    """At most ``admitted`` service calls at once, ``running`` of them executing; health exempt.
+
+    grpcio's own ``maximum_concurrent_rpcs`` counts every call, health checks
+    included, before it even knows the method: a server busy with legitimate
+    work then fails its probes and gets restarted for it. Here the limit is
+    taken on the call's thread, only by the served services: a call beyond
+    ``admitted`` is refused at once with RESOURCE_EXHAUSTED; an admitted one
+    waits (within its deadline) for one of ``running`` slots. The thread pool
+    has a thread for every admitted call plus `RESERVED_THREADS`, so health
+    checks, reflection (at most `REFLECTION_STREAMS` streams) and refusals
+    always find a thread.
+    """
+
+    def __init__(self, *, admitted: int, running: int) -> None:
+        self.admitted, self.running = admitted, min(running, admitted)
+        self._admitted = threading.BoundedSemaphore(admitted)
+        self._running = threading.BoundedSemaphore(self.running)
+        self._reflection = threading.BoundedSemaphore(REFLECTION_STREAMS)
+
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if method.startswith(HEALTH_PREFIX):
+            return handler
+        if method.startswith(REFLECTION_PREFIXES):
+            return wrap_handler(handler, self._reflection_slot)
+        return wrap_handler(handler, self._service_slot)
+
+    def _reflection_slot(self, context: grpc.ServicerContext) -> AbstractContextManager[None]:
+        return _slot(
+            self._reflection,
+            context,
+            f"{REFLECTION_STREAMS} reflection streams are open, the limit; retry later",
+        )
+
+    @contextmanager
+    def _service_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
+        busy = f"server busy: {self.admitted} calls in progress, the limit; retry later"
+        with _slot(self._admitted, context, busy):
+            # Wake up now and then: a caller that went away stops waiting.
+            while not self._running.acquire(timeout=0.25):
+                if not context.is_active():
+                    context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
+            try:
+                yield
+            finally:
+                self._running.release()
+
+
+@contextmanager
+def _slot(
+    semaphore: threading.BoundedSemaphore, context: grpc.ServicerContext, refusal: str
+) -> Iterator[None]:
+    """Hold one of ``semaphore``'s slots for the block, or refuse at once (RESOURCE_EXHAUSTED)."""
+    if not semaphore.acquire(blocking=False):
+        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal)
+    try:
+        yield
+    finally:
+        semaphore.release()
 
 
 def bind(server: grpc.Server, listen: str) -> int:
@@ -94,8 +238,10 @@ class GrpcServer:
 
     ``register`` adds the servicers; ``services`` are their full names, which
     health reports SERVING (besides the overall ``""``) once started and
-    reflection lists. Subclasses add their own state and logging around
-    ``start`` and ``stop``.
+    reflection lists. ``max_concurrent_rpcs`` service calls are admitted at
+    once and ``max_workers`` of them execute (`CallLimit`); health and
+    reflection are outside both limits. Subclasses add their own state and
+    logging around ``start`` and ``stop``.
     """
 
     def __init__(
@@ -113,23 +259,30 @@ class GrpcServer:
         reflection_enabled: bool = True,
     ) -> None:
         self.services = tuple(services)
+        admitted = max(max_workers, max_concurrent_rpcs or max_workers)
+        self.limit = CallLimit(admitted=admitted, running=max_workers)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
-                max_workers=max_workers, thread_name_prefix=thread_name_prefix
+                max_workers=admitted + RESERVED_THREADS, thread_name_prefix=thread_name_prefix
             ),
-            interceptors=list(interceptors),
-            maximum_concurrent_rpcs=max_concurrent_rpcs,
+            # The limit goes first, so it also covers what later interceptors do.
+            interceptors=[self.limit, *interceptors],
             options=server_options(max_receive_bytes, max_send_bytes),
         )
         register(self.server)
-        # Non-blocking health on its own thread: a probe still answers while every
-        # RPC thread is busy, which is when a balancer most needs the answer.
+        # Health is outside CallLimit, so a probe answers while every call slot is
+        # busy, which is when a balancer most needs the answer; Watch streams run
+        # non-blocking on a thread of their own instead of holding a pool thread.
         self.health = health.HealthServicer(
             experimental_non_blocking=True,
             experimental_thread_pool=futures.ThreadPoolExecutor(max_workers=1),
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if reflection_enabled:
+            # Imported here: bots never serve reflection, so the SDK does not need the
+            # package (the engine and the ladder, which do, depend on it themselves).
+            from grpc_reflection.v1alpha import reflection
+
             names = (*self.services, health.SERVICE_NAME, reflection.SERVICE_NAME)
             reflection.enable_server_reflection(names, self.server)
         self.port = bind(self.server, listen)

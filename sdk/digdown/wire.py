@@ -22,6 +22,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from digdown.proto_codec import dict_to_message, message_to_dict
+from digdown.types import ACTION_ARGS
 from digdown.v1 import game_pb2
 
 M = TypeVar("M", bound=Message)
@@ -37,25 +38,11 @@ class WireError(ValueError):
     """A message or dict that cannot be converted; the message says what is wrong."""
 
 
-# Action kind -> (field of the `Action.kind` oneof, its argument names).
+# Action kind -> (field of the `Action.kind` oneof, its argument names). The field is the
+# kind in lower case except where that is a keyword of some language (game.proto).
+_ONEOF_FIELD = {"CONTINUE": "continue_exploring", "RETURN": "return_to_base"}
 ACTION_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "EXCHANGE": ("exchange", ("recipe",)),
-    "TRADE": ("trade", ("item",)),
-    "GIVE": ("give", ("item", "to_seat")),
-    "STASH": ("stash", ()),
-    "UNSTASH": ("unstash", ()),
-    "DISCARD": ("discard", ("item",)),
-    "DONE": ("done", ()),
-    "EXPLORE": ("explore", ()),
-    "CONTINUE": ("continue_exploring", ()),
-    "RETURN": ("return_to_base", ()),
-    "MOVE": ("move", ("passage",)),
-    "PEEK": ("peek", ()),
-    "READY": ("ready", ()),
-    "ATTEMPT": ("attempt", ()),
-    "LEAVE": ("leave", ()),
-    "COMMIT": ("commit", ("tool_id",)),
-    "STOP": ("stop", ()),
+    kind: (_ONEOF_FIELD.get(kind, kind.lower()), args) for kind, args in ACTION_ARGS.items()
 }
 FIELD_KINDS: dict[str, str] = {field: kind for kind, (field, _) in ACTION_FIELDS.items()}
 

@@ -59,6 +59,7 @@ def play_out(
         assert shown <= public, f"hidden faces leaked: {shown - public}"
         request = engine_pb2.StepRequest(
             game_id=start.game_id,
+            control_token=start.control_token,
             seat=d.seat,
             action=rng.choice(d.legal_actions),
             ply=d.ply,
@@ -86,14 +87,18 @@ def test_full_game_over_grpc_streams_every_event_and_replays(
     assert len(result.ranks) == num_seats and sorted(result.ranks)[0] == 1
     assert events[-1]["kind"] == "GAME_END"
 
-    record = engine.stub.GetRecord(engine_pb2.GetRecordRequest(game_id=start.game_id), timeout=T)
+    record = engine.stub.GetRecord(
+        engine_pb2.GetRecordRequest(game_id=start.game_id, control_token=start.control_token),
+        timeout=T,
+    )
     replayed, replayed_result = replay_record(wire.record_from_proto(record.record))
     # The responses carried every event, forced plays included, in order.
     assert [wire.event_from_proto(wire.event_to_proto(e)) for e in replayed] == events
     assert wire.result_to_proto(replayed_result or {}) == result
 
     replay = engine.stub.GetReplay(
-        engine_pb2.GetReplayRequest(game_id=start.game_id), timeout=T
+        engine_pb2.GetReplayRequest(game_id=start.game_id, control_token=start.control_token),
+        timeout=T,
     ).replay
     assert replay.format == "digdown-replay/1" and replay.result == result
     assert len(replay.decisions) == len(record.record.entries)
@@ -111,8 +116,14 @@ def test_full_game_over_grpc_streams_every_event_and_replays(
 def test_record_and_replay_only_after_the_end(engine: EngineProcess) -> None:
     start = new_game(engine, seed=11)
     for call, request in [
-        (engine.stub.GetRecord, engine_pb2.GetRecordRequest(game_id=start.game_id)),
-        (engine.stub.GetReplay, engine_pb2.GetReplayRequest(game_id=start.game_id)),
+        (
+            engine.stub.GetRecord,
+            engine_pb2.GetRecordRequest(game_id=start.game_id, control_token=start.control_token),
+        ),
+        (
+            engine.stub.GetReplay,
+            engine_pb2.GetReplayRequest(game_id=start.game_id, control_token=start.control_token),
+        ),
     ]:
         with pytest.raises(grpc.RpcError) as err:
             call(request, timeout=T)
@@ -127,7 +138,10 @@ def test_observations_never_carry_the_seed_or_unknown_faces(engine: EngineProces
     # At the start nothing has been peeked or revealed.
     assert all(not p.HasField("top") for p in obs.passages)
     state = engine.stub.GetState(
-        engine_pb2.GetStateRequest(game_id=start.game_id, observer=0), timeout=T
+        engine_pb2.GetStateRequest(
+            game_id=start.game_id, control_token=start.control_token, observer=0
+        ),
+        timeout=T,
     )
     assert state.observation.seat == 0
     assert all(not p.HasField("top") for p in state.observation.passages)
@@ -144,30 +158,44 @@ def test_bad_requests_get_clear_statuses_and_the_server_keeps_serving(
 ) -> None:
     start = new_game(engine, seed=5)
     d = start.decision
-    gid = start.game_id
+    gid, tok = start.game_id, start.control_token
     step = engine.stub.Step
 
-    err = _fail(step, engine_pb2.StepRequest(game_id="no-such-game", seat=0, fault="x"))
+    err = _fail(
+        step, engine_pb2.StepRequest(game_id="no-such-game", control_token=tok, seat=0, fault="x")
+    )
     assert err.code() == grpc.StatusCode.NOT_FOUND
 
     other = (d.seat + 1) % 2
-    err = _fail(step, engine_pb2.StepRequest(game_id=gid, seat=other, action=d.legal_actions[0]))
+    err = _fail(
+        step,
+        engine_pb2.StepRequest(
+            game_id=gid, control_token=tok, seat=other, action=d.legal_actions[0]
+        ),
+    )
     assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert f"seat {d.seat} is" in (err.details() or "")
 
     illegal = game_pb2.Action(commit=game_pb2.Commit(tool_id=1))
-    err = _fail(step, engine_pb2.StepRequest(game_id=gid, seat=d.seat, action=illegal))
+    err = _fail(
+        step, engine_pb2.StepRequest(game_id=gid, control_token=tok, seat=d.seat, action=illegal)
+    )
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "not legal" in (err.details() or "")
 
-    err = _fail(step, engine_pb2.StepRequest(game_id=gid, seat=d.seat))
+    err = _fail(step, engine_pb2.StepRequest(game_id=gid, control_token=tok, seat=d.seat))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
 
-    err = _fail(step, engine_pb2.StepRequest(game_id=gid, seat=d.seat, action=game_pb2.Action()))
+    err = _fail(
+        step,
+        engine_pb2.StepRequest(
+            game_id=gid, control_token=tok, seat=d.seat, action=game_pb2.Action()
+        ),
+    )
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "no kind" in (err.details() or "")
 
-    err = _fail(step, engine_pb2.StepRequest(game_id=gid, seat=9, forfeit="x"))
+    err = _fail(step, engine_pb2.StepRequest(game_id=gid, control_token=tok, seat=9, forfeit="x"))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
 
     for config in [
@@ -183,10 +211,15 @@ def test_bad_requests_get_clear_statuses_and_the_server_keeps_serving(
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
 
     # Nothing was applied by the failures; the game and the server go on.
-    again = engine.stub.GetState(engine_pb2.GetStateRequest(game_id=gid), timeout=T)
+    again = engine.stub.GetState(
+        engine_pb2.GetStateRequest(game_id=gid, control_token=tok), timeout=T
+    )
     assert again.decision == d
     ok = engine.stub.Step(
-        engine_pb2.StepRequest(game_id=gid, seat=d.seat, action=d.default_action), timeout=T
+        engine_pb2.StepRequest(
+            game_id=gid, control_token=tok, seat=d.seat, action=d.default_action
+        ),
+        timeout=T,
     )
     assert ok.WhichOneof("next") in ("decision", "result")
     assert engine.health() == health_pb2.HealthCheckResponse.SERVING
@@ -197,15 +230,26 @@ def test_retried_step_is_answered_once_and_stale_ply_refused(engine: EngineProce
     start = new_game(engine, seed=21, num_seats=3)
     d = start.decision
     request = engine_pb2.StepRequest(
-        game_id=start.game_id, seat=d.seat, action=d.legal_actions[-1], ply=d.ply
+        game_id=start.game_id,
+        control_token=start.control_token,
+        seat=d.seat,
+        action=d.legal_actions[-1],
+        ply=d.ply,
     )
     first = engine.stub.Step(request, timeout=T)
     second = engine.stub.Step(request, timeout=T)  # e.g. the first answer was lost
     assert first == second
-    state = engine.stub.GetState(engine_pb2.GetStateRequest(game_id=start.game_id), timeout=T)
+    state = engine.stub.GetState(
+        engine_pb2.GetStateRequest(game_id=start.game_id, control_token=start.control_token),
+        timeout=T,
+    )
     assert state.decision == first.decision
     stale = engine_pb2.StepRequest(
-        game_id=start.game_id, seat=first.decision.seat, fault="late", ply=d.ply
+        game_id=start.game_id,
+        control_token=start.control_token,
+        seat=first.decision.seat,
+        fault="late",
+        ply=d.ply,
     )
     err = _fail(engine.stub.Step, stale)
     assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -214,7 +258,7 @@ def test_retried_step_is_answered_once_and_stale_ply_refused(engine: EngineProce
 
 def test_faults_play_the_default_and_forfeit_ends_a_seat(engine: EngineProcess) -> None:
     start = new_game(engine, seed=8, num_seats=3)
-    gid = start.game_id
+    gid, tok = start.game_id, start.control_token
     d = start.decision
     faulty = d.seat
     reply: Any = start
@@ -223,18 +267,23 @@ def test_faults_play_the_default_and_forfeit_ends_a_seat(engine: EngineProcess) 
         while reply.decision.seat != faulty:
             dd = reply.decision
             reply = engine.stub.Step(
-                engine_pb2.StepRequest(game_id=gid, seat=dd.seat, action=dd.default_action),
+                engine_pb2.StepRequest(
+                    game_id=gid, control_token=tok, seat=dd.seat, action=dd.default_action
+                ),
                 timeout=T,
             )
         reply = engine.stub.Step(
-            engine_pb2.StepRequest(game_id=gid, seat=faulty, fault="deadline exceeded"), timeout=T
+            engine_pb2.StepRequest(
+                game_id=gid, control_token=tok, seat=faulty, fault="deadline exceeded"
+            ),
+            timeout=T,
         )
         kinds = [e.kind for e in reply.events]
         assert kinds[0] == "FAULT" and reply.events[0].amount == n
         if n == 3:
             assert "FORFEIT" in kinds
     players = engine.stub.GetState(
-        engine_pb2.GetStateRequest(game_id=gid, observer=faulty), timeout=T
+        engine_pb2.GetStateRequest(game_id=gid, control_token=tok, observer=faulty), timeout=T
     ).observation.players
     assert players[faulty].forfeited and players[faulty].faults == 3
 
@@ -243,13 +292,19 @@ def test_faults_play_the_default_and_forfeit_ends_a_seat(engine: EngineProcess) 
     alive = [p.seat for p in players if not p.eliminated]
     victim = next(s for s in alive if s != nxt.seat)
     reply = engine.stub.Step(
-        engine_pb2.StepRequest(game_id=gid, seat=victim, forfeit="process died"), timeout=T
+        engine_pb2.StepRequest(game_id=gid, control_token=tok, seat=victim, forfeit="process died"),
+        timeout=T,
     )
     assert reply.events[0].kind == "FORFEIT" and reply.events[0].seat == victim
     assert reply.WhichOneof("next") == "result"  # one seat left of three
-    err = _fail(engine.stub.Step, engine_pb2.StepRequest(game_id=gid, seat=victim, forfeit="again"))
+    err = _fail(
+        engine.stub.Step,
+        engine_pb2.StepRequest(game_id=gid, control_token=tok, seat=victim, forfeit="again"),
+    )
     assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
-    record = engine.stub.GetRecord(engine_pb2.GetRecordRequest(game_id=gid), timeout=T).record
+    record = engine.stub.GetRecord(
+        engine_pb2.GetRecordRequest(game_id=gid, control_token=tok), timeout=T
+    ).record
     entries = [e.WhichOneof("entry") for e in record.entries]
     assert entries.count("fault") == 3 and entries.count("forfeit") == 1
 
@@ -258,7 +313,8 @@ def test_verify_replay_reports_the_first_difference(engine: EngineProcess) -> No
     start = new_game(engine, seed=31)
     play_out(engine, start, 31)
     replay = engine.stub.GetReplay(
-        engine_pb2.GetReplayRequest(game_id=start.game_id), timeout=T
+        engine_pb2.GetReplayRequest(game_id=start.game_id, control_token=start.control_token),
+        timeout=T,
     ).replay
 
     def verify(**subject: Any) -> engine_pb2.VerifyReplayResponse:
@@ -282,7 +338,8 @@ def test_verify_replay_reports_the_first_difference(engine: EngineProcess) -> No
     assert not verify(replay=tampered).ok
 
     record = engine.stub.GetRecord(
-        engine_pb2.GetRecordRequest(game_id=start.game_id), timeout=T
+        engine_pb2.GetRecordRequest(game_id=start.game_id, control_token=start.control_token),
+        timeout=T,
     ).record
     assert verify(record=engine_pb2.RecordWithOutcome(record=record)).ok
     broken = game_pb2.Record()
@@ -298,10 +355,13 @@ def test_verify_replay_reports_the_first_difference(engine: EngineProcess) -> No
 
 def test_close_game_forgets_it(engine: EngineProcess) -> None:
     start = new_game(engine, seed=41)
-    request = engine_pb2.CloseGameRequest(game_id=start.game_id)
+    request = engine_pb2.CloseGameRequest(game_id=start.game_id, control_token=start.control_token)
     assert engine.stub.CloseGame(request, timeout=T).closed
     assert not engine.stub.CloseGame(request, timeout=T).closed
-    err = _fail(engine.stub.GetState, engine_pb2.GetStateRequest(game_id=start.game_id))
+    err = _fail(
+        engine.stub.GetState,
+        engine_pb2.GetStateRequest(game_id=start.game_id, control_token=start.control_token),
+    )
     assert err.code() == grpc.StatusCode.NOT_FOUND
 
 
@@ -320,7 +380,12 @@ def test_idle_games_expire(fresh_engine: EngineProcess) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            fresh_engine.stub.GetState(engine_pb2.GetStateRequest(game_id=start.game_id), timeout=T)
+            fresh_engine.stub.GetState(
+                engine_pb2.GetStateRequest(
+                    game_id=start.game_id, control_token=start.control_token
+                ),
+                timeout=T,
+            )
         except grpc.RpcError as err:
             assert err.code() == grpc.StatusCode.NOT_FOUND
             break
@@ -368,7 +433,10 @@ def test_live_game_limit_is_resource_exhausted(tmp_path: Path) -> None:
         with pytest.raises(grpc.RpcError) as err:
             new_game(engine, seed=73)
         assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        engine.stub.CloseGame(engine_pb2.CloseGameRequest(game_id=first.game_id), timeout=T)
+        engine.stub.CloseGame(
+            engine_pb2.CloseGameRequest(game_id=first.game_id, control_token=first.control_token),
+            timeout=T,
+        )
         assert new_game(engine, seed=74).game_id
     finally:
         stop_engine(engine)

@@ -312,7 +312,7 @@ def test_fast_converters_equal_json_format_on_real_games(seed: int) -> None:
 
 def test_fast_converters_equal_json_format_on_what_the_service_sends() -> None:
     """Every message of a game driven through engine.sessions, as the server sends them."""
-    store = sessions.GameStore()
+    store = sessions.SessionStore()
     config = game_pb2.GameConfig(seed=2**62 + 7, num_seats=4, difficulty="hardcore")
     game, events = store.create(config, [game_pb2.SeatInfo(seat=i, bot=f"b{i}") for i in range(4)])
     response: Message = engine_pb2.NewGameResponse(

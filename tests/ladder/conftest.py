@@ -5,25 +5,42 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
+
+from tests.support import server_errors
 
 HIGH_RATES = {"anon": "100000/min", "user": "100000/min"}
 
 
 @pytest.fixture(autouse=True)
 def _ladder_settings(settings: Any, tmp_path: Any) -> None:
-    """Each test gets its own media root and throttles it will not hit."""
+    """Each test gets its own media root, and throttles and failure limits it will not hit
+    (counted afresh: the tests' cache is this process's memory)."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.LADDER_DEV_MODE = False
     settings.LADDER_ENDPOINT_ALLOWED_NETWORKS = []
     rf = dict(settings.REST_FRAMEWORK)
     rf["DEFAULT_THROTTLE_RATES"] = dict(HIGH_RATES)
     settings.REST_FRAMEWORK = rf
+    settings.LADDER_AUTH_FAILURES_PER_ADDRESS = "100000/min"
+    settings.LADDER_AUTH_FAILURES_PER_ACCOUNT = "100000/min"
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_server_errors(request: pytest.FixtureRequest, settings: Any) -> Iterator[None]:
+    """Any 5xx answer of the API fails the test (mark ``allow_5xx`` to expect one)."""
+    settings.MIDDLEWARE = ["tests.support.server_errors.ServerErrorGuard", *settings.MIDDLEWARE]
+    server_errors.SEEN.clear()
+    yield
+    if request.node.get_closest_marker("allow_5xx") is None and server_errors.SEEN:
+        pytest.fail(f"the server answered 5xx: {server_errors.SEEN}")
 
 
 @pytest.fixture(scope="session", autouse=True)

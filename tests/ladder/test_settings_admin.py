@@ -143,7 +143,7 @@ def test_ladders_and_shared_cache_from_environment(tmp_path: Path) -> None:
             "LADDER_VAR_DIR": str(tmp_path),
             "LADDER_LADDERS": "dd-1=dd-1/normal/2-4, dd-2=dd-2/normal/2-4",
             "LADDER_DEFAULT_LADDER": "dd-2",
-            "REDIS_URL": "redis://cache.internal:6379/1",
+            "LADDER_CACHE_URL": "redis://cache.internal:6379/1",
         }
     )
     assert set(s["ladders"]) == {"dd-1", "dd-2"} and s["default"] == "dd-2"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.core.files.storage import default_storage
 
+from ladder.bots import uploads
 from ladder.bots.models import BotVersion
 from ladder.bots.services import UploadRejected, bot_create, bot_version_upload
 from ladder.bots.uploads import validate_upload
@@ -31,6 +32,15 @@ def symlink_zip() -> bytes:
     info = zipfile.ZipInfo("link")
     info.external_attr = (stat.S_IFLNK | 0o777) << 16
     return zip_of([("bot.py", GOOD), (info, b"/etc/passwd")])
+
+
+def raw_name_zip(name: bytes) -> bytes:
+    """A zip whose member is named ``name`` byte for byte, in the local header and the
+    central directory alike (zipfile itself cuts a name at NUL when writing)."""
+    placeholder = b"Q" * len(name)
+    data = zip_of([("bot.py", GOOD), (placeholder.decode(), GOOD)])
+    assert data.count(placeholder) == 2
+    return data.replace(placeholder, name)
 
 
 def big_zip() -> bytes:
@@ -56,7 +66,18 @@ ATTACKS = {
     "duplicate": (zip_of([("bot.py", GOOD), ("BOT.py", GOOD)]), "duplicate"),
     "not a zip": (b"PK\x03\x04garbage" * 10, "not a readable zip"),
     "tarball": (b"\x1f\x8b\x08\x00" + b"\0" * 100, "only a .py file or a .zip"),
+    # zipfile reads this name as "ok.py"; the central directory says "ok.py\0../../evil.sh".
+    "NUL in a member name": (raw_name_zip(b"ok.py\x00../../evil.sh"), "NUL in name"),
+    "control character in a name": (raw_name_zip(b"\x1b[2Jx.py"), "control character"),
+    # Compile bombs: compile() raises RecursionError/MemoryError or eats gigabytes.
+    "200,000 terms": (b"x = " + b"1+" * 200_000 + b"1\n", "too deeply nested"),
+    "500,000 unary minus": (b"x = " + b"-" * 500_000 + b"1\n", "too deeply nested"),
+    "deep nesting in a zip": (
+        zip_of([("bot.py", GOOD), ("lib/deep.py", b"x = " + b"a." * 300_000 + b"b\n")]),
+        "lib/deep.py: too deeply nested",
+    ),
 }
+PY_ATTACKS = {"200,000 terms", "500,000 unary minus"}
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
@@ -64,13 +85,33 @@ def test_attack_rejected_nothing_stored(name: str, make_user: Any) -> None:
     data, message = ATTACKS[name]
     owner = make_user("alice")
     bot = bot_create(owner=owner, name="victim", kind="hosted")
-    filename = "bot.tar.gz" if name == "tarball" else "bot.zip"
+    filename = {"tarball": "bot.tar.gz", **dict.fromkeys(PY_ATTACKS, "bot.py")}.get(name, "bot.zip")
     with pytest.raises(UploadRejected) as exc:
         bot_version_upload(user=owner, bot_id=bot.pk, filename=filename, data=data)
     assert message in exc.value.message
     assert exc.value.extra["errors"]
     assert not BotVersion.objects.filter(bot=bot).exists()
     assert not default_storage.exists(f"bots/{bot.pk}")
+
+
+def test_a_source_too_large_to_compile_hits_the_memory_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """200,000 `or`s take about 270 MB to compile: over a 128 MB limit, in the child only."""
+    monkeypatch.setattr(uploads, "COMPILE_MEMORY_BYTES", 128 * 1024 * 1024)
+    wide = b"x = " + b" or ".join([b"a"] * 200_000)
+    report = validate_upload(filename="bot.zip", data=zip_of([("bot.py", GOOD), ("w.py", wide)]))
+    assert report.errors == ["w.py: too deeply nested or too large to compile"]
+
+
+def test_a_compiler_that_runs_out_of_time_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiling child has a deadline; what it was compiling gets the blame."""
+    monkeypatch.setattr(uploads, "COMPILE_TIMEOUT_S", 0.001)
+    report = validate_upload(filename="bot.py", data=GOOD)
+    assert report.errors in (
+        ["bot.py: took longer than 0 s to compile"],
+        ["took longer than 0 s to compile"],  # killed before it named the file
+    )
 
 
 def test_zip_bomb_counts_decompressed_bytes_and_stops_early() -> None:
@@ -128,3 +169,18 @@ def test_remote_bot_takes_no_upload(make_user: Any) -> None:
     bot = bot_create(owner=owner, name="remote-one", kind="remote")
     with pytest.raises(Exception, match="only hosted bots"):
         bot_version_upload(user=owner, bot_id=bot.pk, filename="bot.py", data=GOOD)
+
+
+def test_compile_bomb_over_rest_is_a_400_with_the_reason(
+    api: Any, make_user: Any, token_for: Any
+) -> None:
+    owner = make_user("alice")
+    bot = bot_create(owner=owner, name="bomber", kind="hosted")
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(owner)}")
+    upload = io.BytesIO(b"x = " + b"1+" * 200_000 + b"1\n")
+    upload.name = "bot.py"
+    r = api.post(f"/api/v1/bots/{bot.pk}/versions/", {"file": upload}, format="multipart")
+    assert r.status_code == 400, r.content[:300]
+    assert r.json()["error"] == "upload_rejected"
+    assert r.json()["errors"] == ["bot.py: too deeply nested or too large to compile"]
+    assert not BotVersion.objects.filter(bot=bot).exists()

@@ -59,6 +59,9 @@ def ladder_env(
         "LADDER_MEDIA_ROOT": str(media),
         "LADDER_DEV_MODE": "1",
         "ENGINE_ADDRESS": "",
+        # Failure limits have their own tests (tests/ladder_grpc/test_auth_abuse.py).
+        "LADDER_AUTH_FAILURES_PER_ADDRESS": "100000/min",
+        "LADDER_CACHE_URL": "",
     }
 
 
@@ -95,6 +98,20 @@ def ladder_server(ladder_env: dict[str, str], grpc_procdir: Path) -> Iterator[Pr
     )  # fmt: skip
     yield p
     assert p.stop() == 0, p.log()
+
+
+@pytest.fixture(autouse=True)
+def _no_internal_errors(request: pytest.FixtureRequest) -> Iterator[None]:
+    """An INTERNAL answer of the shared grpcserver (gRPC's 5xx) fails the test that caused it."""
+    if "ladder_server" not in request.fixturenames and "stub" not in request.fixturenames:
+        yield
+        return
+    server: Proc = request.getfixturevalue("ladder_server")
+    seen = len(server.log())
+    yield
+    new = server.log()[seen:]
+    if "-> INTERNAL" in new or "Traceback" in new:
+        pytest.fail(f"the Ladder gRPC server failed internally:\n{new[-4000:]}")
 
 
 @pytest.fixture(scope="session")

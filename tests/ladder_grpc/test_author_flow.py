@@ -19,6 +19,7 @@ import pytest
 
 from digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.conftest import bearer, manage
+from tests.support import replay_schema
 from tests.support.processes import start_bot
 from workers.runner import verify_replay
 
@@ -130,7 +131,8 @@ def test_bot_author_flow(
     assert len(data) == match.replay_size
     assert hashlib.sha256(data).hexdigest() == match.replay_sha256
     doc = json.loads(gzip.decompress(data))
-    assert doc["format"] == "digdown-replay/1"
+    # It is the format docs/replay-format.md describes (not ProtoJSON of digdown.v1.Replay).
+    replay_schema.check(doc)
     verdict = verify_replay(ladder_engine.address, doc, timeout_s=T)
     assert verdict.ok, verdict.first_difference
 

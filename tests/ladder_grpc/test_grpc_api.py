@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import uuid
 import zipfile
@@ -14,8 +15,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from digdown.v1 import game_pb2, ladder_pb2_grpc
 from digdown.v1 import ladder_pb2 as pb
-from digdown.v1 import ladder_pb2_grpc
 from tests.ladder_grpc.conftest import LADDER_SERVICE, bearer, start_manage
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
@@ -129,6 +130,12 @@ def test_staff_may_challenge_with_others_bots(stub: Any, user_token: Any) -> Non
     m = reply.match
     assert (m.status, m.difficulty, m.seed) == ("QUEUED", "hard", 0)  # seed secret until the end
     assert [s.bot for s in m.seats] == ["alpha", "beta"]
+    # A match that has not finished has no replay yet: FAILED_PRECONDITION, as documented.
+    err = refused(
+        lambda r, **kw: list(stub.DownloadReplay(r, **kw)), pb.DownloadReplayRequest(match_id=m.id)
+    )
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION, err.details()
+    assert "only a finished match has a replay" in (err.details() or "")
     # The ladder picks an opponent when none is named.
     picked = stub.RequestChallenge(
         pb.RequestChallengeRequest(bot="beta"), metadata=bearer(a_tok), timeout=T
@@ -198,7 +205,7 @@ def test_bad_input_gets_clear_statuses(stub: Any, user_token: Any) -> None:
     # Nothing was stored by the refused calls.
     mine = stub.ListMyBots(pb.ListMyBotsRequest(), metadata=md, timeout=T)
     assert [(b.name, b.HasField("current_version")) for b in mine.bots] == [("alpha", False)]
-    # A download of a match without a replay is NOT_FOUND, streamed or not.
+    # A download of a match that does not exist is NOT_FOUND, streamed or not.
     stub.UploadVersion(
         pb.UploadVersionRequest(bot="alpha", filename="bot.py", content=GOOD_PY),
         metadata=md,
@@ -240,6 +247,21 @@ def test_throttle_per_token_and_sigterm(
     assert "Traceback" not in log
 
 
+def test_ruleset_data_needs_no_token(stub: Any) -> None:
+    """GetRuleset serves the SDK's ruleset document, the same text the engine serves."""
+    from digdown import rulesets
+    from ladder.ladders import ladder_default
+
+    default = stub.GetRuleset(game_pb2.GetRulesetRequest(), timeout=T)
+    assert default.ruleset == ladder_default().ruleset
+    assert list(default.available) == rulesets.available() and "dd-1" in default.available
+    assert default.json == rulesets.text(default.ruleset)
+    dd1 = stub.GetRuleset(game_pb2.GetRulesetRequest(ruleset="dd-1"), timeout=T)
+    assert json.loads(dd1.json)["cave"][0]["name"] == "Dirt"
+    err = refused(stub.GetRuleset, game_pb2.GetRulesetRequest(ruleset="dd-0"))
+    assert err.code() == grpc.StatusCode.NOT_FOUND and "known: dd-1" in (err.details() or "")
+
+
 def redis_url() -> str:
     """The Redis the tests may use (LADDER_TEST_REDIS_URL); skipped without one, except in CI."""
     import redis
@@ -257,10 +279,14 @@ def redis_url() -> str:
 def test_throttle_is_shared_by_every_process_through_redis(
     ladder_env: dict[str, str], grpc_procdir: Path, user_token: Any
 ) -> None:
-    """Two grpcserver processes with REDIS_URL count one token against one limit."""
+    """Two grpcserver processes with LADDER_CACHE_URL count one token against one limit."""
     _, tok = user_token("alice")
     # A prefix of our own: other runs on the same Redis never share our counts.
-    env = {**ladder_env, "REDIS_URL": redis_url(), "LADDER_CACHE_PREFIX": f"t{uuid.uuid4().hex}"}
+    env = {
+        **ladder_env,
+        "LADDER_CACHE_URL": redis_url(),
+        "LADDER_CACHE_PREFIX": f"t{uuid.uuid4().hex}",
+    }
     servers = [
         start_manage(
             ["grpcserver", "--rate", "3/min"],

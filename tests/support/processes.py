@@ -70,8 +70,11 @@ def start(
     env: Mapping[str, str] | None = None,
     listen: str = "127.0.0.1:0",
     timeout_s: float = START_TIMEOUT_S,
+    program: str = sys.executable,
 ) -> Proc:
     """Start ``python ARGS --listen LISTEN --port-file F``; wait for its port (+ health).
+
+    ``program`` runs instead of this Python (a bot in another language, a fresh venv's).
 
     A process that exits before it reports a port raises RuntimeError with its
     log (so a test can match what the server said); one that is too slow,
@@ -82,7 +85,7 @@ def start(
     port_file.unlink(missing_ok=True)
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, *args, "--listen", listen, "--port-file", str(port_file)],
+            [program, *args, "--listen", listen, "--port-file", str(port_file)],
             cwd=ROOT,
             stdout=log_file,
             stderr=subprocess.STDOUT,

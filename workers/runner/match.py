@@ -33,12 +33,14 @@ from typing import Any
 
 import grpc
 
-from digdown import PROTOCOL_VERSION, wire
-from digdown.v1 import bot_pb2, bot_pb2_grpc, engine_pb2, engine_pb2_grpc, game_pb2
+from digdown import PROTOCOL_VERSION, text, wire
+from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.net import (
+    BotStub,
     EngineError,
     EngineUnavailable,
+    Undecodable,
     bot_channel_options,
     engine_channel_options,
     probe,
@@ -178,6 +180,7 @@ class Match:
         self.faults: list[Fault] = []
         self.events: list[game_pb2.Event] = []
         self.game_id = ""
+        self.control_token = ""  # the game's capability on the engine; never sent to bots
         self._engine_channel: grpc.Channel | None = None
         self._engine: Any = None
 
@@ -214,7 +217,7 @@ class Match:
                 st.spec.address,
                 options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes),
             )
-            st.stub = bot_pb2_grpc.BotStub(st.channel)
+            st.stub = BotStub(st.channel)
             st.name, st.version = st.spec.name, st.spec.version
 
     def _handshakes(self) -> list[tuple[int, str]]:
@@ -245,10 +248,15 @@ class Match:
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
                 log.warning("seat %d handshake failed: %s", st.seat, st.handshake)
                 continue
+            if isinstance(reply, Undecodable):
+                st.handshake = f"malformed: undecodable reply ({reply.description})"
+                st.protocol_version = PROTOCOL_VERSION
+                continue
             st.handshake = "ok"
             st.protocol_version = reply.protocol_version or PROTOCOL_VERSION
-            st.name = st.name or reply.name[:100]
-            st.version = st.version or reply.version[:100]
+            # The bot's own words: into the replay, the CLI and other bots' view.
+            st.name = st.name or text.clean(reply.name, text.NAME_MAX)
+            st.version = st.version or text.clean(reply.version, text.NAME_MAX)
             if st.protocol_version != PROTOCOL_VERSION:
                 dead.append(
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
@@ -310,6 +318,13 @@ class Match:
         if error is not None:
             return self._classify(st, error, elapsed, think_ms)
         assert reply is not None
+        if isinstance(reply, Undecodable):
+            return _Answer(
+                "fault",
+                reason=f"malformed: undecodable reply ({reply.description})",
+                think_ms=think_ms,
+                fault_kind="malformed",
+            )
         if not reply.HasField("action") or reply.action.WhichOneof("kind") is None:
             return _Answer(
                 "fault",
@@ -371,10 +386,6 @@ class Match:
                 think_ms=think_ms,
                 fault_kind="unavailable",
             )
-        if code == grpc.StatusCode.INTERNAL and "deserializ" in detail.lower():
-            return _Answer(
-                "fault", reason=f"malformed: {detail}", think_ms=think_ms, fault_kind="malformed"
-            )
         return _Answer(
             "fault", reason=f"error: {code.name}: {detail}", think_ms=think_ms, fault_kind="error"
         )
@@ -388,8 +399,13 @@ class Match:
                 self.seats[e.seat].out = True
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
+        answer.reason = text.clean(answer.reason)  # often a bot's words: stored, sent, printed
         request = engine_pb2.StepRequest(
-            game_id=self.game_id, seat=seat, ply=ply, think_time_ms=answer.think_ms
+            game_id=self.game_id,
+            control_token=self.control_token,
+            seat=seat,
+            ply=ply,
+            think_time_ms=answer.think_ms,
         )
         if answer.kind == "action":
             assert answer.action is not None
@@ -443,7 +459,7 @@ class Match:
                 engine_pb2.NewGameRequest(config=config, seats=seats_info),
                 idempotent=False,
             )
-            self.game_id = created.game_id
+            self.game_id, self.control_token = created.game_id, created.control_token
             log.info("match %s: game %s on %s", self.match_id, self.game_id, self.engine_address)
             self._note_events(created.events)
             next_: Any = created
@@ -464,7 +480,9 @@ class Match:
                 if self.on_progress is not None:
                     self.on_progress(ply)
             replay_msg: engine_pb2.GetReplayResponse = self._engine_call(
-                "GetReplay", engine_pb2.GetReplayRequest(game_id=self.game_id), idempotent=True
+                "GetReplay",
+                engine_pb2.GetReplayRequest(game_id=self.game_id, control_token=self.control_token),
+                idempotent=True,
             )
             doc = replay_io.replay_from_proto(replay_msg.replay)
             duration = time.monotonic() - started
@@ -514,8 +532,9 @@ class Match:
         if not self.game_id or self._engine is None:
             return
         game_id, self.game_id = self.game_id, ""
+        request = engine_pb2.CloseGameRequest(game_id=game_id, control_token=self.control_token)
         try:
-            self._engine.CloseGame(engine_pb2.CloseGameRequest(game_id=game_id), timeout=2.0)
+            self._engine.CloseGame(request, timeout=2.0)
         except grpc.RpcError as exc:
             log.info("CloseGame %s: %s", game_id, rpc_code(exc).name)
 

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import errno
 import socket
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
+
+from digdown import text
+from digdown.v1 import bot_pb2
 
 
 class RunnerError(Exception):
@@ -57,6 +63,51 @@ def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tu
         ("grpc.enable_retries", 0),  # a retried Act would hide faults and double the time
         ("grpc.max_metadata_size", 16 * 1024),
     ]
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A bot reply that is not the message it should be, described (size, first bytes)."""
+
+    description: str
+
+
+def _lenient(message_cls: type[Message]) -> Callable[[bytes], Any]:
+    """A response deserializer that never raises: bad bytes become an `Undecodable`.
+
+    With the generated stub, grpcio logs a traceback for every reply that does
+    not parse and reports only "Exception deserializing response!"; a hostile
+    bot could fill the log that way, and its author would not learn what was wrong.
+    """
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return message_cls.FromString(data)
+        except Exception:  # DecodeError, or whatever protobuf raises on hostile bytes
+            return Undecodable(text.describe_bytes(data))
+
+    return deserialize
+
+
+class BotStub:
+    """The `digdown.v1.Bot` stub of the runner: replies are messages or `Undecodable`."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        service = bot_pb2.DESCRIPTOR.services_by_name["Bot"]
+        for name, request_cls, reply_cls in (
+            ("Handshake", bot_pb2.HandshakeRequest, bot_pb2.HandshakeReply),
+            ("Act", bot_pb2.DecisionRequest, bot_pb2.DecisionReply),
+        ):
+            method = service.methods_by_name[name]
+            setattr(
+                self,
+                name,
+                channel.unary_unary(
+                    f"/{service.full_name}/{method.name}",
+                    request_serializer=request_cls.SerializeToString,
+                    response_deserializer=_lenient(reply_cls),
+                ),
+            )
 
 
 def probe(address: str, timeout_s: float) -> str:
@@ -111,8 +162,7 @@ def rpc_code(exc: grpc.RpcError) -> grpc.StatusCode:
     return code if isinstance(code, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
 
 
-def rpc_details(exc: grpc.RpcError, limit: int = 200) -> str:
-    """The status message, truncated and on one line (it may come from a hostile bot)."""
+def rpc_details(exc: grpc.RpcError, limit: int = text.REASON_MAX) -> str:
+    """The status message, cleaned and cut (it may come from a hostile bot)."""
     details = exc.details() if hasattr(exc, "details") else str(exc)
-    text = " ".join(str(details or "").split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return text.clean(details or "", limit)

@@ -7,24 +7,39 @@ The engine holds live games in memory and is the only component that knows
 hidden card faces during a game. A client (the match runner) creates a
 game, then answers one decision at a time:
 
-  NewGame(config)            -> game_id, events, first Decision
-  Step(game_id, seat, action) -> events, next Decision ... or Result
+  NewGame(config)            -> game_id, control_token, events, first Decision
+  Step(game_id, control_token, seat, action) -> events, next Decision ... or Result
   GetRecord / GetReplay      -> only once the game is over
   CloseGame                  -> frees the game (idle games also expire)
+
+Control of a game is a capability of its creator: every call that names a
+game_id must carry the control_token NewGame returned with it. Bots are told
+the game_id (DecisionRequest), never the token, so a bot that reaches the
+engine cannot step, forfeit, inspect or close anyone's game. A missing or
+wrong token is answered exactly like an unknown game_id (NOT_FOUND), so the
+engine never confirms that a game exists.
+
+Free text is bounded: game_id (64), control_token (128), ruleset and
+difficulty (32 characters) longer than that are refused without being
+echoed; seat labels (64) and fault/forfeit reasons (200 characters) are
+stored cleaned of control characters and cut; status messages are at most
+500 characters.
 
 Decisions with exactly one legal action are played by the engine itself
 (marked forced in the record); their events are included in the response,
 so every Decision returned has a real choice.
 
 Errors are gRPC statuses with a human-readable message:
-  NOT_FOUND            unknown or expired game_id
+  NOT_FOUND            unknown or expired game_id, or a wrong control_token
   INVALID_ARGUMENT     malformed request (no action, bad config) or an
                        action that is not legal (message says why)
   FAILED_PRECONDITION  wrong seat, stale `ply`, game already over, or the
                        record/replay asked for before the end
-  RESOURCE_EXHAUSTED   too many live games or concurrent calls
+  RESOURCE_EXHAUSTED   too many live games (in all, or of this client: each
+                       peer address has a quota), or too many concurrent calls
 A health service (grpc.health.v1, service name "digdown.v1.Engine") and
-server reflection are served on the same port.
+server reflection are served on the same port, outside the limit of
+concurrent calls: they answer while every call slot is busy.
 """
 
 from collections import abc as _abc
@@ -102,7 +117,9 @@ class NewGameRequest(_message.Message):
 
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.SeatInfo]:
-        """Optional labels of who plays each seat, copied into the replay."""
+        """Optional labels of who plays each seat, copied into the replay (names
+        cleaned of control characters and cut to 64 characters).
+        """
 
     def __init__(
         self,
@@ -126,8 +143,13 @@ class NewGameResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     DECISION_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    CONTROL_TOKEN_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """Identifier of the live game (a UUID string)."""
+    control_token: _builtins.str
+    """The capability to control this game: send it with every call that names
+    game_id. Keep it to yourself (never give it to a bot); it is not logged.
+    """
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
         """Events from the start up to the first decision (GAME_START, ...)."""
@@ -147,10 +169,11 @@ class NewGameResponse(_message.Message):
         events: _abc.Iterable[_game_pb2.Event] | None = ...,
         decision: Global___Decision | None = ...,
         result: _game_pb2.Result | None = ...,
+        control_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "next", b"next", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "events", b"events", "game_id", b"game_id", "next", b"next", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["control_token", b"control_token", "decision", b"decision", "events", b"events", "game_id", b"game_id", "next", b"next", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_next: _TypeAlias = _typing.Literal["decision", "result"]  # noqa: Y015
     _WhichOneofArgType_next: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
@@ -163,6 +186,7 @@ class StepRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    CONTROL_TOKEN_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     FAULT_FIELD_NUMBER: _builtins.int
@@ -170,16 +194,21 @@ class StepRequest(_message.Message):
     PLY_FIELD_NUMBER: _builtins.int
     THINK_TIME_MS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    control_token: _builtins.str
+    """From NewGameResponse.control_token."""
     seat: _builtins.int
     """The seat answering. Must be the acting seat for `action` and `fault`;
     any seat still in the game for `forfeit`.
     """
     fault: _builtins.str
     """The bot failed this decision (timeout, crash, illegal or malformed
-    reply): play the default action and count a fault. The reason, free text.
+    reply): play the default action and count a fault. The reason, free
+    text (kept cleaned, at most 200 characters).
     """
     forfeit: _builtins.str
-    """The seat is out (dead bot): eliminate it now. The reason, free text."""
+    """The seat is out (dead bot): eliminate it now. The reason, free text
+    (kept cleaned, at most 200 characters).
+    """
     ply: _builtins.int
     """Optional: the `ply` of the decision being answered (see Decision.ply)."""
     think_time_ms: _builtins.int
@@ -192,6 +221,7 @@ class StepRequest(_message.Message):
         self,
         *,
         game_id: _builtins.str = ...,
+        control_token: _builtins.str = ...,
         seat: _builtins.int = ...,
         action: _game_pb2.Action | None = ...,
         fault: _builtins.str = ...,
@@ -201,7 +231,7 @@ class StepRequest(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "action", b"action", "answer", b"answer", "fault", b"fault", "forfeit", b"forfeit", "ply", b"ply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "action", b"action", "answer", b"answer", "fault", b"fault", "forfeit", b"forfeit", "game_id", b"game_id", "ply", b"ply", "seat", b"seat", "think_time_ms", b"think_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "action", b"action", "answer", b"answer", "control_token", b"control_token", "fault", b"fault", "forfeit", b"forfeit", "game_id", b"game_id", "ply", b"ply", "seat", b"seat", "think_time_ms", b"think_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__ply: _TypeAlias = _typing.Literal["ply"]  # noqa: Y015
     _WhichOneofArgType__ply: _TypeAlias = _typing.Literal["_ply", b"_ply"]  # noqa: Y015
@@ -255,19 +285,23 @@ class GetStateRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    CONTROL_TOKEN_FIELD_NUMBER: _builtins.int
     OBSERVER_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    control_token: _builtins.str
+    """From NewGameResponse.control_token."""
     observer: _builtins.int
     """If set, also return this seat's observation."""
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        control_token: _builtins.str = ...,
         observer: _builtins.int | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_observer", b"_observer", "observer", b"observer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_observer", b"_observer", "game_id", b"game_id", "observer", b"observer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_observer", b"_observer", "control_token", b"control_token", "game_id", b"game_id", "observer", b"observer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__observer: _TypeAlias = _typing.Literal["observer"]  # noqa: Y015
     _WhichOneofArgType__observer: _TypeAlias = _typing.Literal["_observer", b"_observer"]  # noqa: Y015
@@ -321,15 +355,19 @@ class GetRecordRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    CONTROL_TOKEN_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    control_token: _builtins.str
+    """From NewGameResponse.control_token."""
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        control_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["control_token", b"control_token", "game_id", b"game_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -360,15 +398,19 @@ class GetReplayRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    CONTROL_TOKEN_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    control_token: _builtins.str
+    """From NewGameResponse.control_token."""
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        control_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["control_token", b"control_token", "game_id", b"game_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -399,15 +441,19 @@ class CloseGameRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    CONTROL_TOKEN_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    control_token: _builtins.str
+    """From NewGameResponse.control_token."""
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        control_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["control_token", b"control_token", "game_id", b"game_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -419,7 +465,7 @@ class CloseGameResponse(_message.Message):
 
     CLOSED_FIELD_NUMBER: _builtins.int
     closed: _builtins.bool
-    """False when no such game was live."""
+    """False when no game with this game_id and control_token was live."""
     def __init__(
         self,
         *,

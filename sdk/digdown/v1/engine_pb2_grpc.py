@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from digdown.v1 import engine_pb2 as digdown_dot_v1_dot_engine__pb2
+from digdown.v1 import game_pb2 as digdown_dot_v1_dot_game__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -69,6 +70,11 @@ class EngineStub:
                 request_serializer=digdown_dot_v1_dot_engine__pb2.VerifyReplayRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_engine__pb2.VerifyReplayResponse.FromString,
                 _registered_method=True)
+        self.GetRuleset = channel.unary_unary(
+                '/digdown.v1.Engine/GetRuleset',
+                request_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
+                _registered_method=True)
 
 
 class EngineServicer:
@@ -112,7 +118,8 @@ class EngineServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CloseGame(self, request, context):
-        """Forget a game (finished or abandoned). Unknown ids are not an error.
+        """Forget a game (finished or abandoned). Unknown ids (and wrong tokens)
+        are not an error: closed is false.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -121,6 +128,14 @@ class EngineServicer:
     def VerifyReplay(self, request, context):
         """Re-simulate a record or replay from its stored cave and compare the
         events and result with the stored ones. Needs no live game.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRuleset(self, request, context):
+        """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+        Needs no live game. NOT_FOUND for an unknown ruleset id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -163,6 +178,11 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.VerifyReplay,
                     request_deserializer=digdown_dot_v1_dot_engine__pb2.VerifyReplayRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_engine__pb2.VerifyReplayResponse.SerializeToString,
+            ),
+            'GetRuleset': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuleset,
+                    request_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +374,33 @@ class Engine:
             '/digdown.v1.Engine/VerifyReplay',
             digdown_dot_v1_dot_engine__pb2.VerifyReplayRequest.SerializeToString,
             digdown_dot_v1_dot_engine__pb2.VerifyReplayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuleset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Engine/GetRuleset',
+            digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
+            digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
             options,
             channel_credentials,
             insecure,

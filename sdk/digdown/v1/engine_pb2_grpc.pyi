@@ -7,28 +7,44 @@ The engine holds live games in memory and is the only component that knows
 hidden card faces during a game. A client (the match runner) creates a
 game, then answers one decision at a time:
 
-  NewGame(config)            -> game_id, events, first Decision
-  Step(game_id, seat, action) -> events, next Decision ... or Result
+  NewGame(config)            -> game_id, control_token, events, first Decision
+  Step(game_id, control_token, seat, action) -> events, next Decision ... or Result
   GetRecord / GetReplay      -> only once the game is over
   CloseGame                  -> frees the game (idle games also expire)
+
+Control of a game is a capability of its creator: every call that names a
+game_id must carry the control_token NewGame returned with it. Bots are told
+the game_id (DecisionRequest), never the token, so a bot that reaches the
+engine cannot step, forfeit, inspect or close anyone's game. A missing or
+wrong token is answered exactly like an unknown game_id (NOT_FOUND), so the
+engine never confirms that a game exists.
+
+Free text is bounded: game_id (64), control_token (128), ruleset and
+difficulty (32 characters) longer than that are refused without being
+echoed; seat labels (64) and fault/forfeit reasons (200 characters) are
+stored cleaned of control characters and cut; status messages are at most
+500 characters.
 
 Decisions with exactly one legal action are played by the engine itself
 (marked forced in the record); their events are included in the response,
 so every Decision returned has a real choice.
 
 Errors are gRPC statuses with a human-readable message:
-  NOT_FOUND            unknown or expired game_id
+  NOT_FOUND            unknown or expired game_id, or a wrong control_token
   INVALID_ARGUMENT     malformed request (no action, bad config) or an
                        action that is not legal (message says why)
   FAILED_PRECONDITION  wrong seat, stale `ply`, game already over, or the
                        record/replay asked for before the end
-  RESOURCE_EXHAUSTED   too many live games or concurrent calls
+  RESOURCE_EXHAUSTED   too many live games (in all, or of this client: each
+                       peer address has a quota), or too many concurrent calls
 A health service (grpc.health.v1, service name "digdown.v1.Engine") and
-server reflection are served on the same port.
+server reflection are served on the same port, outside the limit of
+concurrent calls: they answer while every call slot is busy.
 """
 
 from collections import abc as _abc
 from digdown.v1 import engine_pb2 as _engine_pb2
+from digdown.v1 import game_pb2 as _game_pb2
 from grpc import aio as _aio
 import abc as _abc_1
 import grpc as _grpc
@@ -70,10 +86,16 @@ class EngineStub:
     FAILED_PRECONDITION before the end.
     """
     CloseGame: _grpc.UnaryUnaryMultiCallable[_engine_pb2.CloseGameRequest, _engine_pb2.CloseGameResponse]
-    """Forget a game (finished or abandoned). Unknown ids are not an error."""
+    """Forget a game (finished or abandoned). Unknown ids (and wrong tokens)
+    are not an error: closed is false.
+    """
     VerifyReplay: _grpc.UnaryUnaryMultiCallable[_engine_pb2.VerifyReplayRequest, _engine_pb2.VerifyReplayResponse]
     """Re-simulate a record or replay from its stored cave and compare the
     events and result with the stored ones. Needs no live game.
+    """
+    GetRuleset: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+    Needs no live game. NOT_FOUND for an unknown ruleset id.
     """
 
 @_typing.type_check_only
@@ -94,10 +116,16 @@ class EngineAsyncStub(EngineStub):
     FAILED_PRECONDITION before the end.
     """
     CloseGame: _aio.UnaryUnaryMultiCallable[_engine_pb2.CloseGameRequest, _engine_pb2.CloseGameResponse]  # type: ignore[assignment]
-    """Forget a game (finished or abandoned). Unknown ids are not an error."""
+    """Forget a game (finished or abandoned). Unknown ids (and wrong tokens)
+    are not an error: closed is false.
+    """
     VerifyReplay: _aio.UnaryUnaryMultiCallable[_engine_pb2.VerifyReplayRequest, _engine_pb2.VerifyReplayResponse]  # type: ignore[assignment]
     """Re-simulate a record or replay from its stored cave and compare the
     events and result with the stored ones. Needs no live game.
+    """
+    GetRuleset: _aio.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]  # type: ignore[assignment]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+    Needs no live game. NOT_FOUND for an unknown ruleset id.
     """
 
 class EngineServicer(metaclass=_abc_1.ABCMeta):
@@ -151,7 +179,9 @@ class EngineServicer(metaclass=_abc_1.ABCMeta):
         request: _engine_pb2.CloseGameRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_engine_pb2.CloseGameResponse, _abc.Awaitable[_engine_pb2.CloseGameResponse]]:
-        """Forget a game (finished or abandoned). Unknown ids are not an error."""
+        """Forget a game (finished or abandoned). Unknown ids (and wrong tokens)
+        are not an error: closed is false.
+        """
 
     @_abc_1.abstractmethod
     def VerifyReplay(
@@ -161,6 +191,16 @@ class EngineServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_engine_pb2.VerifyReplayResponse, _abc.Awaitable[_engine_pb2.VerifyReplayResponse]]:
         """Re-simulate a record or replay from its stored cave and compare the
         events and result with the stored ones. Needs no live game.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuleset(
+        self,
+        request: _game_pb2.GetRulesetRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.GetRulesetResponse, _abc.Awaitable[_game_pb2.GetRulesetResponse]]:
+        """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
+        Needs no live game. NOT_FOUND for an unknown ruleset id.
         """
 
 def add_EngineServicer_to_server(servicer: EngineServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -5,8 +5,8 @@ Digging Down, ruleset `dd-1`: the game's data as it travels over gRPC.
 
 Every field name here is the key of the same value in the rules engine's
 JSON-able dicts (docs/engine-api.md), so `google.protobuf.json_format`
-maps one onto the other. The game itself is defined in docs/rules.md
-(design/rules.md): read it before writing a bot.
+maps one onto the other. The game itself is defined in docs/rules.md: read
+it before writing a bot. Its card table and numbers, as data: GetRuleset.
 
 Conventions:
 - Enum-like values are plain upper-case strings (listed in the comment of
@@ -45,7 +45,9 @@ class GameConfig(_message.Message):
     NUM_SEATS_FIELD_NUMBER: _builtins.int
     DIFFICULTY_FIELD_NUMBER: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id. Only "dd-1" exists. Empty means the engine's default ("dd-1")."""
+    """Ruleset id, e.g. "dd-1" (GetRuleset lists those a server knows). Empty
+    means the engine's default ("dd-1").
+    """
     seed: _builtins.int
     """Seed of the setup shuffle, 0 <= seed < 2^63. Secret until the game ends:
     nothing sent to a bot ever contains it.
@@ -475,7 +477,7 @@ class Observation(_message.Message):
     RESOLUTION_FIELD_NUMBER: _builtins.int
     UNSEEN_FIELD_NUMBER: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     engine_version: _builtins.str
     """Version of the engine that produced it."""
     seat: _builtins.int
@@ -1359,7 +1361,7 @@ class Record(_message.Message):
     format: _builtins.str
     """"digdown-record/1"."""
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     engine_version: _builtins.str
     """Engine version that played it."""
     first_lead: _builtins.int
@@ -1504,7 +1506,7 @@ class Replay(_message.Message):
     format: _builtins.str
     """"digdown-replay/1"."""
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     engine_version: _builtins.str
     """Engine version that played it."""
     first_lead: _builtins.int
@@ -1560,3 +1562,68 @@ class Replay(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Replay: _TypeAlias = Replay  # noqa: Y015
+
+@_typing.final
+class GetRulesetRequest(_message.Message):
+    """--- Ruleset data ----------------------------------------------------------
+
+    Which ruleset's data to return (Engine.GetRuleset, Ladder.GetRuleset).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULESET_FIELD_NUMBER: _builtins.int
+    ruleset: _builtins.str
+    """Ruleset id, e.g. "dd-1"; empty means the server's default ruleset.
+    An id the server does not know: NOT_FOUND (the message lists the known ones).
+    """
+    def __init__(
+        self,
+        *,
+        ruleset: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRulesetRequest: _TypeAlias = GetRulesetRequest  # noqa: Y015
+
+@_typing.final
+class GetRulesetResponse(_message.Message):
+    """The card table and every number of one ruleset, for bots."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULESET_FIELD_NUMBER: _builtins.int
+    JSON_FIELD_NUMBER: _builtins.int
+    AVAILABLE_FIELD_NUMBER: _builtins.int
+    ruleset: _builtins.str
+    """The id of the ruleset in `json`."""
+    json: _builtins.str
+    """The ruleset document, UTF-8 JSON with "format": "digdown-ruleset/1": the
+    cave card table (material, name, count, tool, strength, damage, loot,
+    torches), exchange recipes, capacities, starting tools and torches,
+    objectives per difficulty, trade rates, loot points, costs and limits.
+    docs/rules.md ("The ruleset as data") explains every key; the same text
+    is sdk/digdown/rulesets/<id>.json. Parse it with any JSON parser.
+    """
+    @_builtins.property
+    def available(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every ruleset id this server knows, sorted."""
+
+    def __init__(
+        self,
+        *,
+        ruleset: _builtins.str = ...,
+        json: _builtins.str = ...,
+        available: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["available", b"available", "json", b"json", "ruleset", b"ruleset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRulesetResponse: _TypeAlias = GetRulesetResponse  # noqa: Y015

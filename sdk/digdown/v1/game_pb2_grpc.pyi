@@ -5,8 +5,8 @@ Digging Down, ruleset `dd-1`: the game's data as it travels over gRPC.
 
 Every field name here is the key of the same value in the rules engine's
 JSON-able dicts (docs/engine-api.md), so `google.protobuf.json_format`
-maps one onto the other. The game itself is defined in docs/rules.md
-(design/rules.md): read it before writing a bot.
+maps one onto the other. The game itself is defined in docs/rules.md: read
+it before writing a bot. Its card table and numbers, as data: GetRuleset.
 
 Conventions:
 - Enum-like values are plain upper-case strings (listed in the comment of

@@ -6,9 +6,10 @@ The ladder's gRPC service for bot authors.
 Calls that change something or list the caller's bots need an API token
 (created on the ladder's web site or with `manage.py token_create`) in the
 request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
-GetMatch, DownloadReplay and ListLadders show public data and work without a token
-(as the REST API's reads do); a token that is sent must be valid. Missing,
-wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
+GetMatch, DownloadReplay, GetRuleset and ListLadders show public data and work
+without a token (as the REST API's reads do); a token that is sent must be
+valid. Missing, wrong or revoked token: UNAUTHENTICATED; acting on another
+author's bot:
 PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
 INVALID_ARGUMENT with a message; a taken bot name: ALREADY_EXISTS; the bot or
 match is not in a state that allows it: FAILED_PRECONDITION; too many calls
@@ -58,7 +59,9 @@ class LadderBot(_message.Message):
     id: _builtins.int
     """Ladder-wide id."""
     name: _builtins.str
-    """Unique name (letters, digits, "-" and "_")."""
+    """Unique name, ignoring case: 3-32 characters, letters, digits, "_", "." and
+    "-", starting with a letter or digit.
+    """
     owner: _builtins.str
     """Owner's user name."""
     kind: _builtins.str
@@ -158,12 +161,21 @@ class CreateBotRequest(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Unique name for the bot."""
+    """Unique name for the bot, ignoring case ("Digger" and "digger" are the same
+    name): 3-32 characters, letters, digits, "_", "." and "-", starting with a
+    letter or digit (regular expression ^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$).
+    A bad name: INVALID_ARGUMENT; a taken one: ALREADY_EXISTS.
+    """
     kind: _builtins.str
     """"HOSTED" or "REMOTE"."""
     endpoint: _builtins.str
-    """Remote bots: "host:port" (public address; private and loopback addresses
-    are refused). May also be set later with SetEndpoint.
+    """Remote bots: "host:port" or "[v6]:port" of its Bot service. Every address
+    the host resolves to must be public (or in a network the operator allows);
+    private, link-local and other special addresses are refused. Loopback
+    (127.0.0.1, [::1], localhost) is accepted only when the ladder runs in
+    development mode (LADDER_DEV_MODE, on by default while DJANGO_DEBUG=1, as
+    on a fresh checkout); a production ladder refuses it. May also be set
+    later with SetEndpoint.
     """
     def __init__(
         self,
@@ -261,7 +273,7 @@ class SetEndpointRequest(_message.Message):
     bot: _builtins.str
     """Name of the caller's remote bot."""
     endpoint: _builtins.str
-    """"host:port" of its Bot service."""
+    """"host:port" of its Bot service (the rules of CreateBotRequest.endpoint)."""
     def __init__(
         self,
         *,
@@ -474,7 +486,10 @@ class MatchSeat(_message.Message):
     rank: _builtins.int
     """Rank (1 = best); 0 while not finished."""
     score: _builtins.float
-    """Score used for rating (e.g. 1 for a win)."""
+    """Secured loot points at the end of the game (rules section 5: IRON 1, GOLD 2,
+    DIAMOND 3, EMERALD 3); 0 while not finished. Not used for rating: ratings
+    come from the ranks alone.
+    """
     faults: _builtins.int
     """Faults made."""
     forfeit_reason: _builtins.str
@@ -527,13 +542,16 @@ class Match(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id, "dd-1"."""
+    """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
     seed: _builtins.int
     """Setup seed; only shown once the match is finished (0 before)."""
     difficulty: _builtins.str
     """"easy", "normal", "hard" or "hardcore"."""
     status: _builtins.str
-    """"QUEUED", "RUNNING", "FINISHED", "FAILED" or "CANCELLED"."""
+    """"QUEUED" (waiting for a worker), "RUNNING", "FINISHED", "ERRORED" (could
+    not be played; see `error`; rates nobody) or "CANCELLED". The REST API
+    and the web pages use the same names in lower case.
+    """
     end_reason: _builtins.str
     """End reason of the game: "won", "last_standing", "cave_exhausted",
     "turn_limit"; empty before the end.
@@ -544,8 +562,8 @@ class Match(_message.Message):
     started_at: _builtins.str
     finished_at: _builtins.str
     replay_sha256: _builtins.str
-    """Replay file (gzip-compressed JSON of digdown.v1.Replay): SHA-256 and size;
-    empty/0 when there is none.
+    """Replay file (gzip-compressed JSON, format "digdown-replay/1" of
+    docs/replay-format.md): SHA-256 and size; empty/0 when there is none.
     """
     replay_size: _builtins.int
     error: _builtins.str
@@ -678,6 +696,11 @@ Global___GetMatchResponse: _TypeAlias = GetMatchResponse  # noqa: Y015
 
 @_typing.final
 class DownloadReplayRequest(_message.Message):
+    """Unknown match: NOT_FOUND. A match that has not finished (queued, running,
+    errored, cancelled) has no replay: FAILED_PRECONDITION, with its status in the
+    message.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
@@ -714,8 +737,11 @@ class ReplayChunk(_message.Message):
     """Position of `data` in the file."""
     total_size: _builtins.int
     """First chunk only: file size, SHA-256 (hex) and media type
-    ("application/gzip": gzip-compressed JSON of digdown.v1.Replay, field
-    names as in the proto).
+    ("application/gzip"). The file is gzip-compressed JSON in the format
+    "digdown-replay/1" described in docs/replay-format.md (schema:
+    docs/replay-format.schema.json). It is NOT the ProtoJSON of the
+    `Replay` message: actions are {"kind": ...} objects, the cave is a list
+    of lists, and runner keys (faults, time control, ...) are added.
     """
     sha256: _builtins.str
     content_type: _builtins.str
@@ -789,7 +815,7 @@ class RequestChallengeResponse(_message.Message):
     MATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def match(self) -> Global___Match:
-        """The queued match."""
+        """The queued match ("QUEUED"); a worker plays it (see RequestChallenge)."""
 
     def __init__(
         self,

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from digdown.v1 import game_pb2 as digdown_dot_v1_dot_game__pb2
 from digdown.v1 import ladder_pb2 as digdown_dot_v1_dot_ladder__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -79,6 +80,11 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.FromString,
                 _registered_method=True)
+        self.GetRuleset = channel.unary_unary(
+                '/digdown.v1.Ladder/GetRuleset',
+                request_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
+                _registered_method=True)
         self.ListLadders = channel.unary_unary(
                 '/digdown.v1.Ladder/ListLadders',
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
@@ -146,14 +152,25 @@ class LadderServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RequestChallenge(self, request, context):
-        """Ask for a (rated) match between one of the caller's bots and others.
+        """Ask for a match between one of the caller's bots and others. The match is
+        queued (status "QUEUED") and returned at once; a ladder worker picks it up
+        when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+        "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRuleset(self, request, context):
+        """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+        in game.proto). No token needed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListLadders(self, request, context):
-        """The ladders the server rates, the default one first.
+        """The ladders the server rates, the default one first. No token needed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -206,6 +223,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.RequestChallenge,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.SerializeToString,
+            ),
+            'GetRuleset': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRuleset,
+                    request_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.SerializeToString,
             ),
             'ListLadders': grpc.unary_unary_rpc_method_handler(
                     servicer.ListLadders,
@@ -456,6 +478,33 @@ class Ladder:
             '/digdown.v1.Ladder/RequestChallenge',
             digdown_dot_v1_dot_ladder__pb2.RequestChallengeRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.RequestChallengeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRuleset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/GetRuleset',
+            digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
+            digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -6,9 +6,10 @@ The ladder's gRPC service for bot authors.
 Calls that change something or list the caller's bots need an API token
 (created on the ladder's web site or with `manage.py token_create`) in the
 request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
-GetMatch, DownloadReplay and ListLadders show public data and work without a token
-(as the REST API's reads do); a token that is sent must be valid. Missing,
-wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
+GetMatch, DownloadReplay, GetRuleset and ListLadders show public data and work
+without a token (as the REST API's reads do); a token that is sent must be
+valid. Missing, wrong or revoked token: UNAUTHENTICATED; acting on another
+author's bot:
 PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
 INVALID_ARGUMENT with a message; a taken bot name: ALREADY_EXISTS; the bot or
 match is not in a state that allows it: FAILED_PRECONDITION; too many calls
@@ -24,6 +25,7 @@ counts; ListLadders lists them). Calls that show or change ratings take a
 """
 
 from collections import abc as _abc
+from digdown.v1 import game_pb2 as _game_pb2
 from digdown.v1 import ladder_pb2 as _ladder_pb2
 from grpc import aio as _aio
 import abc as _abc_1
@@ -68,9 +70,17 @@ class LadderStub:
     DownloadReplay: _grpc.UnaryStreamMultiCallable[_ladder_pb2.DownloadReplayRequest, _ladder_pb2.ReplayChunk]
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]
-    """Ask for a (rated) match between one of the caller's bots and others."""
+    """Ask for a match between one of the caller's bots and others. The match is
+    queued (status "QUEUED") and returned at once; a ladder worker picks it up
+    when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+    "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+    """
+    GetRuleset: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+    in game.proto). No token needed.
+    """
     ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
-    """The ladders the server rates, the default one first."""
+    """The ladders the server rates, the default one first. No token needed."""
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -92,9 +102,17 @@ class LadderAsyncStub(LadderStub):
     DownloadReplay: _aio.UnaryStreamMultiCallable[_ladder_pb2.DownloadReplayRequest, _ladder_pb2.ReplayChunk]  # type: ignore[assignment]
     """The replay file of a finished match, streamed in chunks."""
     RequestChallenge: _aio.UnaryUnaryMultiCallable[_ladder_pb2.RequestChallengeRequest, _ladder_pb2.RequestChallengeResponse]  # type: ignore[assignment]
-    """Ask for a (rated) match between one of the caller's bots and others."""
+    """Ask for a match between one of the caller's bots and others. The match is
+    queued (status "QUEUED") and returned at once; a ladder worker picks it up
+    when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+    "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+    """
+    GetRuleset: _aio.UnaryUnaryMultiCallable[_game_pb2.GetRulesetRequest, _game_pb2.GetRulesetResponse]  # type: ignore[assignment]
+    """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+    in game.proto). No token needed.
+    """
     ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
-    """The ladders the server rates, the default one first."""
+    """The ladders the server rates, the default one first. No token needed."""
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -167,7 +185,21 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_pb2.RequestChallengeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.RequestChallengeResponse, _abc.Awaitable[_ladder_pb2.RequestChallengeResponse]]:
-        """Ask for a (rated) match between one of the caller's bots and others."""
+        """Ask for a match between one of the caller's bots and others. The match is
+        queued (status "QUEUED") and returned at once; a ladder worker picks it up
+        when one is free, plays it ("RUNNING") and records it ("FINISHED", or
+        "ERRORED" with `error` when it cannot be played). Follow it with GetMatch.
+        """
+
+    @_abc_1.abstractmethod
+    def GetRuleset(
+        self,
+        request: _game_pb2.GetRulesetRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.GetRulesetResponse, _abc.Awaitable[_game_pb2.GetRulesetResponse]]:
+        """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
+        in game.proto). No token needed.
+        """
 
     @_abc_1.abstractmethod
     def ListLadders(
@@ -175,6 +207,6 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_pb2.ListLaddersRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.ListLaddersResponse, _abc.Awaitable[_ladder_pb2.ListLaddersResponse]]:
-        """The ladders the server rates, the default one first."""
+        """The ladders the server rates, the default one first. No token needed."""
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import replay_schema
 from tests.support.processes import ROOT, Proc, closed_port_address, start_bot, start_engine
 from workers.runner import BotSpec, EngineUnavailable, TimeControl, run_match, verify_replay
 from workers.runner import replay as replay_io
@@ -38,6 +39,7 @@ def play(engine: Proc, bots: list[str], tmp_path: Path, seed: int = 1, **kw: obj
     )  # type: ignore[arg-type]
     assert outcome.verified is True
     assert out.exists()
+    replay_schema.check(replay_io.read(out))  # every replay, faults and forfeits included
     return outcome
 
 

@@ -26,12 +26,12 @@ def test_message_to_dict_matches_json_format_on_real_games() -> None:
     assert checked > 100
 
 
-def test_answers_by_index_dict_or_action() -> None:
+def test_answers_by_index_or_action_dict() -> None:
     state = new_game(GameConfig(seed=4, num_seats=2, difficulty="normal"))
-    legal = state.legal_actions()
+    legal = [a.to_dict() for a in state.legal_actions()]
     assert answer_to_proto(1, legal) == wire.action_to_proto(legal[1])
-    assert answer_to_proto(legal[0].to_dict(), legal) == wire.action_to_proto(legal[0])
-    for bad in (len(legal), True, {"kind": "NOPE"}, "EXPLORE"):
+    assert answer_to_proto(dict(legal[0]), legal) == wire.action_to_proto(legal[0])
+    for bad in (len(legal), True, {"kind": "NOPE"}, "EXPLORE", {"kind": "MOVE"}):
         try:
             answer_to_proto(bad, legal)  # type: ignore[arg-type]
         except ValueError:

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from digdown import serving
-from ladder.grpc.auth import parse_rate
+from ladder.common.ratelimit import parse_rate
 from ladder.grpc.server import LadderServer
 
 

@@ -7,13 +7,8 @@ error status. Handshake answers properly, so only Act misbehaves.
 
 from __future__ import annotations
 
-import signal
-import threading
-from concurrent import futures
-
 import grpc
-from _common import args, write_port
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from _common import args, serve_raw
 
 from digdown.v1 import bot_pb2
 
@@ -39,21 +34,10 @@ def act(request: bytes, context: grpc.ServicerContext) -> bytes:
     return b""
 
 
-handlers = {
-    "Handshake": grpc.unary_unary_rpc_method_handler(handshake),
-    "Act": grpc.unary_unary_rpc_method_handler(act),
-}
-server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)])
-server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("digdown.v1.Bot", handlers),))
-servicer = health.HealthServicer()
-health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
-port = server.add_insecure_port(opts.listen)
-assert port, "bind failed"
-server.start()
-servicer.set("digdown.v1.Bot", health_pb2.HealthCheckResponse.SERVING)
-write_port(opts.port_file, port)
-stop = threading.Event()
-signal.signal(signal.SIGTERM, lambda *_: stop.set())
-while not stop.wait(0.5):
-    pass
-server.stop(1).wait()
+serve_raw(
+    opts,
+    {
+        "Handshake": grpc.unary_unary_rpc_method_handler(handshake),
+        "Act": grpc.unary_unary_rpc_method_handler(act),
+    },
+)

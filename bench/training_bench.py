@@ -1,0 +1,80 @@
+"""The PettingZoo environment's speed against the simulator's, in one run.
+
+    .venv/bin/python bench/training_bench.py [--seconds 5] [--repeats 3]
+
+Both loops play 4-seat normal games with random players: `engine_bench`'s
+"random" loop (the simulator: an observation dict per choice, no encoding) and
+`engine.training`'s environment (the same dict, plus the flat vector, the
+action mask and PettingZoo's bookkeeping). Each loop runs `--repeats` times,
+alternating, for `--seconds` each; the figures are medians and the ratio is
+taken between medians of the same run. Not a test: figures, never asserted.
+Needs the `train` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+from engine_bench import machine
+from engine_bench import run as simulator_run
+
+from engine.training import DiggingDownEnv
+
+
+def env_run(seconds: float, seed: int) -> dict[str, Any]:
+    """Whole games in the environment with uniformly random legal actions, for `seconds`."""
+    env = DiggingDownEnv(num_seats=4, difficulty="normal")
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    games = decisions = 0
+    start = time.perf_counter()
+    while True:
+        env.reset()
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            decisions += 1
+        games += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return {"games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=5.0, help="per loop and repeat")
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    sim: list[float] = []
+    env: list[float] = []
+    env_decisions: list[float] = []
+    for r in range(args.repeats):
+        sim.append(simulator_run("random", args.seconds)["games_per_s"])
+        e = env_run(args.seconds, seed=r)
+        env.append(e["games_per_s"])
+        env_decisions.append(e["decisions_per_s"])
+    m = machine()
+    print(f"machine: {m['platform']}, {m['cpu_count']} cpus, {m['implementation']} {m['python']}")
+    s, e = statistics.median(sim), statistics.median(env)
+    print(f"4-seat normal, random players, median of {args.repeats} x {args.seconds} s:")
+    print(f"  simulator    {s:7.1f} games/s")
+    print(f"  PettingZoo   {e:7.1f} games/s  ({statistics.median(env_decisions):.0f} decisions/s)")
+    print(f"  ratio        {e / s:7.2f} (environment / simulator)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""A PettingZoo AEC environment around the rules library: train with the engine that judges you.
+
+    from engine.training import DiggingDownEnv
+    env = DiggingDownEnv(num_seats=2, difficulty="normal")
+    env.reset(seed=7)
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        action = None if terminated else env.action_space(agent).sample(obs["action_mask"])
+        env.step(action)
+
+The game is the ladder's, decision for decision:
+
+- agents are `seat_0` .. `seat_{n-1}`; `agent_selection` is the acting seat;
+  decisions with a single legal action are played by the engine (as on the
+  ladder, where bots are asked only when they have a choice);
+- `observe(agent)` is `{"observation": float32 vector, "action_mask": int8
+  vector}` (engine/training/encoding.py); `infos[agent]` of the acting agent
+  holds the very observation dict and legal action dicts a bot gets over gRPC
+  (`{"observation": {...}, "legal_actions": [{"kind": ...}, ...]}`);
+- an action is an index into a fixed catalog (`env.catalog`); one that is not
+  legal is a *fault*, exactly as on the ladder: the rules §6 default action is
+  played and the third fault forfeits the seat;
+- rewards come at the end, from the final ranks, scored as the ladder rates
+  them: each other seat beaten counts 1, tied 1/2, lost 0, averaged and mapped
+  onto [-1, 1] (rank 1 alone: +1; last alone: -1);
+- `reset(seed=s)` makes everything reproducible: the game seeds come from a
+  generator seeded with `s`, so the same seed and the same actions give the
+  same games. Seats eliminated during a game stay among `agents` (never
+  selected) until the game ends for everyone.
+
+Needs the `train` extra (`pip install -e '.[train]'`: pettingzoo, gymnasium, numpy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from engine.rules import RULESETS, GameConfig, State, new_game
+
+from .encoding import ActionCatalog, ObservationEncoder
+
+SEED_LIMIT = 2**63
+
+
+def rank_rewards(ranks: list[int]) -> list[float]:
+    """Pairwise scores of the final ranks (1 win, 1/2 tie, 0 loss) mapped onto [-1, 1]."""
+    n = len(ranks)
+    rewards = []
+    for i, mine in enumerate(ranks):
+        score = sum(1.0 if mine < r else 0.5 if mine == r else 0.0
+                    for j, r in enumerate(ranks) if j != i)  # fmt: skip
+        rewards.append(2.0 * score / (n - 1) - 1.0)
+    return rewards
+
+
+class DiggingDownEnv(AECEnv):  # type: ignore[misc]
+    """One game of Digging Down per episode, 2-4 agents."""
+
+    metadata = {"name": "digging_down_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        num_seats: int = 2,
+        difficulty: str = "normal",
+        ruleset: str = "dd-1",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        GameConfig(num_seats=num_seats, difficulty=difficulty, ruleset=ruleset).validate()
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.num_seats = num_seats
+        self.difficulty = difficulty
+        self.ruleset = ruleset
+        self.render_mode = render_mode
+        rules = RULESETS[ruleset]
+        self.catalog = ActionCatalog(rules, num_seats)
+        self.encoder = ObservationEncoder(rules, num_seats)
+        self.possible_agents = [f"seat_{i}" for i in range(num_seats)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1000.0, (self.encoder.size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self.catalog.size,), np.int8),
+            }
+        )
+        act_space = spaces.Discrete(self.catalog.size)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
+        self._games_rng = np.random.default_rng()
+        self.state: State | None = None
+        self.game_seed = -1
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """A new game. `seed` reseeds the generator the game seeds are drawn from."""
+        if seed is not None:
+            self._games_rng = np.random.default_rng(seed)
+        self.game_seed = int(self._games_rng.integers(0, SEED_LIMIT))
+        self.state = new_game(
+            GameConfig(
+                seed=self.game_seed,
+                num_seats=self.num_seats,
+                difficulty=self.difficulty,
+                ruleset=self.ruleset,
+            )
+        )
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._play_forced()
+        self._select()
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self._state()
+        seat = self._seat[agent]
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if action is None:
+            raise ValueError(f"{agent} must act: an action index, not None")
+        chosen = self.catalog.action_at(int(action), self._tools(seat))
+        if chosen in state.legal_actions():
+            state.apply(chosen)
+        else:  # as on the ladder: a fault plays the default action; the third forfeits
+            state.apply_default(f"illegal action {chosen} (index {int(action)})")
+        self._play_forced()
+        self._select()
+        self._accumulate_rewards()
+
+    def _play_forced(self) -> None:
+        state = self._state()
+        while not state.is_over and len(state.legal_actions()) == 1:
+            state.apply_forced()
+
+    def _select(self) -> None:
+        """Point at the acting seat, or end the episode for everyone with rank rewards."""
+        state = self._state()
+        self.infos = {a: {} for a in self.agents}
+        if state.is_over:
+            result = state.result
+            assert result is not None
+            for agent, reward in zip(self.agents, rank_rewards(result["ranks"]), strict=True):
+                self.rewards[agent] = reward
+                self.terminations[agent] = True
+                self.infos[agent] = {"result": result}
+            self.agent_selection = self.agents[0]
+            return
+        seat = state.acting_seat
+        self.agent_selection = self.possible_agents[seat]
+        self._obs = state.observation(seat)
+        self.infos[self.agent_selection] = {
+            "observation": self._obs,
+            "legal_actions": [a.to_dict() for a in state.legal_actions()],
+        }
+
+    # -------------------------------------------------------------- observation
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        state = self._state()
+        seat = self._seat[agent]
+        acting = not state.is_over and state.acting_seat == seat
+        obs = self._obs if acting else state.observation(seat)
+        mask = (
+            self.catalog.mask(state.legal_actions(), self._tools(seat))
+            if acting
+            else np.zeros(self.catalog.size, dtype=np.int8)
+        )
+        return {"observation": self.encoder.encode(obs), "action_mask": mask}
+
+    def _tools(self, seat: int) -> list[int]:
+        return [t["id"] for t in self._obs["players"][seat]["tools"]] if self.state else []
+
+    def _state(self) -> State:
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return self.state
+
+    # ------------------------------------------------------------------- render
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.state is None:
+            return None
+        s = self.state
+        if s.is_over:
+            return f"game {self.game_seed}: over ({s.result and s.result['reason']}), ranks " + str(
+                s.result and s.result["ranks"]
+            )
+        obs = self._obs
+        cave = " ".join(f"[{p['count']}{'*' if 'top' in p else ''}]" for p in obs["passages"])
+        return (
+            f"round {obs['round']} turn {obs['turn']} {obs['phase']}: hearts {obs['hearts']}, "
+            f"cave {cave}, {self.agent_selection} to act"
+        )
+
+    def close(self) -> None:
+        self.state = None

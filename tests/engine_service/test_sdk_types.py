@@ -1,0 +1,42 @@
+"""The SDK's TypedDicts and action table say what the wire carries, key for key."""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+from digdown import types, wire
+from digdown.v1 import game_pb2
+from engine.rules import ACTION_ARGS, GameConfig, new_game
+
+SHAPES = ["GameConfig", "Card", "Tool", "Passage", "Player", "Resolution", "UnseenCount",
+          "Observation", "Event", "SeatResult", "Result"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_typed_dict_keys_are_the_proto_fields(name: str) -> None:
+    hints = typing.get_type_hints(getattr(types, name), include_extras=True)
+    fields = [f.name for f in getattr(game_pb2, name).DESCRIPTOR.fields]
+    assert list(hints) == fields
+    optional = {k for k, hint in hints.items() if typing.get_origin(hint) is typing.NotRequired}
+    assert optional == getattr(types, name).__optional_keys__
+
+
+def test_action_table_is_the_engine_s_and_the_proto_s() -> None:
+    assert types.ACTION_ARGS == ACTION_ARGS
+    oneof = game_pb2.Action.DESCRIPTOR.oneofs_by_name["kind"]
+    assert sorted(f.name for f in oneof.fields) == sorted(f for f, _ in wire.ACTION_FIELDS.values())
+    for kind, (field, args) in wire.ACTION_FIELDS.items():
+        message = game_pb2.Action.DESCRIPTOR.fields_by_name[field].message_type
+        assert tuple(f.name for f in message.fields) == args, kind
+    assert set(typing.get_type_hints(types.Action)) == {"kind"} | {
+        a for args in ACTION_ARGS.values() for a in args
+    }
+
+
+def test_an_observation_has_every_required_key() -> None:
+    state = new_game(GameConfig(seed=3, num_seats=3, difficulty="hardcore"))
+    obs = wire.observation_from_proto(wire.observation_to_proto(state.observation(0)))
+    assert types.Observation.__required_keys__ <= set(obs)
+    assert set(obs) <= set(typing.get_type_hints(types.Observation))
