@@ -7,7 +7,10 @@ Not a test. Builds the data set of ``bench/ladder_data.py`` when the database
 does not hold it yet, then times every list and detail read, one client at a
 time: REST through Django's WSGI handler in this process (middleware, DRF,
 serializers and the database, no HTTP server), gRPC through a real
-``LadderServer`` on loopback in this process (CallGuard included). Each read is
+``LadderServer`` on loopback in this process (CallGuard included), with
+database connections kept between calls as compose runs the services
+(``LADDER_DB_CONN_MAX_AGE=60``; set it to 0 to see what a new connection per
+call costs). Each read is
 called ``--rounds`` times after a warm-up; the report gives p50, p95 and max in
 milliseconds, and the queries one call runs (the same on a small data set: see
 ``tests/ladder/test_query_counts.py``). The target is p95 < 50 ms for every read.
@@ -35,6 +38,7 @@ os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "k" * 40)
 os.environ.setdefault("LADDER_THROTTLE_ANON", "1000000/min")
 os.environ.setdefault("LADDER_THROTTLE_USER", "1000000/min")
+os.environ.setdefault("LADDER_DB_CONN_MAX_AGE", "60")  # as compose runs the services
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grpc

@@ -9,6 +9,8 @@ Environment variables
 ---------------------
 DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), DJANGO_ALLOWED_HOSTS (comma list)
 DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMMEDIATE, busy timeout)
+LADDER_DB_CONN_MAX_AGE  seconds a database connection is reused (default 0: one per request;
+                        compose sets 60: a new PostgreSQL connection costs more than a read)
 LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
 LADDER_SQLITE_TEST_NAME, LADDER_TEST_DB_NAME  test database (default: one per test run)
 LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
@@ -145,7 +147,11 @@ SQLITE_TIMEOUT = int(os.environ.get("LADDER_SQLITE_TIMEOUT", "20"))
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'ladder.sqlite3'}",
-        conn_max_age=0,
+        # Seconds a connection is kept for the next request or call (0: one per request).
+        # Long-running services want it: a new PostgreSQL connection costs more than
+        # most reads. Checked before reuse, so a dropped connection is replaced.
+        conn_max_age=int(os.environ.get("LADDER_DB_CONN_MAX_AGE", "0")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

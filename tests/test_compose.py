@@ -128,6 +128,7 @@ def test_production_like_defaults_and_every_required_variable_in_env_example() -
     env = SERVICES["web"]["environment"]
     assert env["DJANGO_DEBUG"] == "${DJANGO_DEBUG:-0}"
     assert env["LADDER_CACHE_URL"].startswith("redis://redis:")
+    assert env["LADDER_DB_CONN_MAX_AGE"] == "${LADDER_DB_CONN_MAX_AGE:-60}"
     required = set(re.findall(r"\$\{(\w+):\?", text))
     assert {"DJANGO_SECRET_KEY", "POSTGRES_PASSWORD"} <= required
     example = (ROOT / ".env.example").read_text()
