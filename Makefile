@@ -65,4 +65,4 @@ bench: $(STAMP)
 	$(PY) bench/training_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .mypy_cache .import_linter_cache
