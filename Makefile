@@ -19,7 +19,11 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
-	$(VENV)/bin/mypy
+	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
+	$(VENV)/bin/lint-imports
+	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
+	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
+	$(VENV)/bin/mypy ladder
 
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint
@@ -66,4 +70,4 @@ bench: $(STAMP)
 	$(PY) bench/workers_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .mypy_cache .import_linter_cache

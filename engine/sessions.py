@@ -33,26 +33,20 @@ from typing import Any
 
 import grpc
 
-from digdown import text, wire
+from digdown import serving, text, wire
 from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import Action, GameConfig, IllegalAction, State, new_game
 
 log = logging.getLogger("engine.sessions")
 
-REPLAY_FORMAT = "digdown-replay/1"
+REPLAY_FORMAT = wire.REPLAY_FORMAT
 ID_MAX = 64  # a game_id is a UUID (36 characters); longer ones are refused unread
 TOKEN_MAX = 128  # a control token is 43 characters
 CONFIG_TEXT_MAX = 32  # ruleset and difficulty names
 NOT_LIVE = "no live game with this game_id and control_token (unknown, closed or expired)"
 
-
-class ServiceError(Exception):
-    """An error to report to the caller as a gRPC status with a human message."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+ServiceError = serving.StatusError
+"""An error to report to the caller as a gRPC status with a human message."""
 
 
 def invalid(message: str) -> ServiceError:

@@ -9,6 +9,8 @@ Environment variables
 ---------------------
 DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), DJANGO_ALLOWED_HOSTS (comma list)
 DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMMEDIATE, busy timeout)
+LADDER_DB_CONN_MAX_AGE  seconds a database connection is reused (default 0: one per request;
+                        compose sets 60: a new PostgreSQL connection costs more than a read)
 LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
 LADDER_SQLITE_TEST_NAME, LADDER_TEST_DB_NAME  test database (default: one per test run)
 LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
@@ -17,6 +19,9 @@ LADDER_STATIC_ROOT      where ``collectstatic`` puts the site's static files (de
 LADDER_STORAGE          ``file`` (default) or ``s3`` (the ``s3`` extra of the project;
                         then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
                         AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME are read by django-storages)
+LADDER_LADDERS          ladders, ``KEY=RULESET/DIFFICULTY/MIN-MAX`` comma-separated
+                        (default ``dd-1=dd-1/normal/2-4``); see ``ladder/ladders.py``
+LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-1``)
 LADDER_ELO_K            K factor (default 32)
 LADDER_ELO_START        start rating in points (default 1500)
 LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
@@ -32,6 +37,7 @@ LADDER_NUM_PROXIES      trusted reverse proxies in front of web and gRPC (defaul
                         address is the socket's peer; X-Forwarded-For is only read when > 0)
 LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process (throttles,
                         failure counts, built replay timelines); unset: per-process memory
+LADDER_CACHE_PREFIX     key prefix in that cache (deployments or test runs sharing one database)
 LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
                         line with its request id, also with DJANGO_DEBUG=0
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
@@ -70,6 +76,7 @@ LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -92,6 +99,21 @@ def env_bool(name: str, default: bool) -> bool:
 def env_list(name: str, default: str = "") -> list[str]:
     """Read a comma-separated env var into a list without empty items."""
     return [p.strip() for p in os.environ.get(name, default).split(",") if p.strip()]
+
+
+def env_ladders(name: str) -> dict[str, dict[str, object]]:
+    """``KEY=RULESET/DIFFICULTY/MIN-MAX[,...]`` -> {key: {ruleset, difficulty, seats}}.
+
+    Only the shape is read here; ``ladder.ladders`` checks the values.
+    """
+    out: dict[str, dict[str, object]] = {}
+    for item in env_list(name):
+        m = re.fullmatch(r"([^=\s]+)=([^/\s]+)/([^/\s]+)/(\d)-(\d)", item)
+        if not m:
+            raise RuntimeError(f"{name}: {item!r} is not KEY=RULESET/DIFFICULTY/MIN-MAX")
+        key, ruleset, difficulty, low, high = m.groups()
+        out[key] = {"ruleset": ruleset, "difficulty": difficulty, "seats": (int(low), int(high))}
+    return out
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
@@ -161,7 +183,11 @@ SQLITE_TIMEOUT = int(os.environ.get("LADDER_SQLITE_TIMEOUT", "20"))
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'ladder.sqlite3'}",
-        conn_max_age=0,
+        # Seconds a connection is kept for the next request or call (0: one per request).
+        # Long-running services want it: a new PostgreSQL connection costs more than
+        # most reads. Checked before reuse, so a dropped connection is replaced.
+        conn_max_age=int(os.environ.get("LADDER_DB_CONN_MAX_AGE", "0")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -217,6 +243,14 @@ STORAGES = {
 }
 
 # --- ladder -------------------------------------------------------------------
+# A ladder is a ruleset and a difficulty with the seat counts it plays; each has its
+# own ratings (ladder/ladders.py). Requests that name no ladder use the default.
+LADDER_LADDERS = (
+    env_ladders("LADDER_LADDERS")
+    if os.environ.get("LADDER_LADDERS")
+    else {"dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)}}
+)
+LADDER_DEFAULT_LADDER = os.environ.get("LADDER_DEFAULT_LADDER", "dd-1")
 LADDER_ELO_K = float(os.environ.get("LADDER_ELO_K", "32"))
 LADDER_ELO_START = round(float(os.environ.get("LADDER_ELO_START", "1500")) * 100)
 LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))
@@ -321,7 +355,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = 512 * 1024  # KiB; a backstop against slow leaks (C7)
 CELERY_TASK_DEFAULT_QUEUE = "ladder"
-CELERY_TASK_QUEUES = {LADDER_MATCH_QUEUE: {}, "ladder": {}}
+CELERY_TASK_QUEUES: dict[str, dict[str, Any]] = {LADDER_MATCH_QUEUE: {}, "ladder": {}}
 # Smoke matches are matches too: they need a worker that can start the sandbox.
 CELERY_TASK_ROUTES = {
     LADDER_TASK_PLAY_MATCH: {"queue": LADDER_MATCH_QUEUE},
@@ -338,7 +372,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- REST API -----------------------------------------------------------------
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "ladder.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -354,9 +388,9 @@ REST_FRAMEWORK = {
     },
     # Trusted proxies: 0 = the client address is the socket's peer (never X-Forwarded-For).
     "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),
-    "DEFAULT_PAGINATION_CLASS": "ladder.api.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "ladder.common.pagination.PagePagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
     "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
@@ -374,6 +408,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two different "kind" choice sets: a bot's and a version's.
+    "ENUM_NAME_OVERRIDES": {
+        "BotKindEnum": "ladder.bots.models.Bot.Kind",
+        "VersionKindEnum": ["source", "endpoint"],
+    },
 }
 
 # --- web pages ------------------------------------------------------------------
@@ -386,7 +425,12 @@ CSRF_FAILURE_VIEW = "ladder.web.errors.csrf_failure"
 # cache is (web workers, grpcserver); the memory default is for one process.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            # Keeps apart deployments (or test runs) that share one Redis database.
+            "KEY_PREFIX": os.environ.get("LADDER_CACHE_PREFIX", ""),
+        }
         if (_cache_url := os.environ.get("LADDER_CACHE_URL"))
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

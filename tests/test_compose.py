@@ -11,6 +11,7 @@ that can be met; ENGINE_ADDRESS points at the engine service's port.
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,20 @@ def test_dockerfile_copies_what_exists_and_installs_the_s3_extra() -> None:
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
                 assert (ROOT / source).exists(), f"Dockerfile copies missing {source}"
+
+
+def test_production_like_defaults_and_every_required_variable_in_env_example() -> None:
+    """No debug and no built-in secret unless the operator sets them (.env.example says how)."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    env = SERVICES["web"]["environment"]
+    assert env["DJANGO_DEBUG"] == "${DJANGO_DEBUG:-0}"
+    assert env["LADDER_CACHE_URL"].startswith("redis://redis:")
+    assert env["LADDER_DB_CONN_MAX_AGE"] == "${LADDER_DB_CONN_MAX_AGE:-60}"
+    required = set(re.findall(r"\$\{(\w+):\?", text))
+    assert {"DJANGO_SECRET_KEY", "POSTGRES_PASSWORD"} <= required
+    example = (ROOT / ".env.example").read_text()
+    listed = set(re.findall(r"^#?\s*(\w+)=", example, flags=re.MULTILINE))
+    assert required <= listed, required - listed
+    assert "dev-insecure" not in text and "POSTGRES_PASSWORD: ladder" not in text
+    for ignore in (".gitignore", ".dockerignore"):
+        assert ".env" in (ROOT / ignore).read_text().split(), ignore

@@ -1,4 +1,4 @@
-"""Read-side queries for accounts."""
+"""Read-side queries for accounts: a user's API tokens."""
 
 from __future__ import annotations
 
@@ -8,5 +8,5 @@ from ladder.accounts.models import ApiToken, User
 
 
 def token_list(*, user: User) -> QuerySet[ApiToken]:
-    """A user's tokens, newest first (revoked ones too, marked by ``revoked_at``)."""
+    """The user's tokens (revoked ones too), newest first; secrets are never stored."""
     return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")

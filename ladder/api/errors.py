@@ -53,8 +53,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, exceptions.ValidationError):
         body["error"] = "invalid"
         body["fields"] = exc.detail
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        body["retry_after"] = int(exc.wait)
+    wait = getattr(exc, "wait", None) if isinstance(exc, exceptions.Throttled) else None
+    if wait is not None:
+        body["retry_after"] = int(wait)
     response.data = body
     return response
 

@@ -11,7 +11,7 @@ from ladder.accounts.auth_limits import request_address
 
 
 class _LiveRate:
-    scope: str
+    scope: str | None
 
     def get_rate(self) -> str | None:
         return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)

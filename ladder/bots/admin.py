@@ -6,9 +6,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from ladder.bots.models import Bot, BotVersion
+from ladder.accounts.requests import request_user
+from ladder.bots.models import Bot, BotRating, BotVersion
 from ladder.bots.services import bot_suspend, bot_unsuspend
 from ladder.common.exceptions import ApplicationError
+from ladder.ratings.elo import points
 
 
 class BotVersionInline(admin.TabularInline):
@@ -33,39 +35,44 @@ class BotVersionInline(admin.TabularInline):
         return False
 
 
+class BotRatingInline(admin.TabularInline):
+    """Ratings change only through recorded results and ``rerate``."""
+
+    model = BotRating
+    extra = 0
+    can_delete = False
+    fields = ("ladder", "rating_points", "games", "wins")
+    readonly_fields = fields
+
+    @admin.display(description="rating")
+    def rating_points(self, obj: BotRating) -> str:
+        return f"{points(obj.rating):.2f}"
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 @admin.register(Bot)
 class BotAdmin(admin.ModelAdmin):
-    list_display = (
-        "name",
-        "owner",
-        "kind",
-        "is_active",
-        "rating_points",
-        "games",
-        "retired_at",
-        "created_at",
-    )
+    list_display = ("name", "owner", "kind", "is_active", "retired_at", "created_at")
     list_filter = ("kind", "is_active", ("retired_at", admin.EmptyFieldListFilter), "created_at")
     search_fields = ("name", "owner__username", "suspended_reason")
-    readonly_fields = ("rating", "games", "created_at", "updated_at", "retired_at")
-    inlines = [BotVersionInline]
+    readonly_fields = ("current_version", "created_at", "updated_at", "retired_at")
+    inlines = [BotRatingInline, BotVersionInline]
     actions = ["suspend", "unsuspend"]
-
-    @admin.display(description="rating", ordering="rating")
-    def rating_points(self, obj: Bot) -> str:
-        return f"{obj.rating / 100:.2f}"
 
     @admin.action(description="Suspend selected bots (reason: moderation)")
     def suspend(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
+        user = request_user(request)
         for bot in queryset:
-            bot_suspend(user=request.user, bot_id=bot.pk, reason=f"suspended by {request.user}")
+            bot_suspend(user=user, bot_id=bot.pk, reason=f"suspended by {user}")
         self.message_user(request, f"{queryset.count()} bot(s) suspended", messages.SUCCESS)
 
     @admin.action(description="Unsuspend selected bots")
     def unsuspend(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
         for bot in queryset:
             try:
-                bot_unsuspend(user=request.user, bot_id=bot.pk)
+                bot_unsuspend(user=request_user(request), bot_id=bot.pk)
             except ApplicationError as exc:
                 self.message_user(request, f"{bot}: {exc.message}", messages.WARNING)
 

@@ -1,7 +1,10 @@
-"""Bots and their immutable versions.
+"""Bots, their immutable versions and their rating entry on each ladder.
 
-The current rating lives on the Bot (integer hundredths, see ``ladder.ratings.elo``)
-so that uploading a new version keeps it; the history lives on MatchSeat rows.
+A bot's rating is kept per ladder (``BotRating``, integer hundredths, see
+``ladder.ratings.elo``), not on the bot, so uploading a new version keeps it and
+a ladder with another ruleset or difficulty has its own; the history lives on
+MatchSeat rows. ``games`` and ``wins`` are counters kept by the recording
+service, so no read aggregates over matches.
 """
 
 from __future__ import annotations
@@ -37,8 +40,14 @@ class Bot(models.Model):
     is_active = models.BooleanField(default=True, db_index=True)
     suspended_reason = models.CharField(max_length=500, blank=True)
     retired_at = models.DateTimeField(null=True, blank=True)
-    rating = models.IntegerField(default=_start_rating, help_text="Hundredths of an Elo point.")
-    games = models.PositiveIntegerField(default=0)
+    current_version = models.ForeignKey(
+        "BotVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The version new matches play (the newest valid); set by the version services.",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -47,10 +56,13 @@ class Bot(models.Model):
         constraints = [
             models.UniqueConstraint(Lower("name"), name="bot_name_ci_unique"),
         ]
-        indexes = [models.Index(fields=["-rating", "id"], name="bot_rating_idx")]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_retired(self) -> bool:
+        return self.retired_at is not None
 
     @property
     def playable(self) -> bool:
@@ -98,3 +110,33 @@ class BotVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot.name} v{self.number}"
+
+    @property
+    def kind(self) -> str:
+        """``endpoint`` (a remote bot's address) or ``source`` (an uploaded archive)."""
+        return "endpoint" if self.endpoint else "source"
+
+
+class BotRating(models.Model):
+    """A bot's standing on one ladder: rating and counters, written only when a result is recorded.
+
+    Every bot has one per configured ladder from its creation (``bot_create``);
+    ``rerate --ladder KEY`` adds the missing ones when a ladder is configured later.
+    """
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="ratings")
+    ladder = models.CharField(max_length=32, help_text="Key of the ladder (settings).")
+    rating = models.IntegerField(default=_start_rating, help_text="Hundredths of an Elo point.")
+    games = models.PositiveIntegerField(default=0, help_text="Rated games on this ladder.")
+    wins = models.PositiveIntegerField(default=0, help_text="Rated games ranked first.")
+
+    class Meta:
+        ordering = ["ladder", "-rating", "bot"]
+        constraints = [
+            models.UniqueConstraint(fields=["ladder", "bot"], name="botrating_ladder_bot_unique"),
+        ]
+        # The leaderboard: one ladder by rating, ties by bot id.
+        indexes = [models.Index(fields=["ladder", "-rating", "bot"], name="botrating_board_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} on {self.ladder}: {self.rating}"

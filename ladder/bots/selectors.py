@@ -1,56 +1,105 @@
-"""Read-side queries for bots."""
+"""Read-side queries for bots.
+
+Bots come back with their rating on one ladder (the default unless ``ladder=``
+names another) as plain attributes: ``rating`` (hundredths), ``games``,
+``wins`` and ``rating_ladder`` (the key), read with the bot in the same query,
+and with ``owner`` (and, where shown, ``current_version``) joined, so listing
+N bots is one query whatever N is.
+"""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.db.models import F, FilteredRelation, Prefetch, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotVersion
+from ladder.bots.models import Bot, BotRating, BotVersion
 from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.ladders import ladder_get
 
 
-def bot_list(*, owner: User | None = None, search: str = "", kind: str = "") -> QuerySet[Bot]:
-    """Bots (retired ones excluded), optionally of one owner."""
-    qs = Bot.objects.select_related("owner").filter(retired_at__isnull=True)
+def with_rating(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot]:
+    """Annotate ``qs`` with the bots' rating entry on ``ladder`` (start values if none)."""
+    key = ladder_get(ladder).key
+    return (
+        qs.select_related("owner")
+        .annotate(entry=FilteredRelation("ratings", condition=Q(ratings__ladder=key)))
+        .annotate(
+            rating=Coalesce(F("entry__rating"), Value(settings.LADDER_ELO_START)),
+            games=Coalesce(F("entry__games"), Value(0)),
+            wins=Coalesce(F("entry__wins"), Value(0)),
+            rating_ladder=Value(key),
+        )
+    )
+
+
+def ranked(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot]:
+    """``qs`` restricted to bots with an entry on ``ladder``, annotated like ``with_rating``,
+    best first: one join served by the (ladder, rating, bot) index, so a page of the
+    leaderboard reads that page, not the whole ladder."""
+    key = ladder_get(ladder).key
+    return (
+        qs.filter(ratings__ladder=key)
+        .select_related("owner")
+        .annotate(
+            rating=F("ratings__rating"),
+            games=F("ratings__games"),
+            wins=F("ratings__wins"),
+            rating_ladder=Value(key),
+        )
+        .order_by("-rating", "id")
+    )
+
+
+def bot_list(
+    *,
+    owner: User | None = None,
+    search: str = "",
+    kind: str = "",
+    ladder: str | None = None,
+    with_current_version: bool = False,
+) -> QuerySet[Bot]:
+    """Bots (retired ones excluded) by name, optionally of one owner; ``current_version``
+    joined on request (not for long lists that do not show it)."""
+    qs = Bot.objects.filter(retired_at__isnull=True)
     if owner is not None:
         qs = qs.filter(owner=owner)
     if search:
         qs = qs.filter(name__icontains=search)
     if kind:
         qs = qs.filter(kind=kind)
-    return qs.order_by("name")
+    qs = with_rating(qs, ladder=ladder).order_by("name")
+    return qs.select_related("current_version") if with_current_version else qs
 
 
-def bot_get(*, bot_id: int) -> Bot:
+def bot_get(*, bot_id: int, ladder: str | None = None) -> Bot:
     """One bot (retired bots stay visible for history) or NotFound."""
-    bot = Bot.objects.select_related("owner").filter(pk=bot_id).first()
+    qs = with_rating(Bot.objects.filter(pk=bot_id), ladder=ladder)
+    bot = qs.select_related("current_version").first()
     if bot is None:
         raise NotFound("no such bot")
     return bot
 
 
+def bot_get_by_name(*, name: str, ladder: str | None = None) -> Bot:
+    """One bot by its (case-insensitive, unique) name or NotFound; the gRPC API uses names."""
+    qs = with_rating(Bot.objects.filter(name__iexact=name.strip()), ladder=ladder)
+    bot = qs.select_related("current_version").first()
+    if bot is None:
+        raise NotFound(f"no bot named {name.strip()[:100]!r}")
+    return bot
+
+
 def bot_versions(*, bot: Bot) -> QuerySet[BotVersion]:
     """A bot's versions, newest first."""
-    return bot.versions.order_by("-number")
+    return BotVersion.objects.filter(bot=bot).order_by("-number")
 
 
 def bot_latest_version(*, bot: Bot) -> BotVersion | None:
-    """The newest version, whatever its status (what its owner last sent)."""
-    return bot.versions.order_by("-number").first()
-
-
-def bot_playable_version(*, bot: Bot) -> BotVersion | None:
-    """The version a new match would play: the newest VALID one (an invalid one never plays)."""
-    return bot.versions.filter(status=BotVersion.Status.VALID).order_by("-number").first()
-
-
-def bot_versions_pending() -> QuerySet[BotVersion]:
-    """Hosted versions waiting for their smoke match, oldest first."""
-    return (
-        BotVersion.objects.select_related("bot")
-        .filter(status=BotVersion.Status.PENDING, bot__kind=Bot.Kind.HOSTED)
-        .order_by("created_at", "pk")
-    )
+    """The version a new match would play: the newest VALID one (joined by the selectors
+    above: no query); an invalid or still pending upload never plays."""
+    return bot.current_version
 
 
 def bot_version_for_owner(*, user: User, bot_id: int, number: int) -> BotVersion:
@@ -64,9 +113,11 @@ def bot_version_for_owner(*, user: User, bot_id: int, number: int) -> BotVersion
     return version
 
 
-def bot_get_by_name(*, name: str) -> Bot:
-    """One bot by its (case-insensitive, unique) name or NotFound; the gRPC API uses names."""
-    bot = Bot.objects.select_related("owner").filter(name__iexact=name.strip()).first()
+def bot_detail(*, bot_id: int, ladder: str | None = None) -> Bot:
+    """``bot_get`` with ``ratings`` (its entry on every ladder, by key) fetched too."""
+    entries = Prefetch("ratings", queryset=BotRating.objects.order_by("ladder"))
+    qs = with_rating(Bot.objects.filter(pk=bot_id), ladder=ladder)
+    bot = qs.select_related("current_version").prefetch_related(entries).first()
     if bot is None:
-        raise NotFound(f"no bot named {name.strip()!r}")
+        raise NotFound("no such bot")
     return bot

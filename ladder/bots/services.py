@@ -2,14 +2,17 @@
 
 Authorization lives here (not in views) so the REST API and the gRPC service
 enforce the same rules: only the owner changes or deletes a bot; staff moderate
-(suspend/unsuspend). Versions are immutable and numbered per bot; a new version
-never touches the bot's rating.
+(suspend/unsuspend). Versions are immutable and numbered per bot; the newest
+VALID version is the bot's ``current_version`` (what matches seat: a remote
+endpoint is valid once it checks, a hosted upload once its smoke match passes),
+and no version touches the bot's ratings. A new bot
+gets a rating entry on every configured ladder, so it is on every leaderboard.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import PurePosixPath
 
@@ -23,11 +26,12 @@ from django.utils import timezone
 
 from ladder.accounts.models import User
 from ladder.bots.endpoints import Resolver, endpoint_check
-from ladder.bots.models import Bot, BotVersion
+from ladder.bots.models import Bot, BotRating, BotVersion
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.common.tasks import task_send
+from ladder.ladders import ladders
 
 
 class UploadRejected(ApplicationError):
@@ -91,11 +95,39 @@ def bot_create(
             bot.save()
     except IntegrityError as exc:
         raise Conflict(f"a bot named {bot.name!r} already exists") from exc
+    bot_ratings_ensure(bot_ids=[bot.pk], ladder_keys=list(ladders()))
     if checked is not None:
-        BotVersion.objects.create(
-            bot=bot, number=1, endpoint=checked.target, status=BotVersion.Status.VALID
-        )
+        _add_version(bot, number=1, endpoint=checked.target, status=BotVersion.Status.VALID)
     return bot
+
+
+def bot_ratings_ensure(*, bot_ids: Sequence[int], ladder_keys: Sequence[str]) -> None:
+    """Give each bot a rating entry (start rating, no games) on each ladder where it has none.
+
+    Idempotent and safe to run concurrently (conflicts are ignored); the
+    recording service calls it before locking entries, ``rerate`` for a new ladder.
+    """
+    BotRating.objects.bulk_create(
+        (BotRating(bot_id=b, ladder=key) for key in ladder_keys for b in sorted(bot_ids)),
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+
+
+def _add_version(bot: Bot, **fields: object) -> BotVersion:
+    """Store the next version of a locked (or new) bot; a VALID one is what matches play."""
+    version = BotVersion.objects.create(bot=bot, **fields)
+    if version.status == BotVersion.Status.VALID:
+        _make_current(bot, version)
+    return version
+
+
+def _make_current(bot: Bot, version: BotVersion) -> None:
+    """Seat ``version`` from now on, unless a newer valid one already is (a locked bot)."""
+    current = bot.current_version
+    if current is None or current.number < version.number:
+        bot.current_version = version
+        bot.save(update_fields=["current_version", "updated_at"])
 
 
 @transaction.atomic
@@ -119,7 +151,12 @@ def bot_delete(*, user: User, bot_id: int) -> bool:
     if not bot.seats.exists():
         names = list(bot.versions.exclude(archive="").values_list("archive", flat=True))
         bot.delete()
-        transaction.on_commit(lambda: [default_storage.delete(n) for n in names])
+
+        def delete_files() -> None:
+            for name in names:
+                default_storage.delete(name)
+
+        transaction.on_commit(delete_files)
         return True
     bot.retired_at = timezone.now()
     bot.is_active = False
@@ -156,8 +193,8 @@ def bot_version_upload(
             ContentFile(data),
         )
         try:
-            version = BotVersion.objects.create(
-                bot=bot,
+            version = _add_version(
+                bot,
                 number=number,
                 archive=stored,
                 archive_sha256=digest,
@@ -215,8 +252,8 @@ def bot_set_endpoint(
     bot = _lock_owned_bot(user=user, bot_id=bot_id)
     if bot.kind != Bot.Kind.REMOTE:
         raise ApplicationError("only remote bots have an endpoint; upload a version instead")
-    return BotVersion.objects.create(
-        bot=bot,
+    return _add_version(
+        bot,
         number=_next_number(bot),
         endpoint=checked.target,
         validation_log=f"{checked.target}: resolves to {', '.join(checked.addresses)}",
@@ -240,6 +277,9 @@ def bot_version_smoke_record(
     where = PurePosixPath("logs", "bots", str(version.bot_id), f"v{version.number}-smoke.log")
     name = log_store(name=str(where), data=log)
     with transaction.atomic():
+        bot = (
+            Bot.objects.select_for_update().select_related("current_version").get(pk=version.bot_id)
+        )
         version = BotVersion.objects.select_for_update().get(pk=version_id)
         log_delete_later(version.smoke_log.name)
         version.status = BotVersion.Status.VALID if passed else BotVersion.Status.INVALID
@@ -247,6 +287,8 @@ def bot_version_smoke_record(
         version.smoke_log = name
         version.smoke_at = timezone.now()
         version.save(update_fields=["status", "smoke_outcome", "smoke_log", "smoke_at"])
+        if passed:
+            _make_current(bot, version)
     return version
 
 

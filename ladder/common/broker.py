@@ -46,7 +46,7 @@ TAKEN = ".taken"
 class Channel(filesystem.Channel):
     """kombu's filesystem channel with atomic publish and an atomic claim per message."""
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         name = f"{time.monotonic() * 1000:015.0f}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.partial")
@@ -57,7 +57,7 @@ class Channel(filesystem.Channel):
         except OSError as exc:
             raise filesystem.ChannelError(f"cannot add {name!r} to {self.data_folder_out}") from exc
 
-    def _get(self, queue: str) -> Any:
+    def _get(self, queue: str) -> Any:  # type: ignore[override]
         suffix = f".{queue}.msg"
         folder = self.data_folder_in
         for name in sorted(os.listdir(folder)):

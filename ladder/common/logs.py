@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.http import HttpResponse
 
 
 def log_store(*, name: str, data: bytes) -> str:
@@ -27,3 +28,12 @@ def log_delete_later(name: str) -> None:
 
     if name:
         transaction.on_commit(lambda: default_storage.delete(name))
+
+
+def log_response(data: bytes) -> HttpResponse:
+    """A log as inert text: what a bot wrote is never rendered, sniffed or cached by others."""
+    response = HttpResponse(data, content_type="text/plain; charset=utf-8")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response["Cache-Control"] = "private, no-store"
+    return response

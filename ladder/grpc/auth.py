@@ -52,18 +52,13 @@ log = logging.getLogger("ladder.grpc")
 SERVICE_PREFIX = "/digdown.v1.Ladder/"
 # Reads of public data: the REST API serves them without credentials too.
 PUBLIC_METHODS = frozenset(
-    {"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay", "GetRuleset"}
+    {"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay", "GetRuleset", "ListLadders"}
 )
 MAX_DETAIL = 2000  # status details travel in HTTP/2 trailers: keep them small
 
 
-class GrpcError(Exception):
-    """Raised by the servicer when it wants a specific status (e.g. ALREADY_EXISTS)."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+GrpcError = serving.StatusError
+"""Raised by the servicer when it wants a specific status (e.g. ALREADY_EXISTS)."""
 
 
 @dataclass(frozen=True)

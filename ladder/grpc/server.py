@@ -10,7 +10,9 @@ then running calls get ``grace`` seconds.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
+import grpc
 from django.conf import settings
 
 from digdown import serving
@@ -34,7 +36,9 @@ class LadderServer(serving.GrpcServer):
         max_concurrent_rpcs: int = 64,
         rate: str | None = None,
         reflection_enabled: bool = True,
+        outer_interceptors: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
+        """``outer_interceptors`` run around ``CallGuard`` (tests count queries with one)."""
         super().__init__(
             listen,
             services=[SERVICE_NAME],
@@ -46,7 +50,7 @@ class LadderServer(serving.GrpcServer):
             # An upload may be as large as the upload limit plus framing.
             max_receive_bytes=settings.LADDER_UPLOAD_MAX_BYTES + 64 * 1024,
             max_send_bytes=4 * 1024 * 1024,
-            interceptors=[CallGuard(rate=rate)],
+            interceptors=[*outer_interceptors, CallGuard(rate=rate)],
             thread_name_prefix="ladder-rpc",
             reflection_enabled=reflection_enabled,
         )

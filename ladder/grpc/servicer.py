@@ -3,20 +3,23 @@
 Each method translates the request into one service or selector call and the
 result into proto messages; authorization rules live in the services (the
 REST API enforces the same ones), errors are mapped by ``auth.CallGuard``.
-Bots are addressed by name here (bot authors think in names), so every method
-first resolves the name with ``bot_get_by_name``.
+Bots are addressed by name here (bot authors think in names). Reads run a
+fixed number of queries whatever the page or data size: the selectors join
+what the messages show, leaderboard pages are offsets over an index (bounded
+by the number of bots), match pages are keyset pages by id.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
 import grpc
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 
 from digdown import rulesets
 from digdown.v1 import ladder_pb2, ladder_pb2_grpc
@@ -26,16 +29,19 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
 from ladder.grpc.auth import GrpcError, require_user
+from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
-from ladder.ratings.selectors import leaderboard_list, rating_uncertainty
+from ladder.ratings.elo import points
+from ladder.ratings.selectors import leaderboard_list, opponents_near, rating_uncertainty
 
 log = logging.getLogger("ladder.grpc")
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
+TOKEN_PATTERN = re.compile(r"[0-9]{1,18}")
 REPLAY_CHUNK = 64 * 1024
 
 
@@ -47,20 +53,40 @@ def _time(value: datetime | None) -> str:
 
 
 def _points(hundredths: int | None) -> float:
-    return hundredths / 100 if hundredths is not None else 0.0
+    return 0.0 if hundredths is None else points(hundredths)
 
 
-def _page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], str]:
-    """Offset paging; the token is the next offset as text (opaque to clients)."""
+def _page_size(page_size: int) -> int:
     if page_size < 0:
         raise ApplicationError("page_size must not be negative")
-    size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-    if page_token and not page_token.isdigit():
+    return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+def _token_number(page_token: str) -> int | None:
+    """The number in a page token this server issued (None for the first page)."""
+    if not page_token:
+        return None
+    if not TOKEN_PATTERN.fullmatch(page_token):
         raise ApplicationError("page_token is not one this server issued")
-    offset = int(page_token or 0)
+    return int(page_token)
+
+
+def _offset_page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], int, str]:
+    """A page by offset (for lists bounded by the number of bots): rows, offset, next token."""
+    size = _page_size(page_size)
+    offset = _token_number(page_token) or 0
     rows = list(qs[offset : offset + size + 1])
-    more = len(rows) > size
-    return rows[:size], str(offset + size) if more else ""
+    return rows[:size], offset, str(offset + size) if len(rows) > size else ""
+
+
+def _newest_first_page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], str]:
+    """A keyset page by descending id: the token is the last id shown (no OFFSET)."""
+    size = _page_size(page_size)
+    before = _token_number(page_token)
+    if before is not None:
+        qs = qs.filter(pk__lt=before)
+    rows = list(qs.order_by("-pk")[: size + 1])
+    return rows[:size], str(rows[size - 1].pk) if len(rows) > size else ""
 
 
 def version_pb(v: BotVersion) -> ladder_pb2.BotVersion:
@@ -77,16 +103,18 @@ def version_pb(v: BotVersion) -> ladder_pb2.BotVersion:
 
 
 def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
-    latest = bot_selectors.bot_playable_version(bot=bot)
+    """A bot from the bot selectors (rating on one ladder, current version joined)."""
+    latest = bot_selectors.bot_latest_version(bot=bot)
     msg = ladder_pb2.LadderBot(
         id=bot.pk,
         name=bot.name,
         owner=bot.owner.username,
         kind=bot.kind.upper(),
         active=bot.playable,
-        rating=_points(bot.rating),
-        games=bot.games,
+        rating=_points(bot.rating),  # type: ignore[attr-defined]
+        games=bot.games,  # type: ignore[attr-defined]
         created_at=_time(bot.created_at),
+        ladder=bot.rating_ladder,  # type: ignore[attr-defined]
     )
     if latest is not None:
         if bot.kind == Bot.Kind.REMOTE:
@@ -97,10 +125,12 @@ def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
 
 
 def seat_pb(s: MatchSeat) -> ladder_pb2.MatchSeat:
+    """A seat from ``match_selectors.seats_shown`` (bot and version as plain attributes)."""
+    hosted = s.bot_kind == Bot.Kind.HOSTED  # type: ignore[attr-defined]
     return ladder_pb2.MatchSeat(
         seat=s.seat,
-        bot=s.bot.name,
-        version=s.version.number if s.bot.kind == Bot.Kind.HOSTED else 0,
+        bot=s.bot_name,  # type: ignore[attr-defined]
+        version=s.version_number if hosted else 0,  # type: ignore[attr-defined]
         rank=s.rank or 0,
         score=float(s.score or 0),
         faults=s.faults,
@@ -129,16 +159,19 @@ def match_pb(m: Match) -> ladder_pb2.Match:
         replay_size=m.replay_size,
         error=m.error[:2000],
         rated=m.rated,
+        ladder=m.ladder,
     )
 
 
 # --- lookups ----------------------------------------------------------------------
 
 
-def _bot_named(name: str) -> Bot:
+def _bot_named(name: str, ladder: str | None = None) -> Bot:
     if not name.strip():
         raise ApplicationError("bot name is empty")
-    return bot_selectors.bot_get_by_name(name=name)
+    if "\x00" in name:  # PostgreSQL refuses NUL in text: say so instead of failing
+        raise ApplicationError("bot name contains a NUL character")
+    return bot_selectors.bot_get_by_name(name=name, ladder=ladder)
 
 
 def _own_bot_named(name: str) -> Bot:
@@ -148,19 +181,6 @@ def _own_bot_named(name: str) -> Bot:
     if bot.owner_id != user.pk:
         raise PermissionDenied(f"bot {bot.name} belongs to another user")
     return bot
-
-
-def _pick_opponents(bot: Bot, count: int) -> list[Bot]:
-    """Playable bots nearest in rating (the matchmaker of a later issue will do better)."""
-    pool = [
-        b
-        for b in leaderboard_list().exclude(pk=bot.pk)
-        if bot_selectors.bot_playable_version(bot=b) is not None
-    ]
-    pool.sort(key=lambda b: (abs(b.rating - bot.rating), b.pk))
-    if len(pool) < count:
-        raise Conflict(f"only {len(pool)} other playable bots on the ladder; {count} needed")
-    return pool[:count]
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
@@ -179,7 +199,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         except Conflict as exc:  # bot_create raises Conflict only for a taken name
             raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
-        return ladder_pb2.CreateBotResponse(bot=bot_pb(bot))
+        return ladder_pb2.CreateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
     def UploadVersion(self, request: Any, context: grpc.ServicerContext) -> Any:
         bot = _own_bot_named(request.bot)
@@ -196,15 +216,30 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
     def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
-        bots = bot_selectors.bot_list(owner=require_user())
+        bots = bot_selectors.bot_list(
+            owner=require_user(), ladder=request.ladder, with_current_version=True
+        )
         return ladder_pb2.ListMyBotsResponse(bots=[bot_pb(b) for b in bots])
 
-    def Leaderboard(self, request: Any, context: grpc.ServicerContext) -> Any:
-        qs = leaderboard_list(include_inactive=request.include_inactive).annotate(
-            wins=Count("seats", filter=Q(seats__rank=1, seats__match__status="finished"))
+    def ListLadders(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return ladder_pb2.ListLaddersResponse(
+            ladders=[
+                ladder_pb2.LadderInfo(
+                    key=lad.key,
+                    ruleset=lad.ruleset,
+                    difficulty=lad.difficulty,
+                    min_seats=lad.min_seats,
+                    max_seats=lad.max_seats,
+                    is_default=lad.is_default,
+                )
+                for lad in ladder_list()
+            ]
         )
-        rows, next_token = _page(qs, request.page_size, request.page_token)
-        offset = int(request.page_token or 0)
+
+    def Leaderboard(self, request: Any, context: grpc.ServicerContext) -> Any:
+        ladder = ladder_get(request.ladder)
+        qs = leaderboard_list(include_inactive=request.include_inactive, ladder=ladder.key)
+        rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
         entries = []
         for i, b in enumerate(rows):
             u = rating_uncertainty(rating=b.rating, games=b.games)
@@ -222,12 +257,14 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     interval_high=high,
                 )
             )
-        return ladder_pb2.LeaderboardResponse(entries=entries, next_page_token=next_token)
+        return ladder_pb2.LeaderboardResponse(
+            entries=entries, next_page_token=next_token, ladder=ladder.key
+        )
 
     def ListMatches(self, request: Any, context: grpc.ServicerContext) -> Any:
         bot = _bot_named(request.bot)
         qs = match_selectors.bot_matches(bot_id=bot.pk)
-        rows, next_token = _page(qs, request.page_size, request.page_token)
+        rows, next_token = _newest_first_page(qs, request.page_size, request.page_token)
         return ladder_pb2.ListMatchesResponse(
             matches=[match_pb(m) for m in rows], next_page_token=next_token
         )
@@ -267,7 +304,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
 
     def RequestChallenge(self, request: Any, context: grpc.ServicerContext) -> Any:
         user = require_user()
-        bot = _bot_named(request.bot)
+        ladder = ladder_get(request.ladder)
+        bot = _bot_named(request.bot, ladder.key)
         if bot.owner_id != user.pk and not user.is_staff:
             raise PermissionDenied(f"bot {bot.name} belongs to another user")
         names = list(request.opponents)
@@ -278,11 +316,20 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             raise ApplicationError("num_seats must be 2 to 4")
         if names and seats != 1 + len(names):
             raise ApplicationError(f"num_seats {seats} does not match {len(names)} opponents")
-        opponents = [_bot_named(n) for n in names] if names else _pick_opponents(bot, seats - 1)
+        if names:
+            opponents = [_bot_named(n) for n in names]
+        else:
+            opponents = opponents_near(bot=bot, count=seats - 1, ladder=ladder)
+            if len(opponents) < seats - 1:
+                raise Conflict(
+                    f"only {len(opponents)} other playable bots near {bot.name} on ladder"
+                    f" {ladder.key}; {seats - 1} needed"
+                )
         match = match_services.match_create(
             bot_ids=[bot.pk, *(o.pk for o in opponents)],
             requested_by=user,
-            difficulty=request.difficulty.strip().lower() or Match.Difficulty.NORMAL,
+            ladder=request.ladder or None,
+            difficulty=request.difficulty.strip().lower() or None,
             rated=request.rated,
         )
         return ladder_pb2.RequestChallengeResponse(
@@ -319,7 +366,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
 
     def GetRuleset(self, request: Any, context: grpc.ServicerContext) -> Any:
         """The ruleset document of the SDK this ladder runs (the same text as the engine's)."""
-        default = Match._meta.get_field("ruleset").get_default()
+        default = ladder_default().ruleset
         try:
             return rulesets.ruleset_response(
                 request.ruleset, default, rulesets.text, rulesets.available()

@@ -6,6 +6,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from ladder.accounts.requests import request_user
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
 from ladder.matches.services import match_cancel
@@ -47,11 +48,10 @@ class MatchAdmin(admin.ModelAdmin):
     @admin.action(description="Cancel selected matches")
     def cancel(self, request: HttpRequest, queryset: QuerySet[Match]) -> None:
         done = 0
+        user = request_user(request)
         for match in queryset:
             try:
-                match_cancel(
-                    match_id=match.pk, user=request.user, reason=f"cancelled by {request.user}"
-                )
+                match_cancel(match_id=match.pk, user=user, reason=f"cancelled by {user}")
                 done += 1
             except ApplicationError as exc:
                 self.message_user(request, f"match {match.pk}: {exc.message}", messages.WARNING)

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from ladder.ladders import Difficulty
+
 
 class Tournament(models.Model):
     """A named set of participants; formats and standings come with a later issue."""
@@ -41,19 +43,18 @@ class Match(models.Model):
         ERRORED = "errored"
         CANCELLED = "cancelled"
 
-    class Difficulty(models.TextChoices):
-        EASY = "easy"
-        NORMAL = "normal"
-        HARD = "hard"
-        HARDCORE = "hardcore"
+    Difficulty = Difficulty
 
+    ladder = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="Key of the ladder it is played on (its ratings); empty: off-ladder, unrated.",
+    )
     ruleset = models.CharField(max_length=16, default="dd-1")
     seed = models.BigIntegerField()
     difficulty = models.CharField(max_length=10, choices=Difficulty.choices, default="normal")
     rated = models.BooleanField(default=True)
-    status = models.CharField(
-        max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
-    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     tournament = models.ForeignKey(
         Tournament, null=True, blank=True, on_delete=models.PROTECT, related_name="matches"
     )
@@ -66,7 +67,7 @@ class Match(models.Model):
     # When a play-match message was last sent for it: a queued match whose message is
     # older than LADDER_QUEUED_GRACE_S is presumed lost and sent again (the janitor).
     enqueued_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
@@ -75,7 +76,9 @@ class Match(models.Model):
     replay_size = models.PositiveBigIntegerField(default=0)
 
     class Meta:
-        ordering = ["-created_at", "-id"]
+        # Ids are allocated in creation order: newest first is ``-id``, which keyset
+        # pagination and the indexes below serve without a sort.
+        ordering = ["-id"]
         verbose_name_plural = "matches"
         constraints = [
             models.CheckConstraint(condition=Q(seed__gte=0), name="match_seed_nonnegative"),
@@ -83,6 +86,14 @@ class Match(models.Model):
                 condition=~Q(status="finished") | ~Q(replay_sha256=""),
                 name="match_finished_has_replay",
             ),
+            models.CheckConstraint(
+                condition=Q(rated=False) | ~Q(ladder=""), name="match_rated_has_ladder"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "-id"], name="match_status_idx"),
+            models.Index(fields=["ladder", "-id"], name="match_ladder_idx"),
+            models.Index(fields=["tournament", "-id"], name="match_tournament_idx"),
         ]
 
     def __str__(self) -> str:
@@ -92,26 +103,56 @@ class Match(models.Model):
 class MatchSeat(models.Model):
     """One bot's seat in one match, with its outcome and rating before/after."""
 
+    class Ended(models.TextChoices):
+        """How the seat's game ended (docs/engine-api.md, Result); empty until then."""
+
+        WON = "won"
+        FINISHED = "finished"
+        ELIMINATED = "eliminated"
+        FORFEITED = "forfeited"
+
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
     seat = models.PositiveSmallIntegerField()
-    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="seats")
+    # Indexed by the (bot, match) and (bot, result) indexes below.
+    bot = models.ForeignKey(
+        "bots.Bot", on_delete=models.PROTECT, related_name="seats", db_index=False
+    )
     version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="seats")
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
     score = models.IntegerField(null=True, blank=True, help_text="Loot points at the end.")
     faults = models.PositiveSmallIntegerField(default=0)
-    ended = models.CharField(max_length=12, blank=True)
+    ended = models.CharField(max_length=12, blank=True, choices=Ended.choices)
     forfeit_reason = models.CharField(max_length=200, blank=True)
     rating_before = models.IntegerField(null=True, blank=True)
     rating_after = models.IntegerField(null=True, blank=True)
     # Hosted seats: the bot's captured stdout+stderr (capped), for its owner and staff only.
     log = models.FileField(upload_to="logs/", blank=True, max_length=255)
     log_size = models.PositiveIntegerField(default=0)
+    result = models.ForeignKey(
+        "MatchResult",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="seats",
+        db_index=False,
+        help_text="Set when the result is recorded: its id orders a bot's rating history.",
+    )
 
     class Meta:
         ordering = ["match", "seat"]
         constraints = [
             models.UniqueConstraint(fields=["match", "seat"], name="matchseat_match_seat_unique"),
             models.UniqueConstraint(fields=["match", "bot"], name="matchseat_match_bot_unique"),
+        ]
+        indexes = [
+            # A bot's matches, newest first (keyset pagination by match id).
+            models.Index(fields=["bot", "-match"], name="matchseat_bot_match_idx"),
+            # A bot's rating history, latest first, in recording order.
+            models.Index(
+                fields=["bot", "-result"],
+                name="matchseat_bot_result_idx",
+                condition=Q(result__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -127,8 +168,16 @@ class MatchSeat(models.Model):
 class MatchResult(models.Model):
     """The single recorded result of a match; its id orders rating updates."""
 
+    class Reason(models.TextChoices):
+        """Why the game ended (docs/engine-api.md, Result)."""
+
+        WON = "won"
+        LAST_STANDING = "last_standing"
+        CAVE_EXHAUSTED = "cave_exhausted"
+        TURN_LIMIT = "turn_limit"
+
     match = models.OneToOneField(Match, on_delete=models.CASCADE, related_name="result")
-    reason = models.CharField(max_length=20)
+    reason = models.CharField(max_length=20, choices=Reason.choices)
     winner = models.SmallIntegerField(help_text="Winning seat or -1.")
     turns = models.PositiveIntegerField(default=0)
     rounds = models.PositiveIntegerField(default=0)

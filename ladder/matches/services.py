@@ -7,11 +7,14 @@ it back for a retry (``match_release``), fail it, and the janitor's
 fenced by that claim (worker name and attempt number), so a worker whose lease
 expired and was taken over can no longer change the match.
 
-``match_record_result`` is the single writer of a finished match. Locks are
-always taken in the same order — the match row, then the seated bots ordered by
-pk — so concurrent recordings never deadlock on PostgreSQL; on SQLite the
-IMMEDIATE transactions serialize writers instead (select_for_update is a no-op
-there). The state check under the match lock makes a second call a no-op.
+``match_record_result`` is the single writer of a finished match and of the
+ratings: it calls the pure ``ladder.ratings.elo`` itself, so this app does not
+depend on the ratings app (which reads the history written here). Locks are
+always taken in the same order — the match row, then the seated bots' rating
+entries on the match's ladder ordered by bot id — so concurrent recordings never
+deadlock on PostgreSQL; on SQLite the IMMEDIATE transactions serialize writers
+instead (select_for_update is a no-op there). The state check under the match
+lock makes a second call a no-op.
 """
 
 from __future__ import annotations
@@ -30,19 +33,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotVersion
-from ladder.bots.selectors import bot_playable_version
+from ladder.bots.models import Bot, BotRating
+from ladder.bots.services import bot_ratings_ensure
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
+from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
 from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
 from ladder.matches.queue import match_enqueue
 from ladder.matches.replays import replay_store
-from ladder.ratings.services import ratings_apply
+from ladder.ratings import elo
 
 log = logging.getLogger("ladder.matches")
-
-RESULT_REASONS = {"won", "last_standing", "cave_exhausted", "turn_limit"}
-SEAT_ENDINGS = {"won", "finished", "eliminated", "forfeited"}
 OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 
@@ -79,28 +80,69 @@ def _enqueue_on_commit(match_id: int) -> None:
     transaction.on_commit(send, robust=True)
 
 
+def match_ladder(
+    *, seats: int, ladder: str | None = None, difficulty: str | None = None, rated: bool = True
+) -> tuple[Ladder | None, str, str]:
+    """The ladder a new match is played on, and its ruleset and difficulty.
+
+    A named ladder fixes the difficulty (asking for another one is an error).
+    Without one, the default ladder's ruleset at ``difficulty`` (default: the
+    default ladder's) is rated by whichever ladder plays it with that many
+    seats; if none does, only an unrated match can be played (off-ladder).
+    """
+    if difficulty is not None and difficulty not in Match.Difficulty.values:
+        raise ApplicationError(f"difficulty must be one of {', '.join(Match.Difficulty.values)}")
+    if ladder:
+        chosen: Ladder | None = ladder_get(ladder)
+        assert chosen is not None
+        if difficulty and difficulty != chosen.difficulty:
+            raise ApplicationError(
+                f"ladder {chosen.key} plays {chosen.difficulty}, not {difficulty}"
+            )
+        if not chosen.plays(seats):
+            raise ApplicationError(
+                f"ladder {chosen.key} plays {chosen.min_seats} to {chosen.max_seats} seats,"
+                f" not {seats}"
+            )
+        return chosen, chosen.ruleset, chosen.difficulty
+    default = ladder_default()
+    difficulty = difficulty or default.difficulty
+    chosen = ladder_for(ruleset=default.ruleset, difficulty=difficulty, seats=seats)
+    if chosen is None and rated:
+        raise Conflict(
+            f"no ladder rates {default.ruleset} at {difficulty} with {seats} seats"
+            f" (ladders: {', '.join(lad.describe() for lad in ladders().values())});"
+            " ask for an unrated match"
+        )
+    return chosen, default.ruleset, difficulty
+
+
 def match_create(
     *,
     bot_ids: Sequence[int],
     requested_by: User | None = None,
     seed: int | None = None,
-    difficulty: str = Match.Difficulty.NORMAL,
+    difficulty: str | None = None,
     rated: bool = True,
     tournament: Tournament | None = None,
+    ladder: str | None = None,
 ) -> Match:
     """Queue a match between 2-4 distinct playable bots, seated in the given order.
 
     A user (a challenge) must own one of the bots unless staff; ``requested_by=None``
-    is the matchmaker. Each seat plays the bot's newest valid version. The match is
-    sent to the workers when the transaction commits.
+    is the matchmaker. Each seat plays the bot's current version (its newest valid
+    one). ``ladder`` (a key; default: the default ladder) decides the ruleset, the
+    difficulty and whose ratings a rated match changes (``match_ladder``). The match
+    is sent to the workers when the transaction commits.
     """
     ids = list(bot_ids)
     if not 2 <= len(ids) <= 4:
         raise ApplicationError("a match has 2 to 4 bots")
     if len(set(ids)) != len(ids):
         raise ApplicationError("a bot cannot take two seats")
-    if difficulty not in Match.Difficulty.values:
-        raise ApplicationError(f"difficulty must be one of {', '.join(Match.Difficulty.values)}")
+    chosen, ruleset, difficulty = match_ladder(
+        seats=len(ids), ladder=ladder, difficulty=difficulty, rated=rated
+    )
     if seed is None:
         seed = secrets.randbelow(2**63)
     elif not 0 <= seed < 2**63:
@@ -110,22 +152,22 @@ def match_create(
         missing = [i for i in ids if i not in bots]
         if missing:
             raise NotFound(f"no such bot: {', '.join(map(str, missing))}")
-        challenger = requested_by is not None and not requested_by.is_staff
-        if challenger and not any(b.owner_id == requested_by.pk for b in bots.values()):
+        owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
+        if owner is not None and not any(b.owner_id == owner for b in bots.values()):
             raise PermissionDenied("a challenge must include one of your own bots")
-        versions: dict[int, BotVersion] = {}
-        for i in ids:
-            bot = bots[i]
+        versions: dict[int, int] = {}
+        for bot in bots.values():
             if not bot.playable:
                 raise Conflict(f"bot {bot.name} is not active")
-            version = bot_playable_version(bot=bot)
-            if version is None:
+            if bot.current_version_id is None:
                 raise Conflict(
                     f"bot {bot.name} has no valid version yet (a new hosted version becomes "
                     "valid once it has played its smoke match)"
                 )
-            versions[i] = version
+            versions[bot.pk] = bot.current_version_id
         match = Match(
+            ladder=chosen.key if chosen else "",
+            ruleset=ruleset,
             seed=seed,
             difficulty=difficulty,
             rated=rated,
@@ -133,10 +175,13 @@ def match_create(
             requested_by=requested_by,
             enqueued_at=timezone.now(),
         )
-        match.full_clean()
+        # Field checks only: the rows it points at were just read, and the database
+        # enforces the constraints itself (checking them here costs a query each).
+        match.full_clean(exclude=["requested_by", "tournament"], validate_constraints=False)
         match.save()
         MatchSeat.objects.bulk_create(
-            MatchSeat(match=match, seat=n, bot_id=i, version=versions[i]) for n, i in enumerate(ids)
+            MatchSeat(match=match, seat=n, bot_id=i, version_id=versions[i])
+            for n, i in enumerate(ids)
         )
         _enqueue_on_commit(match.pk)
     return match
@@ -283,8 +328,10 @@ def _parse_result(result: Mapping[str, Any], n: int) -> tuple[list[int], list[di
     if not isinstance(result, Mapping):
         raise ApplicationError("result must be an object")
     reason = result.get("reason")
-    if reason not in RESULT_REASONS:
-        raise ApplicationError(f"result: reason must be one of {', '.join(sorted(RESULT_REASONS))}")
+    if reason not in MatchResult.Reason.values:
+        raise ApplicationError(
+            f"result: reason must be one of {', '.join(MatchResult.Reason.values)}"
+        )
     winner = _int(result.get("winner"), "winner")
     if not -1 <= winner < n:
         raise ApplicationError("result: winner must be a seat or -1")
@@ -307,8 +354,10 @@ def _parse_result(result: Mapping[str, Any], n: int) -> tuple[list[int], list[di
         if "rank" in item and item["rank"] != ranks[s]:
             raise ApplicationError(f"result: seat {s} rank disagrees with ranks")
         ended = item.get("ended", "")
-        if ended and ended not in SEAT_ENDINGS:
-            raise ApplicationError(f"result: seat {s} ended must be one of {sorted(SEAT_ENDINGS)}")
+        if ended and ended not in MatchSeat.Ended.values:
+            raise ApplicationError(
+                f"result: seat {s} ended must be one of {', '.join(MatchSeat.Ended.values)}"
+            )
         per_seat[s] = dict(item)
     return ranks, per_seat
 
@@ -319,22 +368,27 @@ def match_record_result(
     """Record a finished match: result, seats, replay and ratings, exactly once.
 
     The replay is stored first under a content-addressed name (idempotent), then
-    one transaction locks the match, checks it is still open, locks the bots by
-    pk, writes the MatchResult (one per match, enforced by the database), the
-    seats, the ratings and the finished state. A second call for a finished
-    match changes nothing and returns ``recorded=False``; a cancelled or errored
-    match is refused with Conflict.
+    one transaction locks the match, checks it is still open, locks the seated
+    bots' rating entries on the match's ladder by bot id, writes the MatchResult
+    (one per match, enforced by the database), the seats, the entries' ratings
+    and counters and the finished state. A second call for a finished match
+    changes nothing and returns ``recorded=False``; a cancelled or errored match
+    is refused with Conflict.
     """
-    current = Match.objects.filter(pk=match_id).values_list("status", flat=True).first()
+    current = Match.objects.filter(pk=match_id).values_list("status", "ladder").first()
     if current is None:
         raise NotFound("no such match")
-    if current == Match.Status.FINISHED:
+    status, ladder = current
+    if status == Match.Status.FINISHED:
         return RecordOutcome(match=Match.objects.get(pk=match_id), recorded=False)
-    if current not in OPEN_STATES:
-        raise Conflict(f"match is {current}; its result cannot be recorded")
-    n = MatchSeat.objects.filter(match_id=match_id).count()
-    ranks, per_seat = _parse_result(result, n)
+    if status not in OPEN_STATES:
+        raise Conflict(f"match is {status}; its result cannot be recorded")
+    bot_ids = list(MatchSeat.objects.filter(match_id=match_id).values_list("bot_id", flat=True))
+    ranks, per_seat = _parse_result(result, len(bot_ids))
     stored = replay_store(match_id=match_id, data=replay_bytes)
+    if ladder:
+        # Normally there since the bot's creation; a ladder configured later gets them now.
+        bot_ratings_ensure(bot_ids=bot_ids, ladder_keys=[ladder])
     k_used = float(settings.LADDER_ELO_K if k is None else k)
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
@@ -343,15 +397,15 @@ def match_record_result(
         if match.status not in OPEN_STATES:
             raise Conflict(f"match is {match.status}; its result cannot be recorded")
         seats = list(match.seats.order_by("seat"))
-        bots = {
-            b.pk: b
-            for b in Bot.objects.select_for_update()
-            .filter(pk__in=[s.bot_id for s in seats])
-            .order_by("pk")
+        entries = {
+            e.bot_id: e
+            for e in BotRating.objects.select_for_update()
+            .filter(ladder=match.ladder, bot_id__in=[s.bot_id for s in seats])
+            .order_by("bot_id")
         }
         # Allocated after every lock is held, so results that share a bot get ids
         # in the order their rating changes were applied (rerate relies on it).
-        MatchResult.objects.create(
+        recorded = MatchResult.objects.create(
             match=match,
             reason=str(result["reason"]),
             winner=int(result["winner"]),
@@ -360,8 +414,9 @@ def match_record_result(
             data=dict(result),
             elo_k=k_used if match.rated else 0.0,
         )
-        ratings_apply(seats=seats, bots=bots, ranks=ranks, k=k_used if match.rated else 0.0)
+        _rate(seats, entries, ranks, k_used if match.rated else 0.0)
         for seat, rank, info in zip(seats, ranks, per_seat, strict=True):
+            seat.result = recorded
             seat.rank = rank
             seat.score = (
                 info.get("loot_points") if isinstance(info.get("loot_points"), int) else None
@@ -369,13 +424,16 @@ def match_record_result(
             seat.faults = max(0, int(info.get("faults") or 0))
             seat.ended = str(info.get("ended") or "")
             seat.forfeit_reason = (
-                str(info.get("reason") or "forfeited")[:200] if seat.ended == "forfeited" else ""
+                str(info.get("reason") or "forfeited")[:200]
+                if seat.ended == MatchSeat.Ended.FORFEITED
+                else ""
             )
         MatchSeat.objects.bulk_update(
             seats,
-            ["rank", "score", "faults", "ended", "forfeit_reason", "rating_before", "rating_after"],
-        )
-        Bot.objects.bulk_update(list(bots.values()), ["rating", "games"])
+            ["result", "rank", "score", "faults", "ended", "forfeit_reason", "rating_before",
+             "rating_after"],
+        )  # fmt: skip
+        BotRating.objects.bulk_update(list(entries.values()), ["rating", "games", "wins"])
         match.status = Match.Status.FINISHED
         match.finished_at = timezone.now()
         match.lease_expires_at = None
@@ -390,6 +448,27 @@ def match_record_result(
             ]
         )  # fmt: skip
     return RecordOutcome(match=match, recorded=True)
+
+
+def _rate(
+    seats: Sequence[MatchSeat], entries: Mapping[int, BotRating], ranks: Sequence[int], k: float
+) -> None:
+    """Set rating_before/after on ``seats`` and move the locked ``entries`` (the caller saves).
+
+    ``k == 0`` means unrated: before equals after and no game is counted. Seats of
+    an off-ladder match have no entries and keep no rating.
+    """
+    if not entries:
+        return
+    before = [entries[s.bot_id].rating for s in seats]
+    deltas = elo.rate(before, ranks, k) if k > 0 else [0] * len(seats)
+    for seat, rank, rating, delta in zip(seats, ranks, before, deltas, strict=True):
+        seat.rating_before, seat.rating_after = rating, rating + delta
+        if k > 0:
+            entry = entries[seat.bot_id]
+            entry.rating = rating + delta
+            entry.games += 1
+            entry.wins += rank == 1
 
 
 @transaction.atomic

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 SCALE = 100
 """Ratings are stored as integer hundredths of an Elo point."""
@@ -40,6 +41,11 @@ DEFAULT_K = 32.0
 Z95 = 1.96
 SE_PER_GAME = 400.0 / math.log(10) / 0.5
 """Standard error (points) after one game between equal opponents: ≈ 347.4."""
+
+
+def points(hundredths: int) -> float:
+    """A stored rating (or change) in Elo points, as every interface shows it."""
+    return hundredths / SCALE
 
 
 def expected(rating_a: int, rating_b: int) -> float:
@@ -102,3 +108,22 @@ def interval95(rating: int, games: int) -> tuple[int, int] | None:
         return None
     half = round(Z95 * SE_PER_GAME / math.sqrt(games) * SCALE)
     return rating - half, rating + half
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """How sure a rating is: games played, provisional flag, 95 % interval in points."""
+
+    games: int
+    provisional: bool
+    interval95: tuple[float, float] | None
+
+
+def uncertainty(rating: int, games: int, *, provisional_below: int) -> Uncertainty:
+    """The rating's uncertainty; provisional while fewer than ``provisional_below`` games."""
+    iv = interval95(rating, games)
+    return Uncertainty(
+        games=games,
+        provisional=games < provisional_below,
+        interval95=None if iv is None else (points(iv[0]), points(iv[1])),
+    )

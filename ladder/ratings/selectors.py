@@ -1,19 +1,35 @@
-"""Leaderboard and rating history."""
+"""Leaderboards, rating history and opponents near a rating, per ladder.
+
+Every read here is served by an index and runs a fixed number of queries:
+the leaderboard walks ``botrating_board_idx`` (ladder, rating desc, bot), a
+bot's history walks ``matchseat_bot_result_idx`` (bot, result desc), and
+opponents are the nearest entries above and below a rating.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import Lower, RowNumber
 
-from ladder.bots.models import Bot
-from ladder.matches.models import MatchSeat
+from ladder.bots.models import Bot, BotRating
+from ladder.bots.selectors import ranked, with_rating
+from ladder.ladders import Ladder, ladder_get
+from ladder.matches.models import Match, MatchSeat
 from ladder.ratings import elo
+from ladder.ratings.elo import Uncertainty
+
+__all__ = [
+    "Uncertainty",
+    "bot_rating_history",
+    "leaderboard_list",
+    "opponents_near",
+    "rating_uncertainty",
+]
 
 
 def leaderboard_list(
@@ -23,9 +39,14 @@ def leaderboard_list(
     search: str = "",
     provisional: bool | None = None,
     include_inactive: bool = False,
+    ladder: str | None = None,
 ) -> QuerySet[Bot]:
-    """Bots by rating (stable tie-break by id); retired bots never appear."""
-    qs = Bot.objects.select_related("owner").filter(retired_at__isnull=True)
+    """Bots with an entry on ``ladder`` by rating (ties by id); retired bots never appear.
+
+    The bots carry ``rating``, ``games``, ``wins`` and ``rating_ladder`` (see
+    ``ladder.bots.selectors.with_rating``).
+    """
+    qs = ranked(Bot.objects.filter(retired_at__isnull=True), ladder=ladder)
     if not include_inactive:
         qs = qs.filter(is_active=True)
     if kind:
@@ -34,42 +55,36 @@ def leaderboard_list(
         qs = qs.filter(owner__username=owner)
     if search:
         qs = qs.filter(name__icontains=search)
+    # On the annotation (unknown to django-stubs): a second filter() on ``ratings__``
+    # would join the entries again.
     if provisional is True:
-        qs = qs.filter(games__lt=settings.LADDER_PROVISIONAL_GAMES)
+        qs = qs.filter(games__lt=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
     elif provisional is False:
-        qs = qs.filter(games__gte=settings.LADDER_PROVISIONAL_GAMES)
-    return qs.order_by("-rating", "id")
-
-
-@dataclass(frozen=True)
-class Uncertainty:
-    games: int
-    provisional: bool
-    interval95: tuple[float, float] | None
+        qs = qs.filter(games__gte=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+    return qs
 
 
 def rating_uncertainty(*, rating: int, games: int) -> Uncertainty:
     """Games played, 95 % interval in points (model in ``elo`` docstring), provisional flag."""
-    iv = elo.interval95(rating, games)
-    return Uncertainty(
-        games=games,
-        provisional=games < settings.LADDER_PROVISIONAL_GAMES,
-        interval95=None if iv is None else (iv[0] / elo.SCALE, iv[1] / elo.SCALE),
-    )
+    return elo.uncertainty(rating, games, provisional_below=settings.LADDER_PROVISIONAL_GAMES)
 
 
-def bot_rating_history(*, bot_id: int, limit: int = 200) -> QuerySet[MatchSeat]:
-    """The bot's rated seats in recording order (oldest first), at most ``limit`` latest."""
+def bot_rating_history(
+    *, bot_id: int, limit: int = 200, ladder: str | None = None
+) -> QuerySet[MatchSeat]:
+    """The bot's recorded seats on ``ladder`` in recording order (oldest first), the latest
+    ``limit`` of them, each with its ``result`` (``result_id`` is the recording sequence)."""
+    key = ladder_get(ladder).key
     latest = (
-        MatchSeat.objects.filter(bot_id=bot_id, match__result__isnull=False)
-        .select_related("match__result")
-        .order_by("-match__result__id")[:limit]
+        MatchSeat.objects.filter(bot_id=bot_id, result__isnull=False, match__ladder=key)
+        .order_by("-result_id")
+        .values("pk")[:limit]
     )
-    ids = list(latest.values_list("pk", flat=True))
     return (
-        MatchSeat.objects.filter(pk__in=ids)
-        .select_related("match__result")
-        .order_by("match__result__id")
+        MatchSeat.objects.filter(pk__in=latest)
+        .select_related("result")
+        .defer("result__data")  # the engine's whole Result: not part of a history
+        .order_by("result_id")
     )
 
 
@@ -88,16 +103,20 @@ LEADERBOARD_SORTS: dict[str, tuple[Any, ...]] = {
 """Orderings the leaderboard may be sorted by; every one ends in a unique tie-break."""
 
 
-def leaderboard_search(*, kind: str = "", query: str = "", sort: str = "rank") -> QuerySet[Bot]:
+def leaderboard_search(
+    *, kind: str = "", query: str = "", sort: str = "rank", ladder: str | None = None
+) -> QuerySet[Bot]:
     """The board (``leaderboard_list``) narrowed to bots whose name or owner contains ``query``."""
-    qs = leaderboard_list(kind=kind)
+    qs = leaderboard_list(kind=kind, ladder=ladder)
     query = query.strip()
     if query:
         qs = qs.filter(Q(name__icontains=query) | Q(owner__username__icontains=query))
     return qs.order_by(*LEADERBOARD_SORTS.get(sort, LEADERBOARD_SORTS["rank"]))
 
 
-def leaderboard_positions(*, bot_ids: Sequence[int], kind: str = "") -> dict[int, int]:
+def leaderboard_positions(
+    *, bot_ids: Sequence[int], kind: str = "", ladder: str | None = None
+) -> dict[int, int]:
     """Each bot's position on the board of ``kind``, in ``leaderboard_list``'s order.
 
     Bots off the board (suspended, retired) are absent. One query for any number
@@ -109,7 +128,7 @@ def leaderboard_positions(*, bot_ids: Sequence[int], kind: str = "") -> dict[int
     if not ids:
         return {}
     numbered = (
-        leaderboard_list(kind=kind)
+        leaderboard_list(kind=kind, ladder=ladder)
         .annotate(
             board_id=F("pk"),
             position=Window(RowNumber(), order_by=[F("rating").desc(), F("id").asc()]),
@@ -133,8 +152,11 @@ def _recorded_seats() -> QuerySet[MatchSeat]:
     return MatchSeat.objects.filter(rating_after__isnull=False)
 
 
-def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, list[int]]:
-    """Each bot's rating (hundredths) after its last ``points`` recorded matches, oldest first.
+def bot_rating_trends(
+    *, bot_ids: Sequence[int], points: int = 20, ladder: str | None = None
+) -> dict[int, list[int]]:
+    """Each bot's rating (hundredths) on ``ladder`` after its last ``points`` recorded matches
+    there, oldest first.
 
     For the sparklines of a page of bots, in one query. On PostgreSQL a LATERAL
     join reads only each bot's latest seats (an index range per bot, one small
@@ -144,21 +166,24 @@ def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, 
     ids = [int(pk) for pk in dict.fromkeys(bot_ids)]
     if not ids:
         return {}
+    key = ladder_get(ladder).key
     if connection.vendor == "postgresql":
-        table = connection.ops.quote_name(MatchSeat._meta.db_table)
+        seats = connection.ops.quote_name(MatchSeat._meta.db_table)
+        matches = connection.ops.quote_name(Match._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT s.bot_id, s.match_id, s.rating_after FROM unnest(%s::bigint[]) AS b(id)"
-                " CROSS JOIN LATERAL (SELECT bot_id, match_id, rating_after"
-                f" FROM {table} WHERE bot_id = b.id AND rating_after IS NOT NULL"
-                " ORDER BY match_id DESC LIMIT %s) s",
-                [ids, points],
+                " CROSS JOIN LATERAL (SELECT t.bot_id, t.match_id, t.rating_after"
+                f" FROM {seats} t JOIN {matches} m ON m.id = t.match_id"
+                " WHERE t.bot_id = b.id AND t.rating_after IS NOT NULL AND m.ladder = %s"
+                " ORDER BY t.match_id DESC LIMIT %s) s",
+                [ids, key, points],
             )
             rows = cursor.fetchall()
     else:
         rows = list(
             _recorded_seats()
-            .filter(bot_id__in=ids)
+            .filter(bot_id__in=ids, match__ladder=key)
             .annotate(
                 back=Window(RowNumber(), partition_by=[F("bot_id")], order_by=F("match_id").desc())
             )
@@ -171,20 +196,42 @@ def bot_rating_trends(*, bot_ids: Sequence[int], points: int = 20) -> dict[int, 
     return trends
 
 
-def bot_first_places(*, bot_ids: Sequence[int]) -> dict[int, int]:
-    """Recorded matches each bot finished first in (ties for first count), for win shares.
-
-    The same count as the gRPC leaderboard's ``wins`` (first places in finished
-    matches), read from the seats alone: no join with the matches.
-    """
-    ids = list(bot_ids)
-    counts = dict.fromkeys(ids, 0)
-    rows = (
-        _recorded_seats()
-        .filter(bot_id__in=ids, rank=1)
-        .values("bot_id")
-        .annotate(n=Count("pk"))
-        .values_list("bot_id", "n")
+def bot_first_places(*, bot_ids: Sequence[int], ladder: str | None = None) -> dict[int, int]:
+    """Rated matches each bot finished first in on ``ladder`` (ties for first count), for
+    win shares: the ``wins`` counter of its rating entry, kept at recording time."""
+    key = ladder_get(ladder).key
+    counts = dict.fromkeys(bot_ids, 0)
+    counts.update(
+        BotRating.objects.filter(bot_id__in=list(bot_ids), ladder=key).values_list("bot_id", "wins")
     )
-    counts.update(rows)
     return counts
+
+
+def opponents_near(
+    *, bot: Bot, count: int, ladder: Ladder | None = None, window: int = 50
+) -> list[Bot]:
+    """Up to ``count`` playable bots nearest to ``bot``'s rating on ``ladder``.
+
+    Reads at most ``window`` entries on each side of the rating (two index range
+    scans), so the cost does not grow with the ladder; the matchmaker of the
+    workers can do better (pairing history, fairness).
+    """
+    key = (ladder or ladder_get(None)).key
+    rating = getattr(bot, "rating", None)
+    if rating is None or getattr(bot, "rating_ladder", None) != key:
+        entry = BotRating.objects.filter(bot=bot, ladder=key).values_list("rating", flat=True)
+        rating = entry.first() or settings.LADDER_ELO_START
+    playable = BotRating.objects.filter(
+        ladder=key,
+        bot__is_active=True,
+        bot__retired_at__isnull=True,
+        bot__current_version__isnull=False,
+    ).exclude(bot=bot)
+    above = playable.filter(rating__gte=rating).order_by("rating", "bot_id")[:window]
+    below = playable.filter(rating__lt=rating).order_by("-rating", "-bot_id")[:window]
+    near = sorted(
+        [*above.values_list("bot_id", "rating"), *below.values_list("bot_id", "rating")],
+        key=lambda row: (abs(row[1] - rating), row[0]),
+    )[:count]
+    bots = with_rating(Bot.objects.filter(pk__in=[pk for pk, _ in near]), ladder=key).in_bulk()
+    return [bots[pk] for pk, _ in near]

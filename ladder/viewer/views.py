@@ -132,7 +132,7 @@ class ReplayTimelineApi(_TimelineApi):
     """
 
     parser_classes = [MultiPartParser]
-    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, UploadThrottle]
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, UploadThrottle]  # type: ignore[list-item]
 
     @extend_schema(
         request={

@@ -37,7 +37,7 @@ class LeaderboardFilter(forms.Form):
         label="Per page",
         required=False,
         coerce=int,
-        empty_value=50,
+        empty_value=50,  # type: ignore[arg-type]  # django-stubs expects str | None
         choices=[(n, str(n)) for n in PAGE_SIZES],
     )
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 
 from ladder.accounts import selectors as account_selectors
 from ladder.accounts import services as account_services
+from ladder.accounts.requests import request_user
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
@@ -43,7 +44,7 @@ UPLOAD_SLACK_BYTES = 64 * 1024  # multipart framing around the file itself
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    bots = list(bot_selectors.bot_list(owner=request.user))
+    bots = list(bot_selectors.bot_list(owner=request_user(request)))
     context = {"nav": "dashboard", "lines": board_lines(bots), "form": BotCreateForm()}
     return render(request, "web/dashboard.html", context)
 
@@ -55,7 +56,7 @@ def bot_new(request: HttpRequest) -> HttpResponse:
         d = form.cleaned_data
         with shown_on(form):
             bot = bot_services.bot_create(
-                owner=request.user,
+                owner=request_user(request),
                 name=d["name"],
                 kind=d["kind"],
                 description=d["description"],
@@ -118,7 +119,7 @@ def bot_upload(request: HttpRequest, bot_id: int) -> HttpResponse:
     with shown_on(form):
         try:
             version = bot_services.bot_version_upload(
-                user=request.user,
+                user=request_user(request),
                 bot_id=bot.pk,
                 filename=upload.name or "upload",
                 data=upload.read(limit + 1),  # one byte past the limit: the report says so
@@ -140,7 +141,7 @@ def bot_endpoint(request: HttpRequest, bot_id: int) -> HttpResponse:
     if form.is_valid():
         with shown_on(form):
             version = bot_services.bot_set_endpoint(
-                user=request.user, bot_id=bot.pk, endpoint=form.cleaned_data["endpoint"]
+                user=request_user(request), bot_id=bot.pk, endpoint=form.cleaned_data["endpoint"]
             )
             messages.success(request, f"Endpoint set: version {version.number}.")
             return redirect("web:bot-manage", bot_id=bot.pk)
@@ -162,7 +163,7 @@ def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
             with shown_on(form):
                 match = match_services.match_create(
                     bot_ids=[bot.pk, *(o.pk for o in opponents)],
-                    requested_by=request.user,
+                    requested_by=request_user(request),
                     difficulty=form.cleaned_data["difficulty"],
                 )
                 messages.success(request, f"Challenge queued as match {match.pk}.")
@@ -179,7 +180,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             created = account_services.token_create(
-                user=request.user, name=form.cleaned_data["name"]
+                user=request_user(request), name=form.cleaned_data["name"]
             )
         except ApplicationError as exc:  # the cap on active tokens is the form's business
             form.add_error(None, exc.message)
@@ -190,7 +191,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
         "nav": "tokens",
         "form": form,
         "created": created,
-        "tokens": account_selectors.token_list(user=request.user),
+        "tokens": account_selectors.token_list(user=request_user(request)),
     }
     return render(request, "web/tokens.html", context, status=status)
 
@@ -199,7 +200,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     try:
-        token = account_services.token_revoke(user=request.user, token_id=token_id)
+        token = account_services.token_revoke(user=request_user(request), token_id=token_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
     messages.success(request, f"Token {token.prefix}… revoked.")

@@ -153,7 +153,7 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
 
 def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
     try:
-        tournament = match_selectors.tournament_detail(tournament_id=tournament_id)
+        tournament = match_selectors.tournament_get(tournament_id=tournament_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
     matches = Paginator(

@@ -39,11 +39,12 @@ class Rating:
 
 
 def rating_of(bot: Bot) -> Rating:
-    u = rating_selectors.rating_uncertainty(rating=bot.rating, games=bot.games)
+    """A bot from the selectors, whose ``rating`` and ``games`` are on one ladder."""
+    rating: int = bot.rating  # type: ignore[attr-defined]
+    games: int = bot.games  # type: ignore[attr-defined]
+    u = rating_selectors.rating_uncertainty(rating=rating, games=games)
     low, high = u.interval95 if u.interval95 else (None, None)
-    return Rating(
-        value=bot.rating / SCALE, games=bot.games, provisional=u.provisional, low=low, high=high
-    )
+    return Rating(value=rating / SCALE, games=games, provisional=u.provisional, low=low, high=high)
 
 
 def bot_status(bot: Bot) -> tuple[str, str]:

@@ -8,3 +8,7 @@ with the observation and every action as plain dicts (`digdown.types`);
 `digdown.v1` holds the generated code of `protos/digdown/v1/*.proto`.
 docs/writing-a-bot.md walks through all of it.
 """
+
+PROTOCOL_VERSION = 1
+"""The version of the Bot protocol (bot.proto) that bots built with this SDK and the
+match runner speak; the handshake exchanges it."""

@@ -41,14 +41,13 @@ from typing import Any
 
 import grpc
 
-from digdown import serving, wire
+from digdown import PROTOCOL_VERSION, serving, wire
 from digdown.proto_codec import message_to_dict
 from digdown.types import Action, Observation
 from digdown.v1 import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger("digdown.bot")
 
-PROTOCOL_VERSION = 1
 SERVICE_NAME = bot_pb2.DESCRIPTOR.services_by_name["Bot"].full_name
 
 

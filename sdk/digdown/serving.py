@@ -42,6 +42,15 @@ RESERVED_THREADS = 4
 REFLECTION_STREAMS = 2
 
 
+class StatusError(Exception):
+    """An error a servicer reports as a gRPC status with a human message (engine, ladder)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 def configure_logging(level: str | int = "INFO") -> None:
     """Log to stderr in the one format every process of the project uses.
 

@@ -27,6 +27,12 @@ from digdown.v1 import game_pb2
 
 M = TypeVar("M", bound=Message)
 
+REPLAY_FORMAT = "digdown-replay/1"
+"""The replay file's format (docs/replay-format.md): what the engine writes and readers check."""
+RECORD_FORMAT = "digdown-record/1"
+"""The engine's record format; ``engine.rules`` produces it (a test keeps the two equal,
+as this package may not import the engine)."""
+
 
 class WireError(ValueError):
     """A message or dict that cannot be converted; the message says what is wrong."""
@@ -229,7 +235,7 @@ def record_from_proto(msg: game_pb2.Record) -> dict[str, Any]:
 def replay_to_record(msg: game_pb2.Replay) -> dict[str, Any]:
     """The engine record inside a Replay message (its decisions without annotations)."""
     return {
-        "format": msg.record_format or "digdown-record/1",
+        "format": msg.record_format or RECORD_FORMAT,
         "ruleset": msg.ruleset,
         "engine_version": msg.engine_version,
         "config": config_from_proto(msg.config),

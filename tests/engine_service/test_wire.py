@@ -30,7 +30,7 @@ from digdown.proto_codec import (
 )
 from digdown.v1 import bot_pb2, engine_pb2, game_pb2, ladder_pb2
 from engine import sessions
-from engine.rules import GameConfig, new_game
+from engine.rules import RECORD_FORMAT, GameConfig, new_game
 from engine.rules.actions import ACTION_ARGS
 
 CARD = {
@@ -72,6 +72,12 @@ def test_action_table_covers_every_kind_of_the_engine_and_the_proto() -> None:
         assert args == ACTION_ARGS[kind], kind
     oneof = game_pb2.Action.DESCRIPTOR.oneofs_by_name["kind"]
     assert {f.name for f in oneof.fields} == set(wire.FIELD_KINDS)
+
+
+def test_the_sdk_names_the_engines_record_format() -> None:
+    """The SDK cannot import the engine, so it names the format itself: the same one."""
+    assert wire.RECORD_FORMAT == RECORD_FORMAT
+    assert sessions.REPLAY_FORMAT == wire.REPLAY_FORMAT
 
 
 @pytest.mark.parametrize("action", SAMPLE_ACTIONS, ids=lambda a: a["kind"])

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
@@ -140,4 +139,16 @@ def record(match: Any, ranks: Sequence[int]) -> Any:
     )
 
 
-assert settings  # imported for type checkers of fixtures above
+def standing(bot: Any, ladder: str = "dd-1") -> tuple[int, int, int]:
+    """A bot's stored (rating, games, wins) on a ladder."""
+    from ladder.bots.models import BotRating
+
+    return BotRating.objects.values_list("rating", "games", "wins").get(bot=bot, ladder=ladder)
+
+
+def standings(ladder: str = "dd-1") -> list[tuple[int, int, int, int]]:
+    """Every (bot id, rating, games, wins) on a ladder, by bot id."""
+    from ladder.bots.models import BotRating
+
+    rows = BotRating.objects.filter(ladder=ladder).order_by("bot_id")
+    return list(rows.values_list("bot_id", "rating", "games", "wins"))

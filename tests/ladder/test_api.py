@@ -190,7 +190,8 @@ def test_leaderboard_matches_and_detail(
 
     with django_assert_max_num_queries(6):
         finished = client.get(f"/api/v1/matches/?bot={b1.pk}&status=finished").json()
-    assert finished["count"] == 3
+    assert len(finished["results"]) == 3 and finished["next"] is None
+    assert "count" not in finished  # keyset pages: no COUNT(*) per page
     assert client.get("/api/v1/matches/?status=queued").json()["results"][0]["id"] == queued.pk
     assert client.get("/api/v1/matches/?status=bogus").status_code == 400
 
@@ -202,10 +203,15 @@ def test_leaderboard_matches_and_detail(
     assert abs(sum(s["rating_delta"] for s in seats)) < 1e-9
 
     bot = client.get(f"/api/v1/bots/{a1.pk}/").json()
-    history = bot["rating_history"]
+    assert bot["ladder"] == "dd-1"
+    assert [(r["ladder"], r["rating"], r["games"]) for r in bot["ratings"]] == [
+        ("dd-1", bot["rating"], 3)
+    ]
+    history = client.get(f"/api/v1/bots/{a1.pk}/rating-history/").json()
     assert len(history) == 3
     assert [h["rating_after"] for h in history][-1] == bot["rating"]
     assert all(x["rating_after"] == y["rating_before"] for x, y in itertools.pairwise(history))
+    assert [h["recorded"] for h in history] == sorted(h["recorded"] for h in history)
 
 
 def test_replay_download(world: dict[str, Any]) -> None:
@@ -281,6 +287,46 @@ def test_match_filter_by_tournament(world: dict[str, Any]) -> None:
     rows = APIClient().get(f"/api/v1/matches/?tournament={cup.pk}").json()["results"]
     assert [r["id"] for r in rows] == [in_cup.pk]
     listed = APIClient().get("/api/v1/tournaments/").json()["results"]
-    assert listed[0]["name"] == "Cup" and sorted(listed[0]["participants"]) == sorted(
-        [a1.pk, a2.pk]
-    )
+    assert (listed[0]["name"], listed[0]["participant_count"]) == ("Cup", 2)
+    bots = APIClient().get(f"/api/v1/tournaments/{cup.pk}/participants/").json()["results"]
+    assert [b["name"] for b in bots] == ["alpha-1", "alpha-2"]
+
+
+def test_responses_have_the_shape_the_schema_publishes(world: dict[str, Any]) -> None:
+    """Top-level and row fields of each read are exactly the published ones (lists paged)."""
+    a1, a2, b1 = world["bots"]
+    record(match_create(bot_ids=[a1.pk, a2.pk, b1.pk], requested_by=world["alice"]), [1, 2, 3])
+    schema = APIClient().get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = components[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    def fields(node: dict[str, Any]) -> set[str]:
+        return set(resolve(node)["properties"])
+
+    paths = {
+        "/api/v1/leaderboard/": "/api/v1/leaderboard/",
+        "/api/v1/bots/": "/api/v1/bots/",
+        "/api/v1/bots/{bot_id}/": f"/api/v1/bots/{a1.pk}/",
+        "/api/v1/bots/{bot_id}/versions/": f"/api/v1/bots/{a1.pk}/versions/",
+        "/api/v1/matches/": "/api/v1/matches/",
+        "/api/v1/matches/{match_id}/": f"/api/v1/matches/{a1.seats.get().match_id}/",
+        "/api/v1/tokens/": "/api/v1/tokens/",
+        "/api/v1/tournaments/": "/api/v1/tournaments/",
+    }
+    for template, url in paths.items():
+        body = world["a"].get(url).json()
+        published = resolve(
+            schema["paths"][template]["get"]["responses"]["200"]["content"]["application/json"][
+                "schema"
+            ]
+        )
+        assert set(body) == set(published["properties"]), template
+        if body.get("results"):
+            item = published["properties"]["results"]["items"]
+            assert set(body["results"][0]) <= fields(item), template
+            required = set(resolve(item).get("required", []))
+            assert required <= set(body["results"][0]), template

@@ -21,18 +21,18 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from ladder.bots.models import Bot
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.services import match_create
 from ladder.ratings import elo
 from ladder.ratings.services import ratings_recompute
-from tests.ladder.conftest import make_result
+from tests.ladder.conftest import make_result, standings
 from tests.support.database import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 N_MATCHES = 50
 N_BOTS = 8
 N_PROCS = 4
+READY_TIMEOUT_S = 120.0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -56,15 +56,11 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
         "LADDER_MEDIA_ROOT": settings.MEDIA_ROOT,
         "PYTHONPATH": str(ROOT),
     }
+    ready = [tmp_path / f"ready-{seed}" for seed in range(N_PROCS)]
+    worker = [sys.executable, str(ROOT / "tests/ladder/record_worker.py"), str(jobs_file)]
     procs = [
         subprocess.Popen(
-            [
-                sys.executable,
-                str(ROOT / "tests/ladder/record_worker.py"),
-                str(jobs_file),
-                str(seed),
-                str(go),
-            ],
+            [*worker, str(seed), str(go), str(ready[seed])],
             env=env,
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -73,10 +69,17 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
         )
         for seed in range(N_PROCS)
     ]
-    time.sleep(0.5)
-    go.touch()
     summaries = []
     try:
+        # Start barrier: every worker is set up and connected before any records, so
+        # the recordings really contend (a fixed sleep only hoped for that).
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not all(r.exists() for r in ready):
+            failed = [p for p in procs if p.poll() is not None]
+            assert not failed, f"worker exited early:\n{failed[0].communicate()[1][-3000:]}"
+            assert time.monotonic() < deadline, "workers did not get ready in time"
+            time.sleep(0.02)
+        go.touch()
         for p in procs:
             out, err = p.communicate(timeout=180)
             assert p.returncode == 0, f"worker failed:\n{err[-3000:]}"
@@ -104,7 +107,7 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
             assert (s.rating_before, s.rating_after) == (rb, rb + d), f"match {res.match_id}"
             ratings[s.bot_id] = rb + d
             games[s.bot_id] += 1
-    stored = {b.pk: (b.rating, b.games) for b in Bot.objects.all()}
+    stored = {pk: (rating, played) for pk, rating, played, _ in standings()}
     assert stored == {pk: (ratings[pk], games[pk]) for pk in ratings}
     assert sum(r for r, _ in stored.values()) == N_BOTS * elo.DEFAULT_START
-    assert ratings_recompute().mismatches == []
+    assert ratings_recompute().mismatch_count == 0

@@ -11,7 +11,7 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 
-from ladder.bots.models import Bot
+from ladder.bots.models import Bot, BotRating
 from ladder.bots.services import (
     bot_create,
     bot_delete,
@@ -21,9 +21,9 @@ from ladder.bots.services import (
     bot_version_upload,
 )
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
-from ladder.matches.models import Match, MatchResult
+from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.services import match_cancel, match_create, match_record_result, match_start
-from tests.ladder.conftest import make_replay, make_result, record
+from tests.ladder.conftest import make_replay, make_result, record, standing, standings
 
 pytestmark = pytest.mark.django_db
 
@@ -54,21 +54,21 @@ def test_record_writes_result_seats_replay_and_ratings(four: Any) -> None:
     assert sum(s.rating_after - s.rating_before for s in seats) == 0
     assert seats[1].rating_after > 150000 > seats[3].rating_after
     for s in seats:
-        s.bot.refresh_from_db()
-        assert s.bot.rating == s.rating_after and s.bot.games == 1
+        assert standing(s.bot) == (s.rating_after, 1, int(s.rank == 1))
+        assert s.result_id == out.match.result.pk
 
 
 def test_second_call_changes_nothing(four: Any) -> None:
     alice, bots = four
     match = match_create(bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice)
     record(match, [1, 2])
-    snapshot = sorted(Bot.objects.values_list("pk", "rating", "games"))
+    snapshot = standings()
     # A retry with a different result and replay is a no-op.
     again = match_record_result(
         match_id=match.pk, result=make_result([2, 1]), replay_bytes=make_replay(match.pk, "other")
     )
     assert not again.recorded
-    assert sorted(Bot.objects.values_list("pk", "rating", "games")) == snapshot
+    assert standings() == snapshot
     assert MatchResult.objects.filter(match=match).count() == 1
     assert list(default_storage.listdir(f"replays/{match.pk}")[1]) == [
         f"{Match.objects.get(pk=match.pk).replay_sha256}.json.gz"
@@ -93,7 +93,7 @@ def test_cancelled_match_refuses_result(four: Any, make_user: Any) -> None:
     with pytest.raises(Conflict):
         record(match, [1, 2])
     assert not MatchResult.objects.exists()
-    assert Bot.objects.get(pk=bots[0].pk).games == 0
+    assert standing(bots[0]) == (150000, 0, 0)
 
 
 @pytest.mark.parametrize(
@@ -137,18 +137,19 @@ def test_unrated_match_stores_equal_before_after(four: Any) -> None:
     record(match, [1, 2])
     for seat in match.seats.all():
         assert seat.rating_before == seat.rating_after == 150000
-        assert Bot.objects.get(pk=seat.bot_id).games == 0
+        assert standing(seat.bot) == (150000, 0, 0)
 
 
 def test_new_version_keeps_rating_and_history(four: Any) -> None:
     alice, bots = four
     match = match_create(bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice)
     record(match, [1, 2])
-    rating = Bot.objects.get(pk=bots[0].pk).rating
+    before = standing(bots[0])
     v2 = bot_version_upload(user=alice, bot_id=bots[0].pk, filename="b.py", data=b"x = 2\n")
     assert v2.number == 2
     bot = Bot.objects.get(pk=bots[0].pk)
-    assert bot.rating == rating and bot.games == 1
+    assert standing(bot) == before and before[1] == 1
+    assert bot.current_version == v2
     assert list(bot.versions.values_list("number", flat=True)) == [2, 1]
     assert match.seats.get(bot=bot).version.number == 1
 
@@ -223,15 +224,22 @@ def test_rerate_check_passes_then_detects_tampering(four: Any, capsys: Any) -> N
         ([3, 1, 2], ids[:3]),
     ]:
         record(match_create(bot_ids=seats, requested_by=alice), ranks)
-    assert sum(Bot.objects.values_list("rating", flat=True)) == 4 * 150000
+    assert sum(r for _, r, _, _ in standings()) == 4 * 150000
+    good = standings()
     call_command("rerate", "--check")
-    assert "0 mismatches" in capsys.readouterr().out
-    Bot.objects.filter(pk=ids[0]).update(rating=123)
+    assert "dd-1: 4 results replayed, 4 bots rated, 0 mismatches found" in capsys.readouterr().out
+    BotRating.objects.filter(bot_id=ids[0]).update(rating=123, wins=9)
+    seat = MatchSeat.objects.filter(result__isnull=False).order_by("result_id").last()
+    MatchSeat.objects.filter(pk=seat.pk).update(rating_after=7)
     with pytest.raises(SystemExit) as exc:
         call_command("rerate", "--check")
     assert exc.value.code == 1
-    assert "bot bot-0: stored rating 123" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "bot bot-0: stored rating 123 games 3 wins 9" in out
+    assert f"match {seat.match_id} seat {seat.seat}" in out and "2 mismatches found" in out
     call_command("rerate")
+    assert standings() == good
+    assert MatchSeat.objects.get(pk=seat.pk).rating_after == seat.rating_after
     call_command("rerate", "--check")
     assert "0 mismatches" in capsys.readouterr().out.splitlines()[-1]
 

@@ -23,7 +23,8 @@ def settings_with(env: dict[str, str]) -> dict[str, Any]:
     code = (
         "import json, django; django.setup(); from django.conf import settings as s;"
         "print(json.dumps({'db': s.DATABASES['default'], 'storage': s.STORAGES['default'],"
-        " 'k': s.LADDER_ELO_K}, default=str))"
+        " 'k': s.LADDER_ELO_K, 'ladders': s.LADDER_LADDERS, 'default': s.LADDER_DEFAULT_LADDER,"
+        " 'cache': s.CACHES['default'], 'debug': s.DEBUG}, default=str))"
     )
     clean = {
         k: v
@@ -128,6 +129,30 @@ def test_admin_pages_and_moderation_actions(make_user: Any, make_bot: Any) -> No
     assert not bot.is_active and "root" in bot.suspended_reason
     client.post("/admin/matches/match/", {"action": "cancel", "_selected_action": [match.pk]})
     assert Match.objects.get(pk=match.pk).status == Match.Status.CANCELLED
+
+
+def test_ladders_and_shared_cache_from_environment(tmp_path: Path) -> None:
+    plain = settings_with({"LADDER_VAR_DIR": str(tmp_path)})
+    assert plain["ladders"] == {
+        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": [2, 4]}
+    }
+    assert plain["default"] == "dd-1"
+    assert plain["cache"]["BACKEND"].endswith("LocMemCache")
+    s = settings_with(
+        {
+            "LADDER_VAR_DIR": str(tmp_path),
+            "LADDER_LADDERS": "dd-1=dd-1/normal/2-4, dd-2=dd-2/normal/2-4",
+            "LADDER_DEFAULT_LADDER": "dd-2",
+            "LADDER_CACHE_URL": "redis://cache.internal:6379/1",
+        }
+    )
+    assert set(s["ladders"]) == {"dd-1", "dd-2"} and s["default"] == "dd-2"
+    assert s["ladders"]["dd-2"] == {"ruleset": "dd-2", "difficulty": "normal", "seats": [2, 4]}
+    assert s["cache"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert s["cache"]["LOCATION"] == "redis://cache.internal:6379/1"
+    with pytest.raises(subprocess.CalledProcessError) as exc:
+        settings_with({"LADDER_VAR_DIR": str(tmp_path), "LADDER_LADDERS": "dd-1:normal"})
+    assert "is not KEY=RULESET/DIFFICULTY/MIN-MAX" in exc.value.stderr
 
 
 def test_production_needs_a_secret_key(tmp_path: Path) -> None:

@@ -21,6 +21,9 @@ import grpc
 import pytest
 
 from digdown.v1 import ladder_pb2_grpc
+
+# The ladder tests' fixtures (isolated media and settings, users, bots) serve here too.
+from tests.ladder.conftest import _ladder_settings, make_bot, make_user  # noqa: F401
 from tests.support.database import database_url
 from tests.support.processes import ROOT, Proc, start, start_engine
 from tests.support.workers import Worker, start_worker

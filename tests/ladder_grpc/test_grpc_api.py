@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import uuid
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -256,13 +258,62 @@ def test_throttle_per_token_and_sigterm(
 def test_ruleset_data_needs_no_token(stub: Any) -> None:
     """GetRuleset serves the SDK's ruleset document, the same text the engine serves."""
     from digdown import rulesets
-    from ladder.matches.models import Match
+    from ladder.ladders import ladder_default
 
     default = stub.GetRuleset(game_pb2.GetRulesetRequest(), timeout=T)
-    assert default.ruleset == Match._meta.get_field("ruleset").get_default()
+    assert default.ruleset == ladder_default().ruleset
     assert list(default.available) == rulesets.available() and "dd-1" in default.available
     assert default.json == rulesets.text(default.ruleset)
     dd1 = stub.GetRuleset(game_pb2.GetRulesetRequest(ruleset="dd-1"), timeout=T)
     assert json.loads(dd1.json)["cave"][0]["name"] == "Dirt"
     err = refused(stub.GetRuleset, game_pb2.GetRulesetRequest(ruleset="dd-0"))
     assert err.code() == grpc.StatusCode.NOT_FOUND and "known: dd-1" in (err.details() or "")
+
+
+def redis_url() -> str:
+    """The Redis the tests may use (LADDER_TEST_REDIS_URL); skipped without one, except in CI."""
+    import redis
+
+    url = os.environ.get("LADDER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        redis.Redis.from_url(url, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"Redis at {url} is needed under CI=true: {exc}") from exc
+        pytest.skip(f"no Redis at {url}")
+    return url
+
+
+def test_throttle_is_shared_by_every_process_through_redis(
+    ladder_env: dict[str, str], grpc_procdir: Path, user_token: Any
+) -> None:
+    """Two grpcserver processes with LADDER_CACHE_URL count one token against one limit."""
+    _, tok = user_token("alice")
+    # A prefix of our own: other runs on the same Redis never share our counts.
+    env = {
+        **ladder_env,
+        "LADDER_CACHE_URL": redis_url(),
+        "LADDER_CACHE_PREFIX": f"t{uuid.uuid4().hex}",
+    }
+    servers = [
+        start_manage(
+            ["grpcserver", "--rate", "3/min"],
+            env,
+            grpc_procdir,
+            f"shared-{i}",
+            health=LADDER_SERVICE,
+        )
+        for i in range(2)
+    ]
+    try:
+        channels = [grpc.insecure_channel(s.address) for s in servers]
+        stubs = [ladder_pb2_grpc.LadderStub(c) for c in channels]
+        for stub in (stubs[0], stubs[1], stubs[0]):
+            stub.ListMyBots(pb.ListMyBotsRequest(), metadata=bearer(tok), timeout=T)
+        err = refused(stubs[1].ListMyBots, pb.ListMyBotsRequest(), metadata=bearer(tok))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+        for channel in channels:
+            channel.close()
+    finally:
+        codes = [s.stop() for s in servers]
+    assert codes == [0, 0], [s.log() for s in servers]

@@ -44,7 +44,7 @@ from typing import Any
 
 import grpc
 
-from digdown import text, wire
+from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.engines import EnginePool
@@ -64,7 +64,6 @@ from workers.runner.net import (
 
 log = logging.getLogger("workers.runner")
 
-PROTOCOL_VERSION = 1
 RUNNER_VERSION = "runner/1"
 # Engine answers that mean "the engine (or this game on it) is gone": retry the match.
 _ENGINE_GONE = {

@@ -24,7 +24,7 @@ from typing import Any
 from digdown import wire
 from digdown.v1 import game_pb2
 
-FORMAT = "digdown-replay/1"
+FORMAT = wire.REPLAY_FORMAT
 # A replay larger than this (uncompressed) is refused on read: a hostile file
 # must not exhaust memory. Real 4-seat games are well under 1 MiB.
 MAX_JSON_BYTES = 64 * 1024 * 1024

@@ -6,9 +6,10 @@ The ladder's gRPC service for bot authors.
 Calls that change something or list the caller's bots need an API token
 (created on the ladder's web site or with `manage.py token_create`) in the
 request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
-GetMatch, DownloadReplay and GetRuleset show public data and also work without a token
-(as the REST API's reads do); a token that is sent must be valid. Missing,
-wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
+GetMatch, DownloadReplay, GetRuleset and ListLadders show public data and work
+without a token (as the REST API's reads do); a token that is sent must be
+valid. Missing, wrong or revoked token: UNAUTHENTICATED; acting on another
+author's bot:
 PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
 INVALID_ARGUMENT with a message; a taken bot name: ALREADY_EXISTS; the bot or
 match is not in a state that allows it: FAILED_PRECONDITION; too many calls
@@ -17,6 +18,10 @@ server takes: RESOURCE_EXHAUSTED. A match's seed stays 0 until it finished.
 
 Times are RFC 3339 strings in UTC (e.g. "2025-01-31T12:00:00Z"); lists are
 paged with `page_size` (0 = server default) and an opaque `page_token`.
+
+Ratings are kept per ladder (a ruleset and a difficulty, for some seat
+counts; ListLadders lists them). Calls that show or change ratings take a
+`ladder` key; empty means the server's default ladder.
 """
 
 from collections import abc as _abc
@@ -50,6 +55,7 @@ class LadderBot(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     CURRENT_VERSION_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """Ladder-wide id."""
     name: _builtins.str
@@ -65,11 +71,13 @@ class LadderBot(_message.Message):
     active: _builtins.bool
     """Inactive bots are not matched."""
     rating: _builtins.float
-    """Current Elo rating."""
+    """Current Elo rating on `ladder`."""
     games: _builtins.int
-    """Rated games played."""
+    """Rated games played on `ladder`."""
     created_at: _builtins.str
     """When it was created."""
+    ladder: _builtins.str
+    """The ladder of `rating` and `games`."""
     @_builtins.property
     def current_version(self) -> Global___BotVersion:
         """Hosted bots: the version matches use (highest valid one); absent otherwise."""
@@ -87,10 +95,11 @@ class LadderBot(_message.Message):
         games: _builtins.int = ...,
         current_version: Global___BotVersion | None = ...,
         created_at: _builtins.str = ...,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "current_version", b"current_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "active", b"active", "created_at", b"created_at", "current_version", b"current_version", "endpoint", b"endpoint", "games", b"games", "id", b"id", "kind", b"kind", "name", b"name", "owner", b"owner", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "active", b"active", "created_at", b"created_at", "current_version", b"current_version", "endpoint", b"endpoint", "games", b"games", "id", b"id", "kind", b"kind", "ladder", b"ladder", "name", b"name", "owner", b"owner", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__current_version: _TypeAlias = _typing.Literal["current_version"]  # noqa: Y015
     _WhichOneofArgType__current_version: _TypeAlias = _typing.Literal["_current_version", b"_current_version"]  # noqa: Y015
@@ -311,12 +320,17 @@ Global___SetEndpointResponse: _TypeAlias = SetEndpointResponse  # noqa: Y015
 class ListMyBotsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    LADDER_FIELD_NUMBER: _builtins.int
+    ladder: _builtins.str
+    """Ladder whose ratings are shown (empty = default)."""
     def __init__(
         self,
+        *,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -349,20 +363,24 @@ class LeaderboardRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     INCLUDE_INACTIVE_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     page_token: _builtins.str
     include_inactive: _builtins.bool
     """Include inactive bots."""
+    ladder: _builtins.str
+    """Ladder key (empty = default)."""
     def __init__(
         self,
         *,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
         include_inactive: _builtins.bool = ...,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_inactive", b"include_inactive", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_inactive", b"include_inactive", "ladder", b"ladder", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -431,8 +449,11 @@ class LeaderboardResponse(_message.Message):
 
     ENTRIES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """Token of the next page; empty on the last page."""
+    ladder: _builtins.str
+    """The ladder shown (the default one when the request named none)."""
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]: ...
     def __init__(
@@ -440,10 +461,11 @@ class LeaderboardResponse(_message.Message):
         *,
         entries: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
         next_page_token: _builtins.str = ...,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "next_page_token", b"next_page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "ladder", b"ladder", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -525,6 +547,7 @@ class Match(_message.Message):
     REPLAY_SIZE_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     RATED_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     ruleset: _builtins.str
     """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
@@ -555,6 +578,10 @@ class Match(_message.Message):
     """Infrastructure error of a failed match."""
     rated: _builtins.bool
     """Rated (ladder) or not (e.g. an unrated test challenge)."""
+    ladder: _builtins.str
+    """The ladder it is played on (whose ratings a rated match changes); empty
+    for an unrated match that no ladder plays.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSeat]:
         """Seats in seat order."""
@@ -577,10 +604,11 @@ class Match(_message.Message):
         replay_size: _builtins.int = ...,
         error: _builtins.str = ...,
         rated: _builtins.bool = ...,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "difficulty", b"difficulty", "end_reason", b"end_reason", "error", b"error", "finished_at", b"finished_at", "id", b"id", "rated", b"rated", "replay_sha256", b"replay_sha256", "replay_size", b"replay_size", "ruleset", b"ruleset", "seats", b"seats", "seed", b"seed", "started_at", b"started_at", "status", b"status", "turns", b"turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "difficulty", b"difficulty", "end_reason", b"end_reason", "error", b"error", "finished_at", b"finished_at", "id", b"id", "ladder", b"ladder", "rated", b"rated", "replay_sha256", b"replay_sha256", "replay_size", b"replay_size", "ruleset", b"ruleset", "seats", b"seats", "seed", b"seed", "started_at", b"started_at", "status", b"status", "turns", b"turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -751,14 +779,21 @@ class RequestChallengeRequest(_message.Message):
     NUM_SEATS_FIELD_NUMBER: _builtins.int
     DIFFICULTY_FIELD_NUMBER: _builtins.int
     RATED_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     """One of the caller's bots."""
     num_seats: _builtins.int
     """Seats in total, 2-4 (0 = 1 + number of opponents, or 2)."""
     difficulty: _builtins.str
-    """Difficulty (empty = "normal")."""
+    """Difficulty (empty = the ladder's). Another difficulty than the ladder's is
+    rated by the ladder that plays it, if any (else only unrated).
+    """
     rated: _builtins.bool
     """Whether the result changes ratings (the server may refuse rated challenges)."""
+    ladder: _builtins.str
+    """Ladder key (empty = default): its ruleset, difficulty and ratings; opponents
+    the ladder picks are near the bot's rating there.
+    """
     @_builtins.property
     def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Opponent bot names (1-3); empty = the ladder picks opponents near its rating."""
@@ -771,10 +806,11 @@ class RequestChallengeRequest(_message.Message):
         num_seats: _builtins.int = ...,
         difficulty: _builtins.str = ...,
         rated: _builtins.bool = ...,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "difficulty", b"difficulty", "num_seats", b"num_seats", "opponents", b"opponents", "rated", b"rated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "difficulty", b"difficulty", "ladder", b"ladder", "num_seats", b"num_seats", "opponents", b"opponents", "rated", b"rated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -899,3 +935,75 @@ class BotLog(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BotLog: _TypeAlias = BotLog  # noqa: Y015
+
+@_typing.final
+class ListLaddersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLaddersRequest: _TypeAlias = ListLaddersRequest  # noqa: Y015
+
+@_typing.final
+class LadderInfo(_message.Message):
+    """One ladder: a ruleset at a difficulty, for `min_seats` to `max_seats` seats."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
+    DIFFICULTY_FIELD_NUMBER: _builtins.int
+    MIN_SEATS_FIELD_NUMBER: _builtins.int
+    MAX_SEATS_FIELD_NUMBER: _builtins.int
+    IS_DEFAULT_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    ruleset: _builtins.str
+    difficulty: _builtins.str
+    min_seats: _builtins.int
+    max_seats: _builtins.int
+    is_default: _builtins.bool
+    """Used when a request names no ladder."""
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        ruleset: _builtins.str = ...,
+        difficulty: _builtins.str = ...,
+        min_seats: _builtins.int = ...,
+        max_seats: _builtins.int = ...,
+        is_default: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["difficulty", b"difficulty", "is_default", b"is_default", "key", b"key", "max_seats", b"max_seats", "min_seats", b"min_seats", "ruleset", b"ruleset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderInfo: _TypeAlias = LadderInfo  # noqa: Y015
+
+@_typing.final
+class ListLaddersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ladders(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderInfo]: ...
+    def __init__(
+        self,
+        *,
+        ladders: _abc.Iterable[Global___LadderInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladders", b"ladders"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLaddersResponse: _TypeAlias = ListLaddersResponse  # noqa: Y015

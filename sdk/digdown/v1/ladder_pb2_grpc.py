@@ -95,6 +95,11 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
                 _registered_method=True)
+        self.ListLadders = channel.unary_unary(
+                '/digdown.v1.Ladder/ListLadders',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -192,6 +197,13 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListLadders(self, request, context):
+        """The ladders the server rates, the default one first. No token needed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -254,6 +266,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.GetRuleset,
                     request_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.SerializeToString,
+            ),
+            'ListLadders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLadders,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -580,6 +597,33 @@ class Ladder:
             '/digdown.v1.Ladder/GetRuleset',
             digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
             digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLadders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/ListLadders',
+            digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
             options,
             channel_credentials,
             insecure,

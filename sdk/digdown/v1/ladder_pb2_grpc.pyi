@@ -6,9 +6,10 @@ The ladder's gRPC service for bot authors.
 Calls that change something or list the caller's bots need an API token
 (created on the ladder's web site or with `manage.py token_create`) in the
 request metadata: `authorization: Bearer <token>`. Leaderboard, ListMatches,
-GetMatch, DownloadReplay and GetRuleset show public data and also work without a token
-(as the REST API's reads do); a token that is sent must be valid. Missing,
-wrong or revoked token: UNAUTHENTICATED; acting on another author's bot:
+GetMatch, DownloadReplay, GetRuleset and ListLadders show public data and work
+without a token (as the REST API's reads do); a token that is sent must be
+valid. Missing, wrong or revoked token: UNAUTHENTICATED; acting on another
+author's bot:
 PERMISSION_DENIED; unknown bot or match: NOT_FOUND; bad input:
 INVALID_ARGUMENT with a message; a taken bot name: ALREADY_EXISTS; the bot or
 match is not in a state that allows it: FAILED_PRECONDITION; too many calls
@@ -17,6 +18,10 @@ server takes: RESOURCE_EXHAUSTED. A match's seed stays 0 until it finished.
 
 Times are RFC 3339 strings in UTC (e.g. "2025-01-31T12:00:00Z"); lists are
 paged with `page_size` (0 = server default) and an opaque `page_token`.
+
+Ratings are kept per ladder (a ruleset and a difficulty, for some seat
+counts; ListLadders lists them). Calls that show or change ratings take a
+`ladder` key; empty means the server's default ladder.
 """
 
 from collections import abc as _abc
@@ -84,6 +89,8 @@ class LadderStub:
     """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
     in game.proto). No token needed.
     """
+    ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
+    """The ladders the server rates, the default one first. No token needed."""
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -124,6 +131,8 @@ class LadderAsyncStub(LadderStub):
     """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
     in game.proto). No token needed.
     """
+    ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
+    """The ladders the server rates, the default one first. No token needed."""
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -233,5 +242,13 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         """The card table and every number of a ruleset, as JSON (see GetRulesetResponse
         in game.proto). No token needed.
         """
+
+    @_abc_1.abstractmethod
+    def ListLadders(
+        self,
+        request: _ladder_pb2.ListLaddersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ListLaddersResponse, _abc.Awaitable[_ladder_pb2.ListLaddersResponse]]:
+        """The ladders the server rates, the default one first. No token needed."""
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -21,6 +21,7 @@ from ladder.bots.selectors import bot_get_by_name
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match
 from ladder.matches.services import match_create
+from ladder.ratings.elo import points
 
 POLL_S = 0.2
 NO_WORKER_HINT_S = 10.0
@@ -28,7 +29,7 @@ DONE = {Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED}
 
 
 def _points(hundredths: int | None) -> str:
-    return "-" if hundredths is None else f"{hundredths / 100:.2f}"
+    return "-" if hundredths is None else f"{points(hundredths):.2f}"
 
 
 class Command(BaseCommand):
@@ -108,7 +109,7 @@ class Command(BaseCommand):
         )
         for seat in match.seats.select_related("bot").order_by("rank", "seat"):
             delta = seat.rating_delta
-            change = "" if delta is None else f" ({'+' if delta >= 0 else ''}{delta / 100:.2f})"
+            change = "" if delta is None else f" ({points(delta):+.2f})"
             why = f"  ({seat.forfeit_reason})" if seat.forfeit_reason else ""
             self.stdout.write(
                 f"  rank {seat.rank}  seat {seat.seat}  {seat.bot.name:<20} "

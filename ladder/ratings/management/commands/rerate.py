@@ -1,33 +1,50 @@
-"""``manage.py rerate [--check]``: recompute every rating from match history.
+"""``manage.py rerate [--ladder KEY ...] [--check]``: recompute ratings from match history.
 
-With ``--check`` nothing is written: mismatches are printed and the exit status
-is 1 if there is any. Without it the stored ratings are rewritten to the
-recomputed values (under locks on every bot row).
+Each ladder is replayed on its own (every configured ladder unless ``--ladder``
+names some). With ``--check`` nothing is written: mismatches are printed and
+the exit status is 1 if there is any. Without it the stored ratings are
+rewritten to the recomputed values, and every bot gets an entry on the ladder
+(how a newly configured ladder is opened to the existing bots).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from ladder.common.exceptions import ApplicationError
+from ladder.ladders import ladder_get, ladders
 from ladder.ratings.services import ratings_recompute, ratings_rewrite
 
 
 class Command(BaseCommand):
-    help = "Recompute all ratings from match history in recording order."
+    help = "Recompute ratings from match history in recording order, per ladder."
 
-    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--check", action="store_true", help="only compare; exit 1 on mismatch")
-
-    def handle(self, *args: object, **opts: object) -> None:
-        rec = ratings_recompute() if opts["check"] else ratings_rewrite()
-        for line in rec.mismatches:
-            self.stdout.write(line)
-        verb = "found" if opts["check"] else "fixed"
-        self.stdout.write(
-            f"{rec.matches} results replayed, {len(rec.ratings)} bots,"
-            f" {len(rec.mismatches)} mismatches {verb}"
+        parser.add_argument(
+            "--ladder", action="append", default=[], help="ladder key (repeatable; default: all)"
         )
-        if opts["check"] and rec.mismatches:
+
+    def handle(self, *args: object, **opts: Any) -> None:
+        try:
+            keys = [ladder_get(k).key for k in opts["ladder"]] or list(ladders())
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+        found = 0
+        for key in keys:
+            rec = ratings_recompute(ladder=key) if opts["check"] else ratings_rewrite(ladder=key)
+            for line in rec.mismatches:
+                self.stdout.write(f"{key}: {line}")
+            if rec.mismatch_count > len(rec.mismatches):
+                self.stdout.write(f"{key}: ... {rec.mismatch_count - len(rec.mismatches)} more")
+            verb = "found" if opts["check"] else "fixed"
+            self.stdout.write(
+                f"{key}: {rec.matches} results replayed, {len(rec.standings)} bots rated,"
+                f" {rec.mismatch_count} mismatches {verb}"
+            )
+            found += rec.mismatch_count
+        if opts["check"] and found:
             sys.exit(1)

@@ -1,0 +1,78 @@
+"""Serializer fields for the facts every API shows the same way.
+
+Ratings are stored in integer hundredths and shown in Elo points
+(``elo.points``); their uncertainty comes from ``elo.uncertainty`` with the
+configured provisional threshold. Database ids are 64-bit: inputs that name
+one are bounded so a larger number is a 400, not a database error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ladder.ratings import elo
+
+MAX_ID = 2**63 - 1
+
+
+def IdField(**kwargs: Any) -> serializers.IntegerField:
+    """An input naming a database row: 1 .. 2^63-1."""
+    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
+@extend_schema_field(OpenApiTypes.DOUBLE)
+class PointsField(serializers.Field):
+    """A rating (or rating change) in Elo points; stored as hundredths."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(read_only=True, **kwargs)
+
+    def to_representation(self, value: int) -> float:
+        return elo.points(value)
+
+
+def uncertainty(obj: Any) -> elo.Uncertainty:
+    """The uncertainty of anything with ``rating`` and ``games``."""
+    return elo.uncertainty(
+        obj.rating, obj.games, provisional_below=settings.LADDER_PROVISIONAL_GAMES
+    )
+
+
+@extend_schema_field(OpenApiTypes.BOOL)
+class ProvisionalField(serializers.Field):
+    """True while fewer games than ``LADDER_PROVISIONAL_GAMES`` are rated."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(read_only=True, source="*", **kwargs)
+
+    def to_representation(self, value: Any) -> bool:
+        return uncertainty(value).provisional
+
+
+@extend_schema_field(
+    {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2, "nullable": True}
+)
+class Interval95Field(serializers.Field):
+    """The 95 % interval of the rating in points; null before the first game."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(read_only=True, source="*", **kwargs)
+
+    def to_representation(self, value: Any) -> list[float] | None:
+        iv = uncertainty(value).interval95
+        return None if iv is None else list(iv)
+
+
+class RatingSerializer(serializers.Serializer):
+    """A rating on one ladder: from a bot annotated by ``with_rating`` or a ``BotRating``."""
+
+    rating = PointsField()
+    games = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    provisional = ProvisionalField()
+    interval95 = Interval95Field()

@@ -1,0 +1,323 @@
+"""REST API of matches and tournaments: list, detail, challenge, cancel, replay download.
+
+Thin views (HackSoft style) over ``ladder.matches.services`` and ``.selectors``.
+Match lists are keyset-paginated newest first (``cursor``; no total count, so a
+deep page costs what the first does). A match's seed and result stay hidden
+until it is finished: the seed determines the whole dealt cave.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import FileResponse, HttpResponse, HttpResponseBase
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ladder.accounts.requests import request_user
+from ladder.bots.apis import LADDER_HELP, BotOutputSerializer, LadderFilterSerializer
+from ladder.common.exceptions import NotFound
+from ladder.common.fields import IdField, PointsField
+from ladder.common.logs import log_read, log_response
+from ladder.common.pagination import NewestFirstPagination, PagePagination
+from ladder.common.schema import ERRORS
+from ladder.ladders import Difficulty
+from ladder.matches import selectors, services
+from ladder.matches.models import Match, MatchSeat, Tournament
+from ladder.matches.replays import replay_open
+
+
+class SeatOutputSerializer(serializers.Serializer):
+    seat = serializers.IntegerField()
+    bot = serializers.IntegerField(source="bot_id")
+    bot_name = serializers.CharField()
+    version = serializers.IntegerField(source="version_number")
+    rank = serializers.IntegerField(allow_null=True)
+    score = serializers.IntegerField(allow_null=True)
+    faults = serializers.IntegerField()
+    ended = serializers.ChoiceField(choices=MatchSeat.Ended.choices, allow_blank=True)
+    forfeit_reason = serializers.CharField()
+    rating_before = PointsField(allow_null=True)
+    rating_after = PointsField(allow_null=True)
+    rating_delta = PointsField(allow_null=True)
+
+
+def _finished_result(match: Match) -> Any:
+    return getattr(match, "result", None) if match.status == Match.Status.FINISHED else None
+
+
+class _WholeMatchField(serializers.Field):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(read_only=True, source="*", **kwargs)
+
+
+@extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
+class SeedField(_WholeMatchField):
+    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished."""
+
+    def to_representation(self, match: Match) -> str | None:
+        return str(match.seed) if match.status == Match.Status.FINISHED else None
+
+
+@extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
+class ResultField(_WholeMatchField):
+    """The engine's Result (docs/engine-api.md) of a finished match; null before."""
+
+    def to_representation(self, match: Match) -> dict[str, Any] | None:
+        result = _finished_result(match)
+        return None if result is None else result.data
+
+
+@extend_schema_field({"type": "integer", "nullable": True})
+class RecordedField(_WholeMatchField):
+    """The recording sequence number of a finished match (orders rating changes)."""
+
+    def to_representation(self, match: Match) -> int | None:
+        result = _finished_result(match)
+        return None if result is None else result.pk
+
+
+class ReplayOutputSerializer(serializers.Serializer):
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    url = serializers.URLField()
+
+
+@extend_schema_field(ReplayOutputSerializer(allow_null=True))
+class ReplayField(_WholeMatchField):
+    """Where to download the replay (needs ``request`` in the context); null without one."""
+
+    def to_representation(self, match: Match) -> dict[str, Any] | None:
+        if not match.replay_sha256:
+            return None
+        url = reverse("match-replay", kwargs={"match_id": match.pk})
+        request = self.context.get("request")
+        return {
+            "sha256": match.replay_sha256,
+            "size": match.replay_size,
+            "url": request.build_absolute_uri(url) if request else url,
+        }
+
+
+class MatchOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+    ladder = serializers.CharField(help_text="ladder whose ratings it changes; empty: off-ladder")
+    ruleset = serializers.CharField()
+    seed = SeedField()
+    difficulty = serializers.ChoiceField(choices=Difficulty.choices)
+    rated = serializers.BooleanField()
+    tournament = serializers.IntegerField(source="tournament_id", allow_null=True)
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    error = serializers.CharField()
+    result = ResultField()
+    recorded = RecordedField()
+    replay = ReplayField()
+    seats = SeatOutputSerializer(many=True, source="seats.all")
+
+
+def match_out(match: Match, request: Request) -> Any:
+    return MatchOutputSerializer(match, context={"request": request}).data
+
+
+class MatchListApi(APIView):
+    """Matches newest first (filter by bot, status, tournament, ladder); request a challenge."""
+
+    pagination_class = NewestFirstPagination  # the list's page shape, in the schema too
+
+    class FilterSerializer(serializers.Serializer):
+        bot = IdField(required=False, allow_null=True, default=None)
+        status = serializers.ChoiceField(choices=Match.Status.choices, required=False, default="")
+        tournament = IdField(required=False, allow_null=True, default=None)
+        ladder = serializers.CharField(required=False, default="", max_length=32)
+
+    class InputSerializer(serializers.Serializer):
+        bots = serializers.ListField(child=IdField(), min_length=2, max_length=4)
+        ladder = serializers.CharField(
+            required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
+        )
+        difficulty = serializers.ChoiceField(
+            choices=Difficulty.choices,
+            required=False,
+            help_text="default: the ladder's; another one is played on the ladder that rates it",
+        )
+        rated = serializers.BooleanField(required=False, default=True)
+
+    @extend_schema(
+        parameters=[FilterSerializer], responses={200: MatchOutputSerializer(many=True), **ERRORS}
+    )
+    def get(self, request: Request) -> Response:
+        f = self.FilterSerializer(data=request.query_params)
+        f.is_valid(raise_exception=True)
+        d = f.validated_data
+        qs = selectors.match_list(
+            bot_id=d["bot"], status=d["status"], tournament_id=d["tournament"], ladder=d["ladder"]
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        data = MatchOutputSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(request=InputSerializer, responses={201: MatchOutputSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        s = self.InputSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        match = services.match_create(
+            bot_ids=d["bots"],
+            requested_by=request_user(request),
+            ladder=d["ladder"] or None,
+            difficulty=d.get("difficulty"),
+            rated=d["rated"],
+        )
+        return Response(
+            match_out(selectors.match_detail(match_id=match.pk), request),
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class MatchDetailApi(APIView):
+    """One match with its seats, result and rating changes."""
+
+    @extend_schema(responses={200: MatchOutputSerializer, 404: ERRORS[404]})
+    def get(self, request: Request, match_id: int) -> Response:
+        return Response(match_out(selectors.match_detail(match_id=match_id), request))
+
+
+class MatchCancelApi(APIView):
+    """Staff: cancel a queued or running match."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500, required=False, default="")
+
+    @extend_schema(request=InputSerializer, responses={200: MatchOutputSerializer, **ERRORS})
+    def post(self, request: Request, match_id: int) -> Response:
+        s = self.InputSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        services.match_cancel(match_id=match_id, user=request_user(request), **s.validated_data)
+        return Response(match_out(selectors.match_detail(match_id=match_id), request))
+
+
+class MatchReplayApi(APIView):
+    """Download the gzip'd JSON replay: always an attachment, never rendered inline."""
+
+    @extend_schema(
+        responses={
+            (200, "application/gzip"): OpenApiTypes.BINARY,
+            304: OpenApiResponse(description="If-None-Match matched the sha256 ETag"),
+            404: ERRORS[404],
+        },
+        parameters=[
+            OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False)
+        ],
+    )
+    def get(self, request: Request, match_id: int) -> HttpResponseBase:
+        replay = selectors.match_replay_file(match_id=match_id)
+        etag = f'"{replay.sha256}"'
+        response: HttpResponseBase
+        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+            response = HttpResponse(status=304)
+        else:
+            try:
+                fh = replay_open(replay.name)
+            except FileNotFoundError as exc:
+                raise NotFound(f"the replay file of match {match_id} is missing") from exc
+            response = FileResponse(
+                fh,
+                as_attachment=True,
+                filename=f"digdown-match-{match_id}.json.gz",
+                content_type="application/gzip",
+            )
+            response["Content-Length"] = str(replay.size)
+        response["ETag"] = etag
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Cache-Control"] = "public, max-age=31536000, immutable"
+        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        return response
+
+
+class TournamentOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    format = serializers.ChoiceField(choices=Tournament.Format.choices)
+    created_at = serializers.DateTimeField()
+    participant_count = serializers.IntegerField()
+
+
+class TournamentListApi(APIView):
+    """Tournaments newest first with their size; the bots are under ``participants/``."""
+
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
+    @extend_schema(responses={200: TournamentOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(selectors.tournament_list(), request, view=self)
+        return paginator.get_paginated_response(TournamentOutputSerializer(page, many=True).data)
+
+
+class TournamentDetailApi(APIView):
+    """One tournament."""
+
+    @extend_schema(responses={200: TournamentOutputSerializer, 404: ERRORS[404]})
+    def get(self, request: Request, tournament_id: int) -> Response:
+        tournament = selectors.tournament_get(tournament_id=tournament_id)
+        return Response(TournamentOutputSerializer(tournament).data)
+
+
+class TournamentParticipantsApi(APIView):
+    """A tournament's bots by name, with their rating on a ladder."""
+
+    pagination_class = PagePagination  # the list's page shape, in the schema too
+
+    @extend_schema(
+        parameters=[LadderFilterSerializer],
+        responses={200: BotOutputSerializer(many=True), 404: ERRORS[404]},
+    )
+    def get(self, request: Request, tournament_id: int) -> Response:
+        f = LadderFilterSerializer(data=request.query_params)
+        f.is_valid(raise_exception=True)
+        tournament = selectors.tournament_get(tournament_id=tournament_id)
+        qs = selectors.tournament_participants(tournament=tournament, **f.validated_data)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(BotOutputSerializer(page, many=True).data)
+
+
+class SeatLogApi(APIView):
+    """What a hosted bot wrote (stdout+stderr, capped at 64 KiB) during one match.
+
+    The bot's owner and staff only (the selector enforces it); sent as inert text.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={
+            (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, "the seat's log"),
+            401: ERRORS[401],
+            403: ERRORS[403],
+            404: ERRORS[404],
+        }
+    )
+    def get(self, request: Request, match_id: int, seat: int) -> HttpResponse:
+        found = selectors.match_seat_log_for_owner(
+            user=request_user(request), match_id=match_id, seat=seat
+        )
+        return log_response(log_read(found.log.name))

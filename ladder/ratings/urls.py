@@ -1,0 +1,15 @@
+"""URLs of the ratings API (under /api/v1/)."""
+
+from django.urls import path
+
+from ladder.ratings import apis
+
+urlpatterns = [
+    path("ladders/", apis.LadderListApi.as_view(), name="ladder-list"),
+    path("leaderboard/", apis.LeaderboardApi.as_view(), name="leaderboard"),
+    path(
+        "bots/<int:bot_id>/rating-history/",
+        apis.BotRatingHistoryApi.as_view(),
+        name="bot-rating-history",
+    ),
+]
