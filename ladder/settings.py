@@ -408,10 +408,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # Two different "kind" choice sets: a bot's and a version's.
+    # Two different "kind" choice sets (a bot's, a version's) and two "status" sets (a
+    # version's, a match's).
     "ENUM_NAME_OVERRIDES": {
         "BotKindEnum": "ladder.bots.models.Bot.Kind",
         "VersionKindEnum": ["source", "endpoint"],
+        "VersionStatusEnum": "ladder.bots.models.BotVersion.Status",
+        "MatchStatusEnum": "ladder.matches.models.Match.Status",
     },
 }
 
