@@ -48,7 +48,10 @@ def seats_shown() -> QuerySet[MatchSeat]:
 
 
 def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
-    return qs.select_related("result").prefetch_related(Prefetch("seats", queryset=seats_shown()))
+    """Seats as ``seats_shown``; the result and tournament (a primary-key join each)."""
+    return qs.select_related("result", "tournament").prefetch_related(
+        Prefetch("seats", queryset=seats_shown())
+    )
 
 
 def match_list(

@@ -87,12 +87,12 @@ def _rating_history(bot: Bot) -> list[dict[str, Any]]:
     return [
         {
             "match": s.match_id,
-            "recorded": s.match.result.pk,
+            "recorded": s.result_id,
             "rank": s.rank,
             "before": points(s.rating_before),
             "after": points(s.rating_after),
             "delta": points((s.rating_after or 0) - (s.rating_before or 0)),
-            "at": s.match.result.recorded_at,
+            "at": s.result.recorded_at if s.result else None,
         }
         for s in rating_selectors.bot_rating_history(bot_id=bot.pk)
     ]

@@ -18,6 +18,7 @@ from ladder.bots.services import (
     bot_suspend,
     bot_unsuspend,
     bot_update,
+    bot_version_smoke_record,
     bot_version_upload,
 )
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
@@ -147,6 +148,9 @@ def test_new_version_keeps_rating_and_history(four: Any) -> None:
     before = standing(bots[0])
     v2 = bot_version_upload(user=alice, bot_id=bots[0].pk, filename="b.py", data=b"x = 2\n")
     assert v2.number == 2
+    v1 = Bot.objects.get(pk=bots[0].pk).current_version
+    assert v1 is not None and v1.number == 1  # a pending upload does not play yet
+    bot_version_smoke_record(version_id=v2.pk, passed=True, outcome="passed", log=b"")
     bot = Bot.objects.get(pk=bots[0].pk)
     assert standing(bot) == before and before[1] == 1
     assert bot.current_version == v2

@@ -185,7 +185,7 @@ def test_bot_page_chart_record_and_status(
 ) -> None:
     digger = played_ladder.bots["digger"]
     detail = api(site, f"/api/v1/bots/{digger}/")
-    history = detail["rating_history"]
+    history = api(site, f"/api/v1/bots/{digger}/rating-history/")
     tab.goto(f"/bots/{digger}/")
     chart = tab.page.locator("#rating-chart[data-points]")
     chart.wait_for()

@@ -166,7 +166,7 @@ def make_cluster(
 
 def assert_each_finished_once(match_ids: list[int], n_bots: int) -> None:
     """Every match finished with one result, one set of rating changes, one stored replay."""
-    from ladder.bots.models import Bot
+    from ladder.bots.models import Bot, BotRating
     from ladder.matches.models import Match, MatchResult, MatchSeat
 
     matches = {m.pk: m for m in Match.objects.filter(pk__in=match_ids)}
@@ -178,9 +178,11 @@ def assert_each_finished_once(match_ids: list[int], n_bots: int) -> None:
         assert match.replay_size == match.replay.size > 0
     seats = MatchSeat.objects.filter(match_id__in=match_ids)
     assert not seats.filter(rating_after__isnull=True).exists()
-    games = {b.pk: b.games for b in Bot.objects.all()}
+    entries = BotRating.objects.filter(ladder=django_settings.LADDER_DEFAULT_LADDER)
+    games = dict(entries.values_list("bot_id", "games"))
+    assert set(games) == set(Bot.objects.values_list("pk", flat=True))
     for bot_id, count in games.items():
         assert seats.filter(bot_id=bot_id).count() == count, "a rating change counted twice"
-    total = sum(Bot.objects.values_list("rating", flat=True))
+    total = sum(entries.values_list("rating", flat=True))
     assert total == n_bots * django_settings.LADDER_ELO_START, "ratings sum not conserved"
     call_command("rerate", "--check")  # exits non-zero (SystemExit) on any mismatch
