@@ -20,8 +20,9 @@ LADDER_STORAGE          ``file`` (default) or ``s3`` (the ``s3`` extra of the pr
                         then AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
                         AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME are read by django-storages)
 LADDER_LADDERS          ladders, ``KEY=RULESET/DIFFICULTY/MIN-MAX`` comma-separated
-                        (default ``dd-1=dd-1/normal/2-4``); see ``ladder/ladders.py``
-LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-1``)
+                        (default ``dd-2=dd-2/normal/2-4,dd-1=dd-1/normal/2-4``); see
+                        ``ladder/ladders.py``
+LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-2``)
 LADDER_ELO_K            K factor (default 32)
 LADDER_ELO_START        start rating in points (default 1500)
 LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
@@ -248,9 +249,14 @@ STORAGES = {
 LADDER_LADDERS = (
     env_ladders("LADDER_LADDERS")
     if os.environ.get("LADDER_LADDERS")
-    else {"dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)}}
+    else {
+        # dd-2 (rules §11: riders pay their share of a return) is the ladder's game;
+        # dd-1 stays available for anyone who asks for it.
+        "dd-2": {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)},
+        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)},
+    }
 )
-LADDER_DEFAULT_LADDER = os.environ.get("LADDER_DEFAULT_LADDER", "dd-1")
+LADDER_DEFAULT_LADDER = os.environ.get("LADDER_DEFAULT_LADDER", "dd-2")
 LADDER_ELO_K = float(os.environ.get("LADDER_ELO_K", "32"))
 LADDER_ELO_START = round(float(os.environ.get("LADDER_ELO_START", "1500")) * 100)
 LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))

@@ -61,7 +61,11 @@ def _play_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--difficulty", default="normal", help="easy, normal, hard, hardcore")
-    p.add_argument("--ruleset", default="dd-1")
+    p.add_argument(
+        "--ruleset",
+        default="dd-2",
+        help="ruleset of the game (default dd-2, the ladder's; dd-1 also; rules §11)",
+    )
     p.add_argument("--out", help="write the replay here (gzip'd JSON)")
     p.add_argument("--deadline", type=float, default=1.0, help="per-decision deadline, s")
     p.add_argument("--bank", type=float, default=30.0, help="per-seat time bank, s")

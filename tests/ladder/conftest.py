@@ -20,9 +20,13 @@ HIGH_RATES = {"anon": "100000/min", "user": "100000/min"}
 
 @pytest.fixture(autouse=True)
 def _ladder_settings(settings: Any, tmp_path: Any) -> None:
-    """Each test gets its own media root, and throttles and failure limits it will not hit
+    """Each test gets its own media root, one ladder (``dd-1``, the default: the ladder
+    tests are about the mechanics, whatever ruleset the product defaults to; tests of
+    several ladders configure them), and throttles and failure limits it will not hit
     (counted afresh: the tests' cache is this process's memory)."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.LADDER_LADDERS = {"dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)}}
+    settings.LADDER_DEFAULT_LADDER = "dd-1"
     settings.LADDER_DEV_MODE = False
     settings.LADDER_ENDPOINT_ALLOWED_NETWORKS = []
     rf = dict(settings.REST_FRAMEWORK)

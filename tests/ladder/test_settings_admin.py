@@ -133,10 +133,12 @@ def test_admin_pages_and_moderation_actions(make_user: Any, make_bot: Any) -> No
 
 def test_ladders_and_shared_cache_from_environment(tmp_path: Path) -> None:
     plain = settings_with({"LADDER_VAR_DIR": str(tmp_path)})
+    # The product's game is dd-2 (rules §11); a dd-1 ladder stays available.
     assert plain["ladders"] == {
-        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": [2, 4]}
+        "dd-2": {"ruleset": "dd-2", "difficulty": "normal", "seats": [2, 4]},
+        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": [2, 4]},
     }
-    assert plain["default"] == "dd-1"
+    assert plain["default"] == "dd-2"
     assert plain["cache"]["BACKEND"].endswith("LocMemCache")
     s = settings_with(
         {

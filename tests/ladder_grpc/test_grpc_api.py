@@ -258,10 +258,10 @@ def test_throttle_per_token_and_sigterm(
 def test_ruleset_data_needs_no_token(stub: Any) -> None:
     """GetRuleset serves the SDK's ruleset document, the same text the engine serves."""
     from digdown import rulesets
-    from ladder.ladders import ladder_default
 
     default = stub.GetRuleset(game_pb2.GetRulesetRequest(), timeout=T)
-    assert default.ruleset == ladder_default().ruleset
+    ladders = stub.ListLadders(pb.ListLaddersRequest(), timeout=T).ladders
+    assert default.ruleset == next(lad.ruleset for lad in ladders if lad.is_default) == "dd-2"
     assert list(default.available) == rulesets.available() and "dd-1" in default.available
     assert default.json == rulesets.text(default.ruleset)
     dd1 = stub.GetRuleset(game_pb2.GetRulesetRequest(ruleset="dd-1"), timeout=T)

@@ -1,25 +1,28 @@
 """Ratings per ladder: ``Bot.rating``/``games`` move to one ``BotRating`` per (bot, ladder).
 
 Every rating recorded so far was on the one ladder there was, so it moves to the
-default ladder's entry (``settings.LADDER_DEFAULT_LADDER`` when this runs), with
+``dd-1`` ladder's entry (every rated match before ladders was a dd-1 game), with
 its wins counted once from the seats. ``Bot.current_version`` is filled with
-each bot's newest valid version. Reversible: going back copies the default ladder's
+each bot's newest valid version. Reversible: going back copies the dd-1 ladder's
 entries onto the bots.
 """
 
 import django.db.models.deletion
-from django.conf import settings
 from django.db import migrations, models
 from django.db.models import Count, OuterRef, Q, Subquery
 
 import ladder.bots.models
+
+# Every match before ladders existed was a dd-1 game: its ratings belong on the dd-1 ladder,
+# whatever the default ladder is when this runs.
+PRE_LADDER_KEY = "dd-1"
 
 
 def forward(apps, schema_editor):
     Bot = apps.get_model("bots", "Bot")
     BotRating = apps.get_model("bots", "BotRating")
     BotVersion = apps.get_model("bots", "BotVersion")
-    key = settings.LADDER_DEFAULT_LADDER
+    key = PRE_LADDER_KEY
     won = Q(seats__rank=1, seats__match__status="finished", seats__match__rated=True)
     rows = Bot.objects.annotate(won=Count("seats", filter=won)).values_list(
         "pk", "rating", "games", "won"
@@ -39,8 +42,8 @@ def forward(apps, schema_editor):
 def backward(apps, schema_editor):
     Bot = apps.get_model("bots", "Bot")
     BotRating = apps.get_model("bots", "BotRating")
-    entry = BotRating.objects.filter(bot=OuterRef("pk"), ladder=settings.LADDER_DEFAULT_LADDER)
-    Bot.objects.filter(ratings__ladder=settings.LADDER_DEFAULT_LADDER).update(
+    entry = BotRating.objects.filter(bot=OuterRef("pk"), ladder=PRE_LADDER_KEY)
+    Bot.objects.filter(ratings__ladder=PRE_LADDER_KEY).update(
         rating=Subquery(entry.values("rating")[:1]), games=Subquery(entry.values("games")[:1])
     )
 

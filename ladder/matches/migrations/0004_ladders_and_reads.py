@@ -1,7 +1,7 @@
 """Matches on ladders, closed value sets, and what the reads at scale need.
 
 ``Match.ladder``: every match so far was on the one ladder there was, so all
-get the default ladder's key (``settings.LADDER_DEFAULT_LADDER`` when this runs).
+get the ``dd-1`` ladder's key (every match before ladders was a dd-1 game).
 ``MatchSeat.result`` points at the recorded result (its id orders a bot's rating
 history, indexed per bot). ``ended`` and ``reason`` become choices. Indexes serve
 the list filters newest first (status, ladder, tournament, bot) without a sort.
@@ -12,12 +12,16 @@ from django.conf import settings
 from django.db import migrations, models
 from django.db.models import OuterRef, Subquery
 
+# Every match before ladders existed was a dd-1 game: its ratings belong on the dd-1 ladder,
+# whatever the default ladder is when this runs.
+PRE_LADDER_KEY = "dd-1"
+
 
 def forward(apps, schema_editor):
     Match = apps.get_model("matches", "Match")
     MatchResult = apps.get_model("matches", "MatchResult")
     MatchSeat = apps.get_model("matches", "MatchSeat")
-    Match.objects.update(ladder=settings.LADDER_DEFAULT_LADDER)
+    Match.objects.update(ladder=PRE_LADDER_KEY)
     result = MatchResult.objects.filter(match_id=OuterRef("match_id")).values("pk")[:1]
     MatchSeat.objects.update(result=Subquery(result))
 

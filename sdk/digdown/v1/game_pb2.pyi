@@ -45,8 +45,9 @@ class GameConfig(_message.Message):
     NUM_SEATS_FIELD_NUMBER: _builtins.int
     DIFFICULTY_FIELD_NUMBER: _builtins.int
     ruleset: _builtins.str
-    """Ruleset id, e.g. "dd-1" (GetRuleset lists those a server knows). Empty
-    means the engine's default ("dd-1").
+    """Ruleset id, "dd-1" or "dd-2" (GetRuleset lists those a server knows; the
+    ladder plays "dd-2" by default). Empty means the engine's default ("dd-1",
+    kept for old clients: name the ruleset).
     """
     seed: _builtins.int
     """Seed of the setup shuffle, 0 <= seed < 2^63. Secret until the game ends:
