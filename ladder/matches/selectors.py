@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
     Count,
     F,
@@ -26,13 +27,15 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
 from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Match, MatchSeat, Tournament
 from ladder.tournaments.standings import Outcome, Standing, standings
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
     """Seats in seat order with what a match shows of their bot and version as plain
-    attributes: ``bot_name``, ``bot_kind``, ``version_number``.
+    attributes: ``bot_name``, ``bot_kind``, ``bot_owner_id`` (who may read the seat's
+    log), ``version_number``.
 
     Read by a primary-key lookup per seat in the same query: a join would let the
     planner hash every bot and version to show one page of seats, and prefetching
@@ -43,6 +46,7 @@ def seats_shown() -> QuerySet[MatchSeat]:
     return MatchSeat.objects.order_by("seat").annotate(
         bot_name=Subquery(bot.values("name")[:1]),
         bot_kind=Subquery(bot.values("kind")[:1]),
+        bot_owner_id=Subquery(bot.values("owner_id")[:1]),
         version_number=Subquery(version.values("number")[:1]),
     )
 
@@ -104,6 +108,37 @@ def match_seat_log_for_owner(*, user: User, match_id: int, seat: int) -> MatchSe
     if not found.log.name:
         raise NotFound(f"seat {seat} of match {match_id} has no log (only hosted seats do)")
     return found
+
+
+@dataclass(frozen=True)
+class SeatLog:
+    """A hosted seat's log as its owner sees it on the match page: the end of it, inline."""
+
+    seat: int
+    bot_name: str
+    excerpt: LogExcerpt
+
+
+def match_seat_logs_for_user(
+    *, user: User | AnonymousUser, match: Match, cap: int
+) -> list[SeatLog]:
+    """The logs of ``match``'s hosted seats that ``user`` may read (their own bots' seats;
+    staff: every seat), each cut to its last ``cap`` bytes; nothing for anyone else.
+
+    ``match`` comes from ``match_detail`` (its seats carry ``bot_owner_id``): no query
+    decides who sees what, and the logs are read from storage only for those seats.
+    """
+    if not user.is_authenticated:
+        return []
+    return [
+        SeatLog(
+            seat=s.seat,
+            bot_name=s.bot_name,  # type: ignore[attr-defined]
+            excerpt=log_excerpt(s.log.name, cap=cap),
+        )
+        for s in match.seats.all()
+        if s.log.name and (user.is_staff or s.bot_owner_id == user.pk)  # type: ignore[attr-defined]
+    ]
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,18 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import Lower, RowNumber
+from django.db.models import (
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    Window,
+)
+from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot, BotRating
 from ladder.bots.selectors import ranked, with_rating
@@ -25,6 +35,7 @@ from ladder.ratings.elo import Uncertainty
 
 __all__ = [
     "Uncertainty",
+    "bot_ladder_positions",
     "bot_rating_history",
     "leaderboard_list",
     "opponents_near",
@@ -145,6 +156,28 @@ def leaderboard_positions(
             [*params, *ids],
         )
         return {pk: position for pk, position in cursor.fetchall()}
+
+
+def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
+    """The bot's position on each ladder's board (``leaderboard_list`` without filters), by
+    ladder key; empty when the bot is off the boards (suspended or retired).
+
+    One query for every ladder: each position is one plus the board entries ahead of
+    the bot's (higher rating, or equal and an older bot), counted on the board index.
+    """
+    board = BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
+    ahead = (
+        board.filter(ladder=OuterRef("ladder"))
+        .filter(Q(rating__gt=OuterRef("rating")) | Q(rating=OuterRef("rating"), bot_id__lt=bot_id))
+        .order_by()
+        .values("ladder")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    rows = board.filter(bot_id=bot_id).annotate(
+        ahead=Coalesce(Subquery(ahead, output_field=IntegerField()), Value(0))
+    )
+    return {ladder: n + 1 for ladder, n in rows.values_list("ladder", "ahead")}
 
 
 def _recorded_seats() -> QuerySet[MatchSeat]:
