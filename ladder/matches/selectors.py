@@ -271,20 +271,25 @@ class StandingLine:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
-    """Standings of a tournament from its played matches, best first; three queries.
+    """Standings of a tournament from its played matches, best first; two queries.
 
     Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
     tie-breaks and shared ranks); errored matches are counted, not scored.
-    Participants without a match yet are listed with nothing.
+    Participants without a match yet are listed with nothing. Names come with
+    the rows (no list of ids sent back): a tournament may have thousands of bots.
     """
     seats = MatchSeat.objects.filter(
         match__tournament_id=tournament.pk,
         match__status__in=[Match.Status.FINISHED, Match.Status.ERRORED],
-    ).values_list("match_id", "match__status", "bot_id", "rank")
+    ).values_list(
+        "match_id", "match__status", "bot_id", "rank", "bot__name", "bot__owner__username"
+    )
+    names: dict[int, tuple[str, str]] = {}
     by_match: dict[int, list[tuple[int, int | None]]] = {}
     errored: set[int] = set()
-    for match_id, status, bot_id, rank in seats.order_by("match_id", "seat"):
+    for match_id, status, bot_id, rank, name, owner in seats.order_by("match_id", "seat"):
         by_match.setdefault(match_id, []).append((bot_id, rank))
+        names[bot_id] = (name, owner)
         if status == Match.Status.ERRORED:
             errored.add(match_id)
     outcomes = [
@@ -294,15 +299,10 @@ def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
         )
         for match_id, seated in by_match.items()
     ]
-    seated_bots = {bot for seated in by_match.values() for bot, _ in seated}
-    entered = set(tournament.participants.values_list("pk", flat=True))
-    bots = Bot.objects.select_related("owner").in_bulk(seated_bots | entered)
-    table = standings(
-        entered | seated_bots,
-        outcomes,
-        swiss=tournament.format == Tournament.Format.SWISS,
-    )
+    entered = tournament.participants.values_list("pk", "name", "owner__username")
+    names.update((pk, (name, owner)) for pk, name, owner in entered)
+    table = standings(names, outcomes, swiss=tournament.format == Tournament.Format.SWISS)
     return [
-        StandingLine(standing=row, bot_name=bots[row.bot].name, owner=bots[row.bot].owner.username)
+        StandingLine(standing=row, bot_name=names[row.bot][0], owner=names[row.bot][1])
         for row in table
     ]

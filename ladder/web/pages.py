@@ -27,6 +27,7 @@ MATCHES_PER_PAGE = 20
 VERSIONS_SHOWN = 20
 NOW_LIMIT = 25
 OPPONENTS_SHOWN = 50
+STANDINGS_PER_PAGE = 100
 LOG_SHOWN_BYTES = 16 * 1024
 """How much of a seat's or a smoke match's log a page shows inline (its end); the whole
 log (capped by the sandbox) is one link away, as inert text."""
@@ -202,7 +203,9 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
     context = {
         "nav": "tournaments",
         "tournament": tournament,
-        "standings": match_selectors.tournament_standings(tournament=tournament),
+        "standings": Paginator(
+            match_selectors.tournament_standings(tournament=tournament), STANDINGS_PER_PAGE
+        ).get_page(request.GET.get("standings")),
         "matches": matches,
     }
     return render(request, "web/tournament.html", context)
