@@ -235,7 +235,9 @@ def bot_first_places(*, bot_ids: Sequence[int], ladder: str | None = None) -> di
     key = ladder_get(ladder).key
     counts = dict.fromkeys(bot_ids, 0)
     counts.update(
-        BotRating.objects.filter(bot_id__in=list(bot_ids), ladder=key).values_list("bot_id", "wins")
+        BotRating.objects.filter(bot_id__in=list(bot_ids), ladder=key)
+        .order_by()  # the model's ordering would join the bots to sort by name
+        .values_list("bot_id", "wins")
     )
     return counts
 

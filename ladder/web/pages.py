@@ -96,7 +96,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "ladders": ladder_list(),
         "headers": sort_headers(f["sort"]),
         "page": page,
-        "lines": board_lines(list(page), kind=f["kind"], ladder=ladder.key),
+        "lines": board_lines(
+            list(page),
+            kind=f["kind"],
+            ladder=ladder.key,
+            # The board itself, in its order: positions follow from the page's start.
+            first_position=page.start_index() if f["sort"] == "rank" and not f["q"] else None,
+        ),
     }
     return render(request, "web/leaderboard.html", context)
 

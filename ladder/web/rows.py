@@ -85,20 +85,28 @@ class BoardLine:
 
 
 def board_lines(
-    bots: Sequence[Bot], *, kind: str = "", ladder: str | None = None
+    bots: Sequence[Bot],
+    *,
+    kind: str = "",
+    ladder: str | None = None,
+    first_position: int | None = None,
 ) -> list[BoardLine]:
-    """Leaderboard lines on ``ladder`` for one page of bots (read by the selectors on that
-    ladder): three queries whatever the page size."""
+    """Leaderboard lines on ``ladder`` for one page of bots read by the selectors on that
+    ladder (their ``rating``, ``games`` and ``wins`` are that ladder's): two queries
+    whatever the page size, one when ``first_position`` says the bots are a slice of
+    the board in its own order (their positions follow from it, as the API's do)."""
     ids = [b.pk for b in bots]
-    positions = rating_selectors.leaderboard_positions(bot_ids=ids, kind=kind, ladder=ladder)
+    if first_position is None:
+        positions = rating_selectors.leaderboard_positions(bot_ids=ids, kind=kind, ladder=ladder)
+    else:
+        positions = {pk: first_position + i for i, pk in enumerate(ids)}
     trends = rating_selectors.bot_rating_trends(bot_ids=ids, ladder=ladder)
-    firsts = rating_selectors.bot_first_places(bot_ids=ids, ladder=ladder)
     return [
         BoardLine(
             position=positions.get(b.pk),
             bot=b,
             rating=rating_of(b),
-            first_places=firsts.get(b.pk, 0),
+            first_places=b.wins,  # type: ignore[attr-defined]
             trend=[r / SCALE for r in trends.get(b.pk, [])],
         )
         for b in bots
