@@ -26,6 +26,7 @@ from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, NotFound
+from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
 from ladder.web.errors import shown_on
@@ -47,7 +48,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     bots = list(bot_selectors.bot_list(owner=request_user(request), with_current_version=True))
     newest = bot_selectors.bot_newest_versions(bot_ids=[b.pk for b in bots])
     rows = [(line, newest.get(line.bot.pk)) for line in board_lines(bots)]
-    context = {"nav": "dashboard", "rows": rows, "form": BotCreateForm()}
+    context = {
+        "nav": "dashboard",
+        "rows": rows,
+        "ladder": ladder_default(),
+        "form": BotCreateForm(),
+    }
     return render(request, "web/dashboard.html", context)
 
 
@@ -89,7 +95,8 @@ def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any
     )
     context = {
         "bot": bot,
-        "line": board_lines([bot])[0],
+        "line": board_lines([bot])[0],  # on the default ladder
+        "ladder": ladder_default(),
         "versions": version_rows(
             bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN], private=True, cap=LOG_SHOWN_BYTES
         ),
