@@ -175,6 +175,9 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
                 rng.randint(200, 50_000) if hosted else 0, "bot.py" if hosted else "",
                 "" if hosted else f"bot-{b:05d}.example.org:50051",
                 "ok" if hosted else "resolves to 203.0.113.7", EPOCH + timedelta(minutes=b),
+                # Every version passed (hosted: its smoke match; its log is not written).
+                "valid", "passed: rank 1 of 2 (bench)" if hosted else "", "",
+                EPOCH + timedelta(minutes=b, seconds=30) if hosted else None,
             ))  # fmt: skip
             current[b] = vid
     bot_rows = [
@@ -192,7 +195,8 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
     _copy(
         "bots_botversion",
         ["id", "bot_id", "number", "archive", "archive_sha256", "archive_size", "entry_point",
-         "endpoint", "validation_log", "created_at"],
+         "endpoint", "validation_log", "created_at", "status", "smoke_outcome", "smoke_log",
+         "smoke_at"],
         versions,
     )  # fmt: skip
     with connection.cursor() as cur:
@@ -245,14 +249,20 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
             yield (
                 mid, ladder.key, ladder.ruleset, rng.getrandbits(63), ladder.difficulty, True,
                 status, tournament, None, 1 if status != "queued" else 0,
-                "bench" if status == "running" else "", None, at,
+                "bench" if status == "running" else "", None, at, at,
                 at if status != "queued" else None, at + timedelta(seconds=20) if done else None,
                 "bench: bot did not answer" if status == "errored" else "",
                 f"replays/{mid}/{sha}.json.gz" if sha else "", sha,
                 rng.randint(4_000, 40_000) if sha else 0,
             )  # fmt: skip
 
-    _copy("matches_match", [f.column for f in Match._meta.concrete_fields], tqdm(
+    match_columns = [
+        "id", "ladder", "ruleset", "seed", "difficulty", "rated", "status", "tournament_id",
+        "requested_by_id", "attempts", "claimed_by", "lease_expires_at", "enqueued_at",
+        "created_at", "started_at", "finished_at", "error", "replay", "replay_sha256",
+        "replay_size",
+    ]  # fmt: skip
+    _copy("matches_match", match_columns, tqdm(
         match_rows(), total=total, desc="matches", disable=not progress, leave=False
     ))  # fmt: skip
     bar.update()
@@ -265,7 +275,7 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
             seated = pick(rng.choice(SEATS))
             if status != "finished":
                 for s, b in enumerate(seated):
-                    yield (mid, s, b, current[b], None, None, 0, "", "", None, None, None)
+                    yield (mid, s, b, current[b], None, None, 0, "", "", None, None, None, "", 0)
                 continue
             noise = {b: strength[b] - math.log(-math.log(rng.random() or 1e-12)) for b in seated}
             order_now = sorted(seated, key=lambda b: -noise[b])
@@ -276,7 +286,7 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
             for s, (b, rank, rb, d) in enumerate(zip(seated, ranks, before, deltas, strict=True)):
                 yield (
                     mid, s, b, current[b], rank, 10 - rank, 0, ENDINGS.get(rank, "finished"), "",
-                    rb, rb + d, mid,
+                    rb, rb + d, mid, "", 0,
                 )  # fmt: skip
                 ratings[b], games[b], wins[b] = rb + d, games[b] + 1, wins[b] + (rank == 1)
 
@@ -284,7 +294,7 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
     _copy(
         "matches_matchseat",
         ["match_id", "seat", "bot_id", "version_id", "rank", "score", "faults", "ended",
-         "forfeit_reason", "rating_before", "rating_after", "result_id"],
+         "forfeit_reason", "rating_before", "rating_after", "result_id", "log", "log_size"],
         tqdm(seat_rows(), desc="seats", disable=not progress, leave=False, unit=" seats"),
     )  # fmt: skip
     bar.update()

@@ -1,15 +1,19 @@
 """Page latency of the site at ladder scale: p50/p95 per page on PostgreSQL.
 
-    .venv/bin/python bench/web_bench.py --database postgres://postgres@127.0.0.1:5432/NAME \\
-        [--bots 10000] [--matches 200000] [--requests 40] [--rebuild] [--json]
+    DATABASE_URL=postgres://.../NAME .venv/bin/python bench/web_bench.py \\
+        [--bots 10000] [--matches 200000] [--requests 40] [--force] [--json]
 
-Fills the database once with ``bench/web_dataset.py`` (reused on the next run
-when its size matches; ``--rebuild`` flushes and builds again), collects the
-static files, then requests every page in-process through Django's test client
-with ``DJANGO_DEBUG=0`` (templates, selectors, database; no network), varying
-the bot, match and leaderboard page each time. It prints p50/p95/max per page,
-the queries each page ran, and the REST API's leaderboard and bot detail as a
-reference measured in the same run (figures, never asserted anywhere).
+Not a test. The data set is the project's one builder's, ``bench/ladder_data.py``
+(``ensure``: built with COPY only when the database does not hold that size
+yet; ``--force`` rebuilds). With the static files collected, every page is
+requested in-process through Django's WSGI handler (the test client) with
+``DJANGO_DEBUG=0``: middleware, session, templates, selectors and the database,
+no network. Each request varies the bot, match or leaderboard page, signed in
+as the owner of the busiest bot (the dashboard and manage pages are theirs).
+Database connections are kept between requests as compose runs the site
+(``LADDER_DB_CONN_MAX_AGE=60``). It prints p50/p95/max per page, the queries
+one request ran, the page size, and the REST API's leaderboard and bot detail
+measured in the same run as the reference (figures, never asserted anywhere).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
 import statistics
 import sys
@@ -27,7 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -35,82 +40,63 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--database",
         default=os.environ.get("DATABASE_URL", ""),
-        help="PostgreSQL URL of a database for the benchmark (it is filled)",
+        help="PostgreSQL URL of a database for the benchmark (it is emptied and filled)",
     )
     p.add_argument("--bots", type=int, default=10_000)
     p.add_argument("--matches", type=int, default=200_000)
     p.add_argument("--requests", type=int, default=40, help="timed requests per page")
-    p.add_argument("--rebuild", action="store_true", help="flush and build the data again")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--force", action="store_true", help="rebuild the data set")
+    p.add_argument("--seed", type=int, default=1, help="which bots and pages are asked")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     return p.parse_args(argv)
 
 
 def setup_django(database: str, static_root: str) -> None:
+    """Production-like settings, then Django (``ladder_data`` sets it up on import)."""
     if not database.startswith("postgres"):
         sys.exit("--database (or DATABASE_URL) must be a PostgreSQL URL")
     os.environ.update(
         DATABASE_URL=database,
-        DJANGO_DEBUG="0",
+        DJANGO_DEBUG="0",  # Django keeps no query log; templates cached
         DJANGO_SECRET_KEY="bench-only-" + "b" * 40,
         DJANGO_SETTINGS_MODULE="ladder.settings",
         LADDER_STATIC_ROOT=static_root,
         LADDER_THROTTLE_ANON="100000000/min",
         LADDER_THROTTLE_USER="100000000/min",
     )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    os.environ.setdefault("LADDER_DB_CONN_MAX_AGE", "60")  # as compose runs the site
+    sys.path.insert(0, str(BENCH))
 
 
-def ensure_data(bots: int, matches: int, rebuild: bool, seed: int) -> dict[str, Any]:
-    from django.core.management import call_command
-    from django.db import connection
-
-    from bench.web_dataset import build
-    from ladder.bots.models import Bot
-    from ladder.matches.models import MatchResult
-
-    call_command("migrate", verbosity=0)
-    have = (Bot.objects.count(), MatchResult.objects.count())
-    if rebuild or have[0] != bots or not 0.9 * matches <= have[1] <= matches:
-        print(f"building {bots} bots and {matches} matches (found {have[0]}, {have[1]})")
-        call_command("flush", interactive=False, verbosity=0)
-        started = time.perf_counter()
-        dataset = build(bots=bots, matches=matches, seed=seed)
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-        built = {"build_s": round(time.perf_counter() - started, 1), **vars(dataset)}
-    else:
-        built = {"build_s": None, "bots": have[0], "matches": have[1]}
-    return built
-
-
-def pages(rng: random.Random) -> dict[str, Callable[[], str]]:
+def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     """Each page and how to pick its URL for one request."""
     from ladder.bots.models import Bot
-    from ladder.matches.models import Match, Tournament
+    from ladder.ladders import ladder_default
+    from ladder.matches.models import Match
 
     bot_ids = list(Bot.objects.values_list("pk", flat=True))
-    busiest = list(Bot.objects.order_by("-games").values_list("pk", flat=True)[:20])
     match_ids = list(Match.objects.filter(status="finished").values_list("pk", flat=True)[::50])
-    tournaments = list(Tournament.objects.values_list("pk", flat=True))
+    owners = max(1, data.bots // 8)  # as ladder_data names them
     last_page = len(bot_ids) // 50
+    ladder = ladder_default().key
     return {
         "leaderboard": lambda: "/",
         "leaderboard deep page": lambda: f"/?page={rng.randint(last_page // 2, last_page)}",
-        "leaderboard search": lambda: f"/?q=bot0{rng.randint(0, 99):02d}",
-        "leaderboard owner search": lambda: f"/?q=owner{rng.randint(0, 999):05d}",
+        "leaderboard search": lambda: f"/?q=bot-0{rng.randint(0, 99):02d}",
+        "leaderboard owner search": lambda: f"/?q=owner-{rng.randint(1, owners):05d}",
         "leaderboard by games": lambda: "/?sort=-games",
-        "leaderboard hosted": lambda: f"/?kind=hosted&page={rng.randint(1, 20)}",
+        "leaderboard hosted": lambda: f"/?kind=hosted&page={rng.randint(1, 10)}",
+        "leaderboard ?ladder=": lambda: f"/?ladder={ladder}&page={rng.randint(1, 20)}",
         "bot": lambda: f"/bots/{rng.choice(bot_ids)}/",
-        "bot (busiest)": lambda: f"/bots/{rng.choice(busiest)}/",
+        "bot (busiest)": lambda: f"/bots/{data.busiest_bot}/",
         "match": lambda: f"/matches/{rng.choice(match_ids)}/",
+        "replay page": lambda: f"/replays/matches/{rng.choice(match_ids)}/",
         "tournaments": lambda: "/tournaments/",
-        "tournament": lambda: f"/tournaments/{rng.choice(tournaments)}/",
+        "tournament (2,000 bots)": lambda: f"/tournaments/{data.tournament}/",
         "now": lambda: "/now/",
+        "now ?ladder=": lambda: f"/now/?ladder={ladder}",
         "dashboard": lambda: "/me/",
+        "manage (busiest bot)": lambda: f"/me/bots/{data.busiest_bot}/",
         "API leaderboard (reference)": lambda: "/api/v1/leaderboard/",
         "API bot detail (reference)": lambda: f"/api/v1/bots/{rng.choice(bot_ids)}/",
     }
@@ -121,7 +107,7 @@ def _counted(executed: list[str], execute: Any, sql: str, *rest: Any) -> Any:
     return execute(sql, *rest)
 
 
-def measure(requests: int, seed: int) -> dict[str, dict[str, Any]]:
+def measure(data: Any, requests: int, seed: int) -> dict[str, dict[str, Any]]:
     from django.db import connection
     from django.test import Client
 
@@ -129,10 +115,10 @@ def measure(requests: int, seed: int) -> dict[str, dict[str, Any]]:
 
     rng = random.Random(seed)
     client = Client()
-    client.force_login(User.objects.order_by("pk").first())
+    client.force_login(User.objects.get(username=data.busiest_owner))
     figures: dict[str, dict[str, Any]] = {}
-    for name, url_for in pages(rng).items():
-        for _ in range(3):  # warm caches and connections
+    for name, url_for in pages(data, rng).items():
+        for _ in range(3):  # warm caches and the connection
             client.get(url_for())
         executed: list[str] = []
         with connection.execute_wrapper(partial(_counted, executed)):
@@ -161,14 +147,19 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="web-bench-static-") as static_root:
         setup_django(args.database, static_root)
         from django.core.management import call_command
+        from ladder_data import ensure  # the project's one builder (sets Django up)
 
-        data = ensure_data(args.bots, args.matches, args.rebuild, args.seed)
+        started = time.perf_counter()
+        data = ensure(bots=args.bots, matches=args.matches, force=args.force)
+        ready_s = round(time.perf_counter() - started, 1)
         call_command("collectstatic", interactive=False, verbosity=0)
-        figures = measure(args.requests, args.seed)
+        figures = measure(data, args.requests, args.seed)
+    machine = {"cpus": os.cpu_count(), "load": [round(x, 2) for x in os.getloadavg()]}
     if args.json:
-        print(json.dumps({"data": data, "pages": figures}, indent=2))
+        print(json.dumps({"data": vars(data), "machine": machine, "pages": figures}, indent=2))
         return 0
-    print(f"\ndata: {data}")
+    print(f"\ndata: {vars(data)} (ready in {ready_s} s)")
+    print(f"machine: {platform.node()}, {machine['cpus']} CPUs, load {machine['load']} at the end")
     print(f"{args.requests} requests per page, in-process, DJANGO_DEBUG=0, PostgreSQL\n")
     reference = figures["API leaderboard (reference)"]["p50_ms"]
     print(f"{'page':<30}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'queries':>9}{'KiB':>8}"

@@ -277,7 +277,12 @@ def bot_version_smoke_record(
     where = PurePosixPath("logs", "bots", str(version.bot_id), f"v{version.number}-smoke.log")
     name = log_store(name=str(where), data=log)
     with transaction.atomic():
-        bot = Bot.objects.select_for_update().get(pk=version.bot_id)
+        # ``of``: PostgreSQL cannot lock the nullable side of the outer join.
+        bot = (
+            Bot.objects.select_for_update(of=("self",))
+            .select_related("current_version")
+            .get(pk=version.bot_id)
+        )
         version = BotVersion.objects.select_for_update().get(pk=version_id)
         log_delete_later(version.smoke_log.name)
         version.status = BotVersion.Status.VALID if passed else BotVersion.Status.INVALID

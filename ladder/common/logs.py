@@ -6,6 +6,9 @@ to the bot's owner and staff only (never in a replay or a public page).
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.http import HttpResponse
@@ -20,6 +23,37 @@ def log_read(name: str) -> bytes:
     """The stored log ``name`` (FileNotFoundError when it is gone)."""
     with default_storage.open(name, "rb") as fh:
         return fh.read()
+
+
+# Control characters but the line break and the tab, and the invisible ones that reorder
+# or hide text (bidi overrides, zero-width marks): what a page must not pass on.
+_UNSHOWABLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+@dataclass(frozen=True)
+class LogExcerpt:
+    """The end of a stored log as text a page can show (it still escapes it as HTML)."""
+
+    text: str
+    size: int
+    left_out: int
+    """Bytes before the shown part (0: the whole log is shown)."""
+    missing: bool = False
+
+
+def log_excerpt(name: str, *, cap: int) -> LogExcerpt:
+    """The last ``cap`` bytes of the stored log ``name``, decoded and stripped of control
+    characters. The end is what explains a crash or a forfeit; the whole log stays
+    available as inert text (``log_response``)."""
+    try:
+        data = log_read(name)
+    except (FileNotFoundError, OSError):
+        return LogExcerpt(text="", size=0, left_out=0, missing=True)
+    tail = data[-cap:] if cap > 0 else b""
+    text = _UNSHOWABLE.sub("", tail.decode("utf-8", errors="replace"))
+    return LogExcerpt(text=text, size=len(data), left_out=len(data) - len(tail))
 
 
 def log_delete_later(name: str) -> None:

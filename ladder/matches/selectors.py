@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
     Count,
     F,
@@ -26,13 +27,15 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
 from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Match, MatchSeat, Tournament
 from ladder.tournaments.standings import Outcome, Standing, standings
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
     """Seats in seat order with what a match shows of their bot and version as plain
-    attributes: ``bot_name``, ``bot_kind``, ``version_number``.
+    attributes: ``bot_name``, ``bot_kind``, ``bot_owner_id`` (who may read the seat's
+    log), ``version_number``.
 
     Read by a primary-key lookup per seat in the same query: a join would let the
     planner hash every bot and version to show one page of seats, and prefetching
@@ -43,6 +46,7 @@ def seats_shown() -> QuerySet[MatchSeat]:
     return MatchSeat.objects.order_by("seat").annotate(
         bot_name=Subquery(bot.values("name")[:1]),
         bot_kind=Subquery(bot.values("kind")[:1]),
+        bot_owner_id=Subquery(bot.values("owner_id")[:1]),
         version_number=Subquery(version.values("number")[:1]),
     )
 
@@ -104,6 +108,37 @@ def match_seat_log_for_owner(*, user: User, match_id: int, seat: int) -> MatchSe
     if not found.log.name:
         raise NotFound(f"seat {seat} of match {match_id} has no log (only hosted seats do)")
     return found
+
+
+@dataclass(frozen=True)
+class SeatLog:
+    """A hosted seat's log as its owner sees it on the match page: the end of it, inline."""
+
+    seat: int
+    bot_name: str
+    excerpt: LogExcerpt
+
+
+def match_seat_logs_for_user(
+    *, user: User | AnonymousUser, match: Match, cap: int
+) -> list[SeatLog]:
+    """The logs of ``match``'s hosted seats that ``user`` may read (their own bots' seats;
+    staff: every seat), each cut to its last ``cap`` bytes; nothing for anyone else.
+
+    ``match`` comes from ``match_detail`` (its seats carry ``bot_owner_id``): no query
+    decides who sees what, and the logs are read from storage only for those seats.
+    """
+    if not user.is_authenticated:
+        return []
+    return [
+        SeatLog(
+            seat=s.seat,
+            bot_name=s.bot_name,  # type: ignore[attr-defined]
+            excerpt=log_excerpt(s.log.name, cap=cap),
+        )
+        for s in match.seats.all()
+        if s.log.name and (user.is_staff or s.bot_owner_id == user.pk)  # type: ignore[attr-defined]
+    ]
 
 
 @dataclass(frozen=True)
@@ -236,20 +271,25 @@ class StandingLine:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
-    """Standings of a tournament from its played matches, best first; three queries.
+    """Standings of a tournament from its played matches, best first; two queries.
 
     Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
     tie-breaks and shared ranks); errored matches are counted, not scored.
-    Participants without a match yet are listed with nothing.
+    Participants without a match yet are listed with nothing. Names come with
+    the rows (no list of ids sent back): a tournament may have thousands of bots.
     """
     seats = MatchSeat.objects.filter(
         match__tournament_id=tournament.pk,
         match__status__in=[Match.Status.FINISHED, Match.Status.ERRORED],
-    ).values_list("match_id", "match__status", "bot_id", "rank")
+    ).values_list(
+        "match_id", "match__status", "bot_id", "rank", "bot__name", "bot__owner__username"
+    )
+    names: dict[int, tuple[str, str]] = {}
     by_match: dict[int, list[tuple[int, int | None]]] = {}
     errored: set[int] = set()
-    for match_id, status, bot_id, rank in seats.order_by("match_id", "seat"):
+    for match_id, status, bot_id, rank, name, owner in seats.order_by("match_id", "seat"):
         by_match.setdefault(match_id, []).append((bot_id, rank))
+        names[bot_id] = (name, owner)
         if status == Match.Status.ERRORED:
             errored.add(match_id)
     outcomes = [
@@ -259,15 +299,10 @@ def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
         )
         for match_id, seated in by_match.items()
     ]
-    seated_bots = {bot for seated in by_match.values() for bot, _ in seated}
-    entered = set(tournament.participants.values_list("pk", flat=True))
-    bots = Bot.objects.select_related("owner").in_bulk(seated_bots | entered)
-    table = standings(
-        entered | seated_bots,
-        outcomes,
-        swiss=tournament.format == Tournament.Format.SWISS,
-    )
+    entered = tournament.participants.values_list("pk", "name", "owner__username")
+    names.update((pk, (name, owner)) for pk, name, owner in entered)
+    table = standings(names, outcomes, swiss=tournament.format == Tournament.Format.SWISS)
     return [
-        StandingLine(standing=row, bot_name=bots[row.bot].name, owner=bots[row.bot].owner.username)
+        StandingLine(standing=row, bot_name=names[row.bot][0], owner=names[row.bot][1])
         for row in table
     ]

@@ -13,8 +13,18 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import Lower, RowNumber
+from django.db.models import (
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    Window,
+)
+from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot, BotRating
 from ladder.bots.selectors import ranked, with_rating
@@ -25,6 +35,7 @@ from ladder.ratings.elo import Uncertainty
 
 __all__ = [
     "Uncertainty",
+    "bot_ladder_positions",
     "bot_rating_history",
     "leaderboard_list",
     "opponents_near",
@@ -147,6 +158,28 @@ def leaderboard_positions(
         return {pk: position for pk, position in cursor.fetchall()}
 
 
+def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
+    """The bot's position on each ladder's board (``leaderboard_list`` without filters), by
+    ladder key; empty when the bot is off the boards (suspended or retired).
+
+    One query for every ladder: each position is one plus the board entries ahead of
+    the bot's (higher rating, or equal and an older bot), counted on the board index.
+    """
+    board = BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
+    ahead = (
+        board.filter(ladder=OuterRef("ladder"))
+        .filter(Q(rating__gt=OuterRef("rating")) | Q(rating=OuterRef("rating"), bot_id__lt=bot_id))
+        .order_by()
+        .values("ladder")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    rows = board.filter(bot_id=bot_id).annotate(
+        ahead=Coalesce(Subquery(ahead, output_field=IntegerField()), Value(0))
+    )
+    return {ladder: n + 1 for ladder, n in rows.values_list("ladder", "ahead")}
+
+
 def _recorded_seats() -> QuerySet[MatchSeat]:
     """Seats of recorded results (``rating_after`` is set exactly then): no join needed."""
     return MatchSeat.objects.filter(rating_after__isnull=False)
@@ -202,7 +235,9 @@ def bot_first_places(*, bot_ids: Sequence[int], ladder: str | None = None) -> di
     key = ladder_get(ladder).key
     counts = dict.fromkeys(bot_ids, 0)
     counts.update(
-        BotRating.objects.filter(bot_id__in=list(bot_ids), ladder=key).values_list("bot_id", "wins")
+        BotRating.objects.filter(bot_id__in=list(bot_ids), ladder=key)
+        .order_by()  # the model's ordering would join the bots to sort by name
+        .values_list("bot_id", "wins")
     )
     return counts
 

@@ -76,13 +76,11 @@ def standings(
     if swiss:
         for row in table.values():
             row.buchholz = sum(table[o].points for o in row.opponents)
-    by_points: defaultdict[float, list[Standing]] = defaultdict(list)
-    for row in table.values():
-        by_points[row.points].append(row)
-    for group in by_points.values():
-        members = [r.bot for r in group]
-        for row in group:
-            row.head_to_head = sum(pair_points[(row.bot, o)] for o in members if o != row.bot)
+    # Head-to-head: the points scored against opponents on the same points, summed over
+    # the pairs that met (not over every pair of a tied group: thousands of bots may tie).
+    for (bot, other), score in pair_points.items():
+        if bot != other and table[bot].points == table[other].points:
+            table[bot].head_to_head += score
 
     def key(row: Standing) -> tuple[float, float, float, int]:
         return (-row.points, -row.head_to_head, -row.buchholz, -row.wins)

@@ -15,8 +15,9 @@ def _points(hundredths: int | None) -> float | None:
 def match_panel(*, match: Match) -> dict[str, Any]:
     """The end-of-game facts the replay does not hold (ratings live in the ladder).
 
-    `match` should come with its seats (bot, version) and result prefetched, as
-    `ladder.matches.selectors.match_detail` returns it.
+    `match` comes from `ladder.matches.selectors.match_detail`: its result joined and
+    its seats prefetched with their bot's name and version number as attributes, so
+    the panel runs no query.
     """
     result = getattr(match, "result", None) if match.status == Match.Status.FINISHED else None
     return {
@@ -25,14 +26,15 @@ def match_panel(*, match: Match) -> dict[str, Any]:
         "ruleset": match.ruleset,
         "difficulty": match.difficulty,
         "rated": match.rated,
+        "ladder": match.ladder,
         "finished_at": match.finished_at.isoformat() if match.finished_at else None,
         "reason": result.reason if result else "",
         "seats": [
             {
                 "seat": s.seat,
-                "bot": s.bot.name,
+                "bot": s.bot_name,  # type: ignore[attr-defined]
                 "bot_id": s.bot_id,
-                "version": s.version.number,
+                "version": s.version_number,  # type: ignore[attr-defined]
                 "rank": s.rank,
                 "ended": s.ended,
                 "score": s.score,

@@ -196,7 +196,7 @@ def _uploaded_bytes(request: Request) -> bytes:
 
 def standalone_page(request: HttpRequest) -> HttpResponse:
     """Open a replay file from disk: drop it on the page or pick it."""
-    return render(request, "viewer/standalone.html")
+    return render(request, "viewer/standalone.html", {"nav": "replays"})
 
 
 def match_page(request: HttpRequest, match_id: int) -> HttpResponse:

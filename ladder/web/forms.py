@@ -8,7 +8,7 @@ from django import forms
 from django.conf import settings
 
 from ladder.bots.models import Bot
-from ladder.matches.models import Match
+from ladder.ladders import ladder_default, ladder_list
 from ladder.ratings.selectors import LEADERBOARD_SORTS
 
 PAGE_SIZES = (10, 25, 50, 100, 200)
@@ -17,7 +17,8 @@ PAGE_SIZES = (10, 25, 50, 100, 200)
 class LeaderboardFilter(forms.Form):
     """Search, kind, sort and page size of the leaderboard (a GET form; bad values fall back).
 
-    A ladder field (ruleset and difficulty) joins these when ratings are kept per ladder.
+    The ladder (``?ladder=``) is read by the page itself: an unknown one is a 404, as
+    in the REST API, not a silent fall back to the default.
     """
 
     q = forms.CharField(label="Bot or owner", required=False, max_length=64)
@@ -81,7 +82,17 @@ class ChallengeForm(forms.Form):
         max_length=200,
         help_text="1 to 3 bot names, separated by commas.",
     )
-    difficulty = forms.ChoiceField(choices=Match.Difficulty.choices, initial="normal")
+    ladder = forms.ChoiceField(
+        required=False,
+        help_text="Its ruleset and difficulty, and whose ratings the match changes.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Ladders are settings, read when the form is made (overridable in tests).
+        field: forms.ChoiceField = self.fields["ladder"]  # type: ignore[assignment]
+        field.choices = [(lad.key, lad.describe()) for lad in ladder_list()]
+        field.initial = ladder_default().key
 
     def clean_opponents(self) -> list[str]:
         names = [n.strip() for n in self.cleaned_data["opponents"].split(",") if n.strip()]

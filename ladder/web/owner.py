@@ -26,6 +26,7 @@ from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, NotFound
+from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
 from ladder.web.errors import shown_on
@@ -36,16 +37,23 @@ from ladder.web.forms import (
     TokenCreateForm,
     UploadForm,
 )
-from ladder.web.pages import MATCHES_PER_PAGE, VERSIONS_SHOWN, CountedPaginator
-from ladder.web.rows import board_lines
+from ladder.web.pages import LOG_SHOWN_BYTES, MATCHES_PER_PAGE, VERSIONS_SHOWN, CountedPaginator
+from ladder.web.rows import board_lines, version_rows
 
 UPLOAD_SLACK_BYTES = 64 * 1024  # multipart framing around the file itself
 
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    bots = list(bot_selectors.bot_list(owner=request_user(request)))
-    context = {"nav": "dashboard", "lines": board_lines(bots), "form": BotCreateForm()}
+    bots = list(bot_selectors.bot_list(owner=request_user(request), with_current_version=True))
+    newest = bot_selectors.bot_newest_versions(bot_ids=[b.pk for b in bots])
+    rows = [(line, newest.get(line.bot.pk)) for line in board_lines(bots)]
+    context = {
+        "nav": "dashboard",
+        "rows": rows,
+        "ladder": ladder_default(),
+        "form": BotCreateForm(),
+    }
     return render(request, "web/dashboard.html", context)
 
 
@@ -87,8 +95,11 @@ def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any
     )
     context = {
         "bot": bot,
-        "line": board_lines([bot])[0],
-        "versions": list(bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN]),
+        "line": board_lines([bot])[0],  # on the default ladder
+        "ladder": ladder_default(),
+        "versions": version_rows(
+            bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN], private=True, cap=LOG_SHOWN_BYTES
+        ),
         "matches": matches.get_page(request.GET.get("page")),
         "upload_form": forms.get("upload_form") or UploadForm(),
         "endpoint_form": forms.get("endpoint_form") or EndpointForm(),
@@ -128,7 +139,11 @@ def bot_upload(request: HttpRequest, bot_id: int) -> HttpResponse:
         except bot_services.UploadRejected as exc:
             form.add_error(None, exc.message)
             return _manage_page(request, bot, 400, upload_form=form, report=exc.report.as_text())
-        messages.success(request, f"Version {version.number} accepted.")
+        messages.success(
+            request,
+            f"Version {version.number} uploaded: pending until its smoke match, which the"
+            " workers play on their own; this page shows its outcome.",
+        )
         return redirect("web:bot-manage", bot_id=bot.pk)
     return _manage_page(request, bot, 400, upload_form=form)
 
@@ -164,7 +179,7 @@ def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
                 match = match_services.match_create(
                     bot_ids=[bot.pk, *(o.pk for o in opponents)],
                     requested_by=request_user(request),
-                    difficulty=form.cleaned_data["difficulty"],
+                    ladder=form.cleaned_data["ladder"] or None,
                 )
                 messages.success(request, f"Challenge queued as match {match.pk}.")
                 return redirect("web:match", match_id=match.pk)

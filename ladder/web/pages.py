@@ -16,16 +16,21 @@ from django.utils.functional import cached_property
 from ladder.bots import selectors as bot_selectors
 from ladder.bots.models import Bot
 from ladder.common.exceptions import NotFound
+from ladder.ladders import Ladder, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
 from ladder.ratings import selectors as rating_selectors
 from ladder.web.forms import LeaderboardFilter
-from ladder.web.rows import board_lines, bot_status, points
+from ladder.web.rows import board_lines, bot_status, ladder_lines, points, version_rows
 
 MATCHES_PER_PAGE = 20
 VERSIONS_SHOWN = 20
 NOW_LIMIT = 25
 OPPONENTS_SHOWN = 50
+STANDINGS_PER_PAGE = 100
+LOG_SHOWN_BYTES = 16 * 1024
+"""How much of a seat's or a smoke match's log a page shows inline (its end); the whole
+log (capped by the sandbox) is one link away, as inert text."""
 
 
 class CountedPaginator(Paginator):
@@ -43,6 +48,15 @@ class CountedPaginator(Paginator):
 def _can_see_private(request: HttpRequest, bot: Bot) -> bool:
     user = request.user
     return bool(user.is_authenticated and (user.is_staff or user.pk == bot.owner_id))
+
+
+def asked_ladder(request: HttpRequest) -> Ladder:
+    """The ladder ``?ladder=`` names (empty: the default), or 404 naming the known ones,
+    as the REST API answers."""
+    try:
+        return ladder_get(request.GET.get("ladder") or None)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
 
 
 SORTABLE = ("rank", "name", "owner", "games")
@@ -67,23 +81,34 @@ def sort_headers(current: str) -> dict[str, dict[str, str]]:
 
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
+    ladder = asked_ladder(request)
     form = LeaderboardFilter(request.GET)
     f = form.values()
-    qs = rating_selectors.leaderboard_search(kind=f["kind"], query=f["q"], sort=f["sort"])
+    qs = rating_selectors.leaderboard_search(
+        kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key
+    )
     page = Paginator(qs, f["page_size"]).get_page(request.GET.get("page"))
     context = {
         "nav": "leaderboard",
         "form": form,
         "filters": f,
+        "ladder": ladder,
+        "ladders": ladder_list(),
         "headers": sort_headers(f["sort"]),
         "page": page,
-        "lines": board_lines(list(page), kind=f["kind"]),
+        "lines": board_lines(
+            list(page),
+            kind=f["kind"],
+            ladder=ladder.key,
+            # The board itself, in its order: positions follow from the page's start.
+            first_position=page.start_index() if f["sort"] == "rank" and not f["q"] else None,
+        ),
     }
     return render(request, "web/leaderboard.html", context)
 
 
-def _rating_history(bot: Bot) -> list[dict[str, Any]]:
-    """The same rows as the API's ``rating_history`` (oldest first, at most 200)."""
+def _rating_history(bot: Bot, ladder: Ladder) -> list[dict[str, Any]]:
+    """The same rows as the API's ``rating-history?ladder=`` (oldest first, at most 200)."""
     return [
         {
             "match": s.match_id,
@@ -94,16 +119,24 @@ def _rating_history(bot: Bot) -> list[dict[str, Any]]:
             "delta": points((s.rating_after or 0) - (s.rating_before or 0)),
             "at": s.result.recorded_at if s.result else None,
         }
-        for s in rating_selectors.bot_rating_history(bot_id=bot.pk)
+        for s in rating_selectors.bot_rating_history(bot_id=bot.pk, ladder=ladder.key)
     ]
 
 
 def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
+    """A bot: its standing on every ladder, and the history of the one asked (``?ladder=``)."""
+    ladder = asked_ladder(request)
     try:
-        bot = bot_selectors.bot_get(bot_id=bot_id)
+        bot = bot_selectors.bot_detail(bot_id=bot_id, ladder=ladder.key)
     except NotFound as exc:
         raise Http404(exc.message) from exc
-    history = _rating_history(bot)
+    standings = ladder_lines(
+        bot,
+        ladder_list(),
+        list(bot.ratings.all()),
+        rating_selectors.bot_ladder_positions(bot_id=bot.pk),
+    )
+    history = _rating_history(bot, ladder)
     matches = CountedPaginator(
         match_selectors.bot_matches(bot_id=bot.pk),
         MATCHES_PER_PAGE,
@@ -112,7 +145,9 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     status, why = bot_status(bot)
     context = {
         "bot": bot,
-        "line": board_lines([bot])[0],
+        "ladder": ladder,
+        "standings": standings,
+        "line": next(line for line in standings if line.ladder == ladder),
         "status": status,
         "status_reason": why,
         "private": _can_see_private(request, bot),
@@ -121,7 +156,10 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
             "match": [h["match"] for h in history],
             "rating": [h["after"] for h in history],
         },
-        "versions": list(bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN]),
+        # Smoke logs are on the owner's manage page, not read for this one.
+        "versions": version_rows(
+            bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN], private=False, cap=0
+        ),
         "matches": matches.get_page(request.GET.get("page")),
         "opponents": match_selectors.bot_opponent_records(bot_id=bot.pk, limit=OPPONENTS_SHOWN),
         "opponents_shown": OPPONENTS_SHOWN,
@@ -130,18 +168,27 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
 
 
 def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
+    """A match: seats, result, its ladder, the replay viewer, and to a bot's owner (and
+    staff) the logs of their hosted seats."""
     try:
         match = match_selectors.match_detail(match_id=match_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
     seats = list(match.seats.all())
-    mine = [s for s in seats if _can_see_private(request, s.bot)]
+    try:
+        ladder: Ladder | None = ladder_get(match.ladder) if match.ladder else None
+    except NotFound:  # a ladder taken out of the settings: its key is still shown
+        ladder = None
     context = {
         "match": match,
+        "ladder": ladder,
         "result": getattr(match, "result", None) if match.status == Match.Status.FINISHED else None,
         "seats": seats,
         "by_rank": sorted(seats, key=lambda s: (s.rank is None, s.rank or 0, s.seat)),
-        "my_seats": mine,
+        "seat_logs": match_selectors.match_seat_logs_for_user(
+            user=request.user, match=match, cap=LOG_SHOWN_BYTES
+        ),
+        "log_shown": LOG_SHOWN_BYTES,
     }
     return render(request, "web/match.html", context)
 
@@ -162,20 +209,28 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
     context = {
         "nav": "tournaments",
         "tournament": tournament,
-        "standings": match_selectors.tournament_standings(tournament=tournament),
+        "standings": Paginator(
+            match_selectors.tournament_standings(tournament=tournament), STANDINGS_PER_PAGE
+        ).get_page(request.GET.get("standings")),
         "matches": matches,
     }
     return render(request, "web/tournament.html", context)
 
 
 def now(request: HttpRequest) -> HttpResponse:
-    queued = match_selectors.match_list(status=Match.Status.QUEUED)
+    """Running, queued and last finished matches, across ladders or on one (``?ladder=``)."""
+    key = asked_ladder(request).key if request.GET.get("ladder") else ""
+    queued = match_selectors.match_list(status=Match.Status.QUEUED, ladder=key)
     context = {
         "nav": "now",
-        "running": match_selectors.match_list(status=Match.Status.RUNNING)[:NOW_LIMIT],
+        "ladder": key,
+        "ladders": ladder_list(),
+        "running": match_selectors.match_list(status=Match.Status.RUNNING, ladder=key)[:NOW_LIMIT],
         "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
         "queued_count": queued.count(),
-        "finished": match_selectors.match_list(status=Match.Status.FINISHED)[:NOW_LIMIT],
+        "finished": match_selectors.match_list(status=Match.Status.FINISHED, ladder=key)[
+            :NOW_LIMIT
+        ],
         "limit": NOW_LIMIT,
     }
     return render(request, "web/now.html", context)

@@ -7,10 +7,15 @@ disagree; templates only format them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from ladder.bots.models import Bot
+from django.conf import settings
+
+from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.common.logs import LogExcerpt, log_excerpt
+from ladder.ladders import Ladder
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.elo import SCALE
 
@@ -38,10 +43,17 @@ class Rating:
         return (self.high - self.low) / 2
 
 
-def rating_of(bot: Bot) -> Rating:
-    """A bot from the selectors, whose ``rating`` and ``games`` are on one ladder."""
-    rating: int = bot.rating  # type: ignore[attr-defined]
-    games: int = bot.games  # type: ignore[attr-defined]
+class Rated(Protocol):
+    """A bot annotated by the selectors (its rating on one ladder) or a ``BotRating``."""
+
+    rating: int
+    games: int
+
+
+def rating_of(rated: Rated | Bot) -> Rating:
+    """The rating of a bot from the selectors (on the ladder they read) or of an entry."""
+    rating: int = rated.rating  # type: ignore[union-attr]
+    games: int = rated.games  # type: ignore[union-attr]
     u = rating_selectors.rating_uncertainty(rating=rating, games=games)
     low, high = u.interval95 if u.interval95 else (None, None)
     return Rating(value=rating / SCALE, games=games, provisional=u.provisional, low=low, high=high)
@@ -72,19 +84,86 @@ class BoardLine:
         return self.first_places / self.rating.games if self.rating.games else None
 
 
-def board_lines(bots: Sequence[Bot], *, kind: str = "") -> list[BoardLine]:
-    """Leaderboard lines for one page of bots: three queries whatever the page size."""
+def board_lines(
+    bots: Sequence[Bot],
+    *,
+    kind: str = "",
+    ladder: str | None = None,
+    first_position: int | None = None,
+) -> list[BoardLine]:
+    """Leaderboard lines on ``ladder`` for one page of bots read by the selectors on that
+    ladder (their ``rating``, ``games`` and ``wins`` are that ladder's): two queries
+    whatever the page size, one when ``first_position`` says the bots are a slice of
+    the board in its own order (their positions follow from it, as the API's do)."""
     ids = [b.pk for b in bots]
-    positions = rating_selectors.leaderboard_positions(bot_ids=ids, kind=kind)
-    trends = rating_selectors.bot_rating_trends(bot_ids=ids)
-    firsts = rating_selectors.bot_first_places(bot_ids=ids)
+    if first_position is None:
+        positions = rating_selectors.leaderboard_positions(bot_ids=ids, kind=kind, ladder=ladder)
+    else:
+        positions = {pk: first_position + i for i, pk in enumerate(ids)}
+    trends = rating_selectors.bot_rating_trends(bot_ids=ids, ladder=ladder)
     return [
         BoardLine(
             position=positions.get(b.pk),
             bot=b,
             rating=rating_of(b),
-            first_places=firsts.get(b.pk, 0),
+            first_places=b.wins,  # type: ignore[attr-defined]
             trend=[r / SCALE for r in trends.get(b.pk, [])],
         )
         for b in bots
+    ]
+
+
+@dataclass(frozen=True)
+class LadderLine(BoardLine):
+    """A bot's standing on one ladder (a line of its page): a board line with its ladder."""
+
+    ladder: Ladder | None = None
+
+
+def ladder_lines(
+    bot: Bot,
+    ladders: Sequence[Ladder],
+    entries: Sequence[BotRating],
+    positions: Mapping[str, int],
+) -> list[LadderLine]:
+    """The bot's line on each of ``ladders`` (in that order) from its rating entries
+    (``bot_selectors.bot_detail``) and positions (``bot_ladder_positions``): no query.
+    A ladder it has no entry on yet shows the start rating, as the selectors do."""
+    by_key = {e.ladder: e for e in entries}
+    lines = []
+    for lad in ladders:
+        entry = by_key.get(lad.key) or BotRating(
+            ladder=lad.key, rating=settings.LADDER_ELO_START, games=0, wins=0
+        )
+        lines.append(
+            LadderLine(
+                ladder=lad,
+                position=positions.get(lad.key),
+                bot=bot,
+                rating=rating_of(entry),
+                first_places=entry.wins,
+                trend=[],
+            )
+        )
+    return lines
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """A version as a page lists it; its smoke match's log only for its owner and staff."""
+
+    version: BotVersion
+    smoke_log: LogExcerpt | None
+
+
+def version_rows(versions: Iterable[BotVersion], *, private: bool, cap: int) -> list[VersionRow]:
+    """The versions with, when ``private``, the end of each smoke log (read from storage)."""
+    return [
+        VersionRow(
+            version=v,
+            smoke_log=log_excerpt(v.smoke_log.name, cap=cap)
+            if private and v.smoke_log.name
+            else None,
+        )
+        for v in versions
     ]

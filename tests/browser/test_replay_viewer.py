@@ -198,6 +198,33 @@ def test_step_through_a_real_match_to_its_ranks(
     page.shot("end")
 
 
+def test_the_viewer_on_the_match_page_and_the_sites_frame(
+    page: Page, match: Any, played: PlayedMatch
+) -> None:
+    """The match page embeds the viewer; the viewer's own pages are in the site's frame."""
+    pg = page.open(f"/matches/{match.pk}/")
+    pg.wait_for_selector(f"#replay-viewer {LOADED}")
+    assert pg.locator("header.site nav").is_visible()
+    page.keys_to_page()
+    pg.keyboard.press(" ")  # plays on its own
+    pg.wait_for_function("Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
+    pg.keyboard.press("End")
+    rows = pg.locator("#replay-viewer [data-role=ranks] tbody tr")
+    shown = {
+        int(r.get_attribute("data-seat")): int(r.get_attribute("data-rank")) for r in rows.all()
+    }
+    assert [shown[s] for s in range(4)] == played.outcome.ranks
+    assert f"#d={len(played.doc['decisions'])}" in pg.url
+    page.shot("match-page")
+    for path, heading in ((f"/replays/matches/{match.pk}/", f"Replay of match #{match.pk}"),
+                          ("/replays/", "Replay viewer")):  # fmt: skip
+        pg = page.open(path)
+        assert pg.locator("header.site nav").is_visible() and pg.locator("footer.site").count()
+        assert pg.get_by_role("heading", level=1).inner_text() == heading
+    missing = pg.request.get(page.base + "/replays/matches/999999/")
+    assert missing.status == 404 and "Nothing down here" in missing.text()  # the site's 404
+
+
 def test_slider_keyboard_and_event_log_jump(page: Page, match: Any, played: PlayedMatch) -> None:
     doc = played.doc
     last = len(doc["decisions"])

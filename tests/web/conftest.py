@@ -45,11 +45,18 @@ SCREENSHOTS = Path(os.environ.get("LADDER_SCREENSHOTS_DIR", ROOT / "var" / "scre
 
 @dataclass
 class PlayedLadder:
-    """What ``played_ladder`` made: names to ids, and the processes' addresses."""
+    """What ``played_ladder`` made: names to ids, and the processes' addresses.
+
+    ``finished`` lists every played match in order (the dd-1 schedule, then dd-2's,
+    then the hosted bot's); ``hosted_match`` is the match bob's hosted bot played in
+    the sandbox (None where bubblewrap cannot run: its tests skip, or fail in CI).
+    """
 
     users: dict[str, Any]
     bots: dict[str, int]
     finished: list[int]
+    on_dd2: list[int]
+    hosted_match: int | None
     queued: int
     tournament: int
     endpoint: str
@@ -71,7 +78,20 @@ SCHEDULE: list[tuple[tuple[str, ...], int, bool]] = [
     (("mole", "digger"), 21, False),
     (("digger", "mole", "dice"), 22, False),
 ]
-FILLERS = 9  # bots without games, so the leaderboard has more than one page of 10
+# The second ladder (dd-2, configured for these tests): its matches, after the dd-1 ones.
+SCHEDULE_DD2: list[tuple[tuple[str, ...], int]] = [
+    (("digger", "mole"), 31),
+    (("dice", "pebble", "digger"), 32),
+    (("mole", "digger", "dice", "pebble"), 33),
+]
+LADDERS = {
+    "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)},
+    "dd-2": {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)},
+}
+# Bots without games yet (new on the ladder), so the leaderboard has more than one page of 10.
+NEWCOMERS = (
+    "obsidian", "torchlight", "redstone", "lapis", "cobble", "gravel", "quartz", "basalt", "tuff",
+)  # fmt: skip
 
 
 def _play(engine: str, seated: tuple[str, ...], seed: int, bots: dict[str, int], **kw: Any) -> int:
@@ -111,14 +131,18 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[N
 def played_ladder(
     django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PlayedLadder]:
+    from examples.hosted_bundle import build
     from ladder.accounts.models import User
     from ladder.bots.services import bot_create, bot_suspend, bot_version_upload
     from ladder.matches.models import Tournament
     from ladder.matches.services import match_create
+    from workers.hosted import version_smoke
+    from workers.sandbox import sandbox_check
 
     tmp = tmp_path_factory.mktemp("played-ladder")
     rest = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": dict(HIGH_RATES)}
     overrides = override_settings(
+        LADDER_LADDERS=LADDERS,
         LADDER_DEV_MODE=True,
         MEDIA_ROOT=str(tmp / "media"),
         REST_FRAMEWORK=rest,
@@ -149,18 +173,17 @@ def played_ladder(
                 name: bot_create(owner=users[owner], name=name, kind="remote", endpoint=endpoint).pk
                 for name, (owner, endpoint) in remote.items()
             }
+            # Bob's hosted bot: the house heuristic bot uploaded as its author would.
             hosted = bot_create(owner=users["bob"], name="lurker", kind="hosted")
-            bot_version_upload(
-                user=users["bob"],
-                bot_id=hosted.pk,
-                filename="bot.py",
-                data=b"def act(obs):\n    return 0\n",
+            filename, bundle = build("heuristic")
+            lurker_v1 = bot_version_upload(
+                user=users["bob"], bot_id=hosted.pk, filename=filename, data=bundle
             )
             bots["lurker"] = hosted.pk
-            for i in range(FILLERS):
+            for name in NEWCOMERS:
                 filler = bot_create(
                     owner=users["carol"],
-                    name=f"filler-{i:02d}",
+                    name=name,
                     kind="remote",
                     endpoint=rand.address,
                 )
@@ -171,6 +194,18 @@ def played_ladder(
                 _play(engine.address, seated, seed, bots, tournament=cup if in_cup else None)
                 for seated, seed, in_cup in SCHEDULE
             ]
+            on_dd2 = [
+                _play(engine.address, seated, seed, bots, ladder="dd-2")
+                for seated, seed in SCHEDULE_DD2
+            ]
+            finished += on_dd2
+            # Its smoke match, then a match in the sandbox: its seat log is bob's alone.
+            hosted_match = None
+            if not sandbox_check():
+                smoked = version_smoke(version_id=lurker_v1.pk, engine_address=engine.address)
+                assert smoked.status == "valid", smoked.smoke_outcome
+                hosted_match = _play(engine.address, ("lurker", "dice"), 41, bots)
+                finished.append(hosted_match)
             bot_suspend(
                 user=users["mod"], bot_id=bots["ghost"], reason="endpoint unreachable in matches"
             )
@@ -181,6 +216,8 @@ def played_ladder(
             users={k: v.username for k, v in users.items()},
             bots=bots,
             finished=finished,
+            on_dd2=on_dd2,
+            hosted_match=hosted_match,
             queued=queued,
             tournament=cup.pk,
             endpoint=heuristic.address,

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.conftest import PASSWORD, Page, PlayedLadder
+from tests.support.sandbox import require_sandbox
+from tests.web.conftest import PASSWORD, SCREENSHOTS, Page, PlayedLadder
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -337,8 +340,14 @@ def test_owner_creates_uploads_sets_endpoint_challenges_and_manages_tokens(
     )
     page.get_by_role("button", name="Upload and validate").click()
     page.wait_for_url(f"**/me/bots/{hosted.pk}/")
-    assert page.get_by_text("Version 1 accepted.").is_visible()
-    page.locator("#versions summary").first.click()
+    assert page.get_by_text("Version 1 uploaded: pending until its smoke match").is_visible()
+    assert "smoke match" in page.locator("#upload-explained").inner_text()
+    # Pending until the workers play its smoke match (none run here: it stays pending).
+    assert page.get_attribute("#versions tr[data-version='1']", "data-status") == "pending"
+    assert (
+        "waiting for its smoke match" in page.locator("#versions tr[data-version='1']").inner_text()
+    )
+    page.locator("#versions .validation-report summary").first.click()
     assert "ok: entry point bot.py" in page.locator("#versions pre.log").first.inner_text()
     tab.shot("upload-accepted")
 
@@ -464,3 +473,204 @@ def test_error_pages_and_keyboard(tab: Page, site: str, played_ladder: PlayedLad
     tab.page.keyboard.press("Tab")
     focused = tab.page.evaluate("document.activeElement.tagName")
     assert focused in {"INPUT", "A", "SELECT", "BUTTON"}
+
+
+def test_leaderboard_bot_now_and_match_pages_per_ladder(
+    tab: Page, site: str, played_ladder: PlayedLadder
+) -> None:
+    """A second ladder (dd-2): the board switches to it, the bot page shows both, all as the API."""
+    tab.goto("/")
+    assert tab.page.text_content("#board-ladder") == "dd-1"
+    tab.page.get_by_label("Ladder").select_option("dd-2")
+    tab.page.wait_for_url(re.compile(r"ladder=dd-2"))
+    assert tab.page.text_content("#board-ladder") == "dd-2"
+    board = api(site, "/api/v1/leaderboard/?ladder=dd-2&page_size=200")["results"]
+    shown = [(r["name"], int(r["rank"]), r["rating"], r["games"]) for r in board_rows(tab)]
+    assert shown == [(e["name"], e["position"], e["rating"], e["games"]) for e in board]
+    games = {name: n for name, _, _, n in shown}
+    assert (games["digger"], games["mole"], games["lurker"]) == (3, 2, 0)
+    tab.shot("leaderboard-dd-2")
+    # Sorting and paging keep the ladder.
+    tab.page.get_by_role("link", name="Games").click()
+    tab.page.wait_for_url(re.compile(r"sort=-games"))
+    assert "ladder=dd-2" in tab.page.url
+    assert [r["games"] for r in board_rows(tab)][:2] == [3, 2]
+
+    # The bot page, from the dd-2 board: its standing on each ladder, dd-2's history.
+    digger = played_ladder.bots["digger"]
+    tab.page.locator("#leaderboard").get_by_role("link", name="digger", exact=True).click()
+    tab.page.wait_for_url(f"**/bots/{digger}/?ladder=dd-2")
+    detail = api(site, f"/api/v1/bots/{digger}/")
+    lines = tab.page.eval_on_selector_all(
+        "#ladders tbody tr",
+        """rows => rows.map(r => ({
+            ladder: r.dataset.ladder,
+            rank: parseInt(r.querySelector('td.rank').textContent, 10),
+            rating: parseFloat(r.querySelector('.rating').dataset.rating),
+            games: parseInt(r.querySelector('td.games').textContent, 10),
+            wins: parseInt(r.querySelector('td.wins').textContent, 10),
+        }))""",
+    )
+    for line, entry in zip(lines, detail["ratings"], strict=True):
+        position = next(
+            e["position"]
+            for e in api(site, f"/api/v1/leaderboard/?ladder={entry['ladder']}")["results"]
+            if e["id"] == digger
+        )
+        assert line == {
+            "ladder": entry["ladder"],
+            "rank": position,
+            "rating": entry["rating"],
+            "games": entry["games"],
+            "wins": entry["wins"],
+        }
+    history = api(site, f"/api/v1/bots/{digger}/rating-history/?ladder=dd-2")
+    chart = tab.page.locator("#rating-chart[data-points]")
+    chart.wait_for()
+    assert int(chart.get_attribute("data-points")) == len(history) == 3
+    assert tab.page.text_content("#bot-ladder") == "dd-2"
+    tab.shot("bot-ladders")
+    tab.page.get_by_role("link", name="history on dd-1").click()
+    tab.page.wait_for_url(re.compile(r"ladder=dd-1"))
+    tab.page.locator("#rating-chart[data-points]").wait_for()
+    assert tab.page.get_attribute("#rating-chart", "data-points") == "10"
+
+    # A dd-2 match says so; the "now" view narrows to one ladder.
+    tab.goto(f"/matches/{played_ladder.on_dd2[0]}/")
+    assert tab.page.text_content("#match-ladder").strip() == "ladder dd-2"
+    tab.goto("/now/")
+    tab.page.get_by_label("Ladder").select_option("dd-2")
+    tab.page.wait_for_url(re.compile(r"ladder=dd-2"))
+    finished = tab.page.locator("section:has(#finished-h) tbody tr")
+    listed = api(site, "/api/v1/matches/?ladder=dd-2&status=finished")["results"]
+    assert finished.count() == len(listed) == len(played_ladder.on_dd2)
+    tab.shot("now-dd-2")
+
+
+def test_the_replay_viewer_plays_on_the_match_page(
+    tab: Page, site: str, played_ladder: PlayedLadder
+) -> None:
+    match_id = played_ladder.finished[3]  # four seats
+    detail = api(site, f"/api/v1/matches/{match_id}/")
+    tab.goto(f"/matches/{match_id}/")
+    tab.page.wait_for_selector("#replay-viewer [data-ddv][data-loaded=true]")
+    viewer = tab.page.locator("#replay-viewer [data-ddv]")
+    viewer.locator("[data-role=play]").click()
+    tab.page.wait_for_function("Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
+    viewer.locator("[data-role=play]").click()  # pause
+    viewer.locator("[data-role=last]").click()
+    assert "#d=" in tab.page.url  # the position is in the address, to share
+    ranks = viewer.locator("[data-role=ranks] tbody tr").evaluate_all(
+        "rows => rows.map(r => [Number(r.dataset.seat), Number(r.dataset.rank),"
+        " r.querySelector('[data-role=rating]').textContent])"
+    )
+    assert {seat: rank for seat, rank, _ in ranks} == {
+        s["seat"]: s["rank"] for s in detail["seats"]
+    }
+    for seat, _, rating in ranks:
+        assert f"{detail['seats'][seat]['rating_after']:.2f}" in rating
+    assert_labelled(tab)
+    tab.shot("match-replay-viewer")
+
+    # Match rows link to the replay; the viewer's page is in the site's frame.
+    tab.goto("/now/")
+    finished = tab.page.locator("section:has(#finished-h)")
+    finished.get_by_role("link", name=f"replay of match {match_id}", exact=True).click()
+    tab.page.wait_for_url(f"**/replays/matches/{match_id}/")
+    tab.page.wait_for_selector("[data-ddv][data-loaded=true]")
+    assert tab.page.locator("header.site nav").is_visible()
+    tab.page.get_by_role("link", name="Replay viewer").click()
+    tab.page.wait_for_url("**/replays/")
+    assert tab.page.get_attribute("nav a[aria-current=page]", "href") == "/replays/"
+    assert tab.page.locator("[data-role=drop]").is_visible()
+    tab.shot("replay-viewer-standalone")
+
+
+def sign_out(tab: Page) -> None:
+    tab.page.get_by_role("button", name="Sign out").click()
+    tab.page.wait_for_url(tab.base + "/")
+
+
+def test_the_owner_sees_their_hosted_seat_log_and_nobody_else(
+    tab: Page, site: str, played_ladder: PlayedLadder
+) -> None:
+    if played_ladder.hosted_match is None:
+        require_sandbox()  # no bubblewrap here: skipped (a failure in CI)
+    match_id = played_ladder.hosted_match
+    detail = api(site, f"/api/v1/matches/{match_id}/")
+    seat = next(s["seat"] for s in detail["seats"] if s["bot_name"] == "lurker")
+    log_url = f"/api/v1/matches/{match_id}/seats/{seat}/log/"
+
+    tab.goto(f"/matches/{match_id}/")  # anonymous
+    assert tab.page.locator("#seat-logs").count() == 0
+    assert "[sandbox]" not in tab.page.content()
+    assert tab.page.request.get(site + log_url).status in (401, 403)
+    sign_in(tab, "alice")  # owns the other seat's bot (remote: no log), not lurker
+    tab.goto(f"/matches/{match_id}/")
+    assert tab.page.locator("#seat-logs").count() == 0
+    assert "[sandbox]" not in tab.page.content()
+    assert tab.page.request.get(site + log_url).status == 403
+    sign_out(tab)
+
+    sign_in(tab, "bob")
+    tab.goto(f"/matches/{match_id}/")
+    logs = tab.page.locator("#seat-logs")
+    assert logs.is_visible()
+    entry = logs.locator(f"details.seat-log[data-seat='{seat}']")
+    assert entry.locator("summary").inner_text().startswith("lurker (seat")
+    excerpt = entry.locator("pre.log").inner_text()
+    assert "[sandbox] serving after" in excerpt and "listening on unix" in excerpt
+    whole = tab.page.request.get(site + log_url)  # the link, with bob's session
+    assert whole.status == 200 and whole.headers["content-type"].startswith("text/plain")
+    assert excerpt.strip() in whole.text().replace("\r", "")
+    assert (
+        entry.get_by_role("link", name=f"The whole log of seat {seat}").get_attribute("href")
+        == log_url
+    )
+    tab.shot("match-seat-log")
+
+    # Bob's manage page: the version's status, smoke outcome and smoke log.
+    tab.goto(f"/me/bots/{played_ladder.bots['lurker']}/")
+    row = tab.page.locator("#versions tr[data-version='1']")
+    assert row.get_attribute("data-status") == "valid" and "plays" in row.inner_text()
+    assert row.locator(".smoke-outcome").inner_text().startswith("smoke match: passed")
+    row.locator(".smoke-log summary").click()
+    assert "[sandbox] serving after" in row.locator(".smoke-log pre.log").inner_text()
+    tab.shot("manage-hosted-bot")
+
+
+README_IMAGES = os.environ.get("LADDER_README_IMAGES", "")
+README_IMAGE_MAX_BYTES = 400_000
+
+
+def test_readme_images(browser: Any, site: str, played_ladder: PlayedLadder) -> None:
+    """The README's pictures of the site, from this really played ladder.
+
+    ``LADDER_README_IMAGES=docs/images`` writes ``leaderboard.png`` and
+    ``replay-viewer.png`` there (to commit); otherwise they land with the other
+    screenshots as ``readme-*.png``.
+    """
+    out, prefix = (Path(README_IMAGES), "") if README_IMAGES else (SCREENSHOTS, "readme-")
+    out.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1100, "height": 700}, color_scheme="light")
+    try:
+        tab = Page(context.new_page(), site)
+        tab.goto("/")
+        board = out / f"{prefix}leaderboard.png"
+        tab.page.screenshot(path=str(board))
+        match_id = played_ladder.finished[3]  # four seats
+        tab.goto(f"/replays/matches/{match_id}/")
+        tab.page.wait_for_selector("[data-ddv][data-loaded=true]")
+        # Late in the game: faces revealed, tools tired, objectives on their way.
+        late = int(tab.page.get_attribute("[data-ddv]", "data-decisions")) * 4 // 5
+        tab.page.evaluate(f"location.hash = '#d={late}'")
+        tab.page.wait_for_function(f"document.querySelector('[data-ddv]').dataset.pos === '{late}'")
+        viewer = out / f"{prefix}replay-viewer.png"
+        tab.page.locator("[data-ddv]").screenshot(path=str(viewer))
+        assert not tab.errors, tab.errors
+    finally:
+        context.close()
+    for image in (board, viewer):
+        size = image.stat().st_size
+        assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert 10_000 < size < README_IMAGE_MAX_BYTES, (image, size)

@@ -6,6 +6,7 @@ Django test client counts queries and checks what a browser cannot see.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -14,17 +15,22 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from ladder.matches.models import Match, Tournament
-from ladder.matches.services import match_create
+from ladder.matches.services import match_create, match_seat_logs_store
 from ladder.ratings import selectors as rating_selectors
 from tests.ladder.conftest import record
 
 pytestmark = pytest.mark.django_db
 
 
+DD1 = {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)}
+DD2 = {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)}
+
+
 @pytest.fixture(autouse=True)
 def _media(settings: Any, tmp_path: Any) -> None:
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.LADDER_LADDERS = {"dd-1": DD1, "dd-2": DD2}  # a second ladder on every page
 
 
 def grow(make_user: Any, make_bot: Any, *, owners: int, bots_each: int, rounds: int) -> dict:
@@ -41,11 +47,25 @@ def grow(make_user: Any, make_bot: Any, *, owners: int, bots_each: int, rounds: 
             if len({b.pk for b in seated}) < n:
                 continue
             m = match_create(bot_ids=[b.pk for b in seated],
-                             tournament=cup if r % 2 else None)  # fmt: skip
+                             tournament=cup if r % 2 else None,
+                             ladder="dd-2" if n == 3 else None)  # fmt: skip
             record(m, [((k + r) % n) + 1 for k in range(n)])
             matches.append(m)
+    # The hosted seats' logs of the latest match of the first bot (each owner sees their own).
+    logged = next(m for m in reversed(matches) if m.seats.filter(bot=bots[0]).exists())
+    match_seat_logs_store(
+        match_id=logged.pk,
+        logs={s.seat: f"seat {s.seat} says hello\n".encode() for s in logged.seats.all()},
+    )
     queued = match_create(bot_ids=[bots[0].pk, bots[1].pk])
-    return {"users": users, "bots": bots, "matches": matches, "cup": cup, "queued": queued}
+    return {
+        "users": users,
+        "bots": bots,
+        "matches": matches,
+        "logged": logged,
+        "cup": cup,
+        "queued": queued,
+    }
 
 
 def queries(client: Client, url: str, status: int = 200) -> int:
@@ -61,7 +81,12 @@ def page_urls(world: dict) -> dict[str, str]:
         "leaderboard": "/",
         "search": "/?q=b&sort=-games&kind=hosted&page_size=10&page=1",
         "bot": f"/bots/{bot.pk}/",
-        "match": f"/matches/{world['matches'][-1].pk}/",
+        "match (with the user's seat log)": f"/matches/{world['logged'].pk}/",
+        "match (ladder dd-2)": f"/matches/{world['matches'][-2].pk}/",
+        "replay page": f"/replays/matches/{world['matches'][-1].pk}/",
+        "leaderboard dd-2": "/?ladder=dd-2&kind=hosted&sort=-games",
+        "bot on dd-2": f"/bots/{bot.pk}/?ladder=dd-2",
+        "now on dd-2": "/now/?ladder=dd-2",
         "tournaments": "/tournaments/",
         "tournament": f"/tournaments/{world['cup'].pk}/",
         "now": "/now/",
@@ -79,6 +104,8 @@ def test_queries_per_page_do_not_grow_with_the_data(make_user: Any, make_bot: An
         client = Client()
         client.force_login(world["users"][0])
         counts.append({name: queries(client, url) for name, url in page_urls(world).items()})
+        logged = client.get(f"/matches/{world['logged'].pk}/").content.decode()
+        assert "says hello" in logged  # the page measured shows the owner's seat log
     small, large = counts
     assert small == large, {k: (small[k], large[k]) for k in small if small[k] != large[k]}
     # Session and user lookups included; a list page is a handful of queries.
@@ -234,3 +261,144 @@ def test_sign_in_says_how_long_to_wait_once_limited(make_user: Any, settings: An
     cache.clear()
     ok = client.post("/accounts/login/", {"username": "alice", "password": "right-password-1"})
     assert ok.status_code == 302 and ok["Location"] == "/me/"
+
+
+def _rows(html: str, attribute: str) -> dict[str, str]:
+    """Table rows of a page by the value of their ``data-<attribute>``."""
+    pattern = rf'<tr data-{attribute}="([^"]+)"[^>]*>(.*?)</tr>'
+    return dict(re.findall(pattern, html, flags=re.S))
+
+
+def _cell(row: str, css: str) -> str:
+    found = re.search(rf'<td class="[^"]*\b{css}\b[^"]*">(.*?)</td>', row, flags=re.S)
+    assert found, (css, row)
+    return re.sub(r"<[^>]+>", "", found.group(1)).strip()
+
+
+def test_ladders_on_the_pages_equal_the_api(make_user: Any, make_bot: Any) -> None:
+    """The leaderboard, bot, match and now pages per ladder show the REST API's figures."""
+    alice = make_user("alice")
+    bots = [make_bot(alice, name) for name in ("alpha", "bravo", "charlie", "delta")]
+    ids = [b.pk for b in bots]
+    for r in range(6):
+        on_dd2 = match_create(bot_ids=ids[: 2 + r % 3], ladder="dd-2", requested_by=alice)
+        record(on_dd2, [((k + r) % (2 + r % 3)) + 1 for k in range(2 + r % 3)])
+    record(match_create(bot_ids=ids[2:], requested_by=alice), [1, 2])
+    client = Client()
+
+    board = client.get("/api/v1/leaderboard/?ladder=dd-2").json()["results"]
+    html = client.get("/?ladder=dd-2").content.decode()
+    assert 'id="board-ladder">dd-2<' in html and '<option value="dd-2" selected>' in html
+    lines = _rows(html, "bot")
+    assert list(lines) == [e["name"] for e in board]
+    for entry in board:
+        line = lines[entry["name"]]
+        assert int(_cell(line, "rank")) == entry["position"]
+        assert f'data-rating="{entry["rating"]}"' in line
+        assert int(_cell(line, "games")) == entry["games"]
+    default = client.get("/").content.decode()
+    assert list(_rows(default, "bot")) == [
+        e["name"] for e in client.get("/api/v1/leaderboard/").json()["results"]
+    ]
+
+    alpha = bots[0].pk
+    detail = client.get(f"/api/v1/bots/{alpha}/").json()
+    page = client.get(f"/bots/{alpha}/?ladder=dd-2").content.decode()
+    shown = _rows(page, "ladder")
+    assert list(shown) == [r["ladder"] for r in detail["ratings"]] == ["dd-1", "dd-2"]
+    for entry in detail["ratings"]:
+        row = shown[entry["ladder"]]
+        assert f'data-rating="{entry["rating"]}"' in row
+        assert (int(_cell(row, "games")), int(_cell(row, "wins"))) == (
+            entry["games"],
+            entry["wins"],
+        )
+        api_board = client.get(f"/api/v1/leaderboard/?ladder={entry['ladder']}").json()
+        position = next(e["position"] for e in api_board["results"] if e["id"] == alpha)
+        assert int(_cell(row, "rank")) == position
+    history = client.get(f"/api/v1/bots/{alpha}/rating-history/?ladder=dd-2").json()
+    table = re.search(r'<table data-sortable id="history">(.*?)</table>', page, re.S)
+    assert table and table.group(1).count("<tr>") == len(history) + 1  # and the header
+    assert f"from {history[0]['rating_after']:.2f} to {history[-1]['rating_after']:.2f}" in page
+
+    on_dd2 = Match.objects.filter(ladder="dd-2").order_by("-id").first()
+    assert on_dd2 is not None
+    match_page = client.get(f"/matches/{on_dd2.pk}/").content.decode()
+    assert re.search(r'id="match-ladder">ladder <a href="/\?ladder=dd-2">dd-2</a>', match_page)
+    now = client.get("/now/?ladder=dd-2").content.decode()
+    listed = {int(n) for n in re.findall(r'href="/matches/(\d+)/"', now)}
+    assert listed == set(Match.objects.filter(ladder="dd-2").values_list("pk", flat=True))
+
+    for url in ("/?ladder=nope", f"/bots/{alpha}/?ladder=nope", "/now/?ladder=nope"):
+        missing = client.get(url)
+        assert missing.status_code == 404 and b"No ladder &#x27;nope&#x27;" in missing.content, url
+    assert client.get("/api/v1/leaderboard/?ladder=nope").status_code == 404
+
+
+def test_seat_logs_are_shown_to_their_owner_and_staff_only(make_user: Any, make_bot: Any) -> None:
+    from ladder.web.pages import LOG_SHOWN_BYTES
+
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    root = make_user("root", staff=True)
+    alpha, bravo = make_bot(alice, "alpha"), make_bot(bob, "bravo")
+    match = match_create(bot_ids=[alpha.pk, bravo.pk], requested_by=alice)
+    record(match, [1, 2])
+    alphas = (
+        b"FIRST LINE\n" + b"." * LOG_SHOWN_BYTES
+        + b"\x1b[31mred\x1b[0m\r\n<script>alert(1)</script>\nTHE END\n"
+    )  # fmt: skip
+    match_seat_logs_store(match_id=match.pk, logs={0: alphas, 1: b"bravo's secret\n"})
+    url = f"/matches/{match.pk}/"
+
+    def page(user: Any) -> str:
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        return client.get(url).content.decode()
+
+    mine = page(alice)
+    assert 'id="seat-logs"' in mine and "THE END" in mine
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in mine and "<script>alert(1)" not in mine
+    assert "\x1b" not in mine and "[31mred[0m" in mine  # control characters are not passed on
+    assert "FIRST LINE" not in mine and "left out" in mine  # the end of a long log
+    assert f'href="/api/v1/matches/{match.pk}/seats/0/log/"' in mine
+    assert "bravo&#x27;s secret" not in mine and "/seats/1/log/" not in mine
+    bobs = page(bob)
+    assert "bravo&#x27;s secret" in bobs and "THE END" not in bobs
+    staff = page(root)
+    assert "bravo&#x27;s secret" in staff and "THE END" in staff
+    for outsider in (carol, None):
+        seen = page(outsider)
+        assert 'id="seat-logs"' not in seen and "/log/" not in seen
+        assert "THE END" not in seen and "secret" not in seen
+
+
+def test_versions_show_their_status_smoke_outcome_and_log(make_user: Any, make_bot: Any) -> None:
+    from ladder.bots.services import bot_version_smoke_record, bot_version_upload
+
+    alice, bob = make_user("alice"), make_user("bob")
+    bot = make_bot(alice, "alpha")  # v1: valid (its smoke match passed)
+    source = b"def act(obs, legal):\n    return 0\n"
+    v2 = bot_version_upload(user=alice, bot_id=bot.pk, filename="bot.py", data=source)
+    bot_version_smoke_record(
+        version_id=v2.pk, passed=False, outcome="failed: faulted 3 times", log=b"Traceback <x>\n"
+    )
+    bot_version_upload(user=alice, bot_id=bot.pk, filename="bot.py", data=source)  # v3: pending
+    owner = Client()
+    owner.force_login(alice)
+    manage = owner.get(f"/me/bots/{bot.pk}/").content.decode()
+    rows = _rows(manage, "version")
+    statuses = dict(re.findall(r'<tr data-version="(\d+)" data-status="(\w+)"', manage))
+    assert statuses == {"3": "pending", "2": "invalid", "1": "valid"}
+    assert "waiting for its smoke match" in rows["3"]
+    assert "failed: faulted 3 times" in rows["2"] and "Traceback &lt;x&gt;" in rows["2"]
+    assert "plays" in rows["1"]  # the newest valid version is the one that plays
+    assert 'id="upload-explained"' in manage and "smoke match" in manage
+    dashboard = owner.get("/me/").content.decode()
+    assert "v1 plays; v3" in re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", dashboard))
+
+    other = Client()
+    other.force_login(bob)
+    public = other.get(f"/bots/{bot.pk}/").content.decode()
+    assert "failed: faulted 3 times" in public  # the outcome is public, as in the API
+    assert "Traceback" not in public  # the smoke log is the owner's

@@ -125,7 +125,12 @@ class Viewer {
     );
     this.speedSelect = h(
       "select",
-      { "data-role": "speed", title: "Decisions per second", onchange: () => this.setSpeed() },
+      {
+        "data-role": "speed",
+        title: "Decisions per second",
+        "aria-label": "Speed (decisions per second)",
+        onchange: () => this.setSpeed(),
+      },
       SPEEDS.map((s) => h("option", { value: s, selected: s === DEFAULT_SPEED }, `${s}/s`)),
     );
     this.slider = h("input", {
