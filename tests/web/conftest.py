@@ -143,6 +143,7 @@ def played_ladder(
     rest = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": dict(HIGH_RATES)}
     overrides = override_settings(
         LADDER_LADDERS=LADDERS,
+        LADDER_DEFAULT_LADDER="dd-1",  # the played ladder's matches are on it
         LADDER_DEV_MODE=True,
         MEDIA_ROOT=str(tmp / "media"),
         REST_FRAMEWORK=rest,

@@ -31,6 +31,7 @@ def _media(settings: Any, tmp_path: Any) -> None:
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.LADDER_LADDERS = {"dd-1": DD1, "dd-2": DD2}  # a second ladder on every page
+    settings.LADDER_DEFAULT_LADDER = "dd-1"
 
 
 def grow(make_user: Any, make_bot: Any, *, owners: int, bots_each: int, rounds: int) -> dict:
