@@ -115,6 +115,8 @@ def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
         games=bot.games,  # type: ignore[attr-defined]
         created_at=_time(bot.created_at),
         ladder=bot.rating_ladder,  # type: ignore[attr-defined]
+        suspended_reason=bot.suspended_reason if not bot.is_active else "",
+        suspension=bot.suspension.upper() if not bot.is_active else "",
     )
     if latest is not None:
         if bot.kind == Bot.Kind.REMOTE:
@@ -214,6 +216,11 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         bot = _own_bot_named(request.bot)
         bot_services.bot_set_endpoint(user=require_user(), bot_id=bot.pk, endpoint=request.endpoint)
         return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
+
+    def ReactivateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bot = _own_bot_named(request.bot)
+        bot_services.bot_unsuspend(user=require_user(), bot_id=bot.pk)
+        return ladder_pb2.ReactivateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
     def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
         bots = bot_selectors.bot_list(

@@ -41,6 +41,7 @@ from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladde
 from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
 from ladder.matches.queue import match_enqueue
 from ladder.matches.replays import replay_store
+from ladder.matches.suspensions import bots_suspend_failing
 from ladder.ratings import elo
 
 log = logging.getLogger("ladder.matches")
@@ -373,7 +374,8 @@ def match_record_result(
     (one per match, enforced by the database), the seats, the entries' ratings
     and counters and the finished state. A second call for a finished match
     changes nothing and returns ``recorded=False``; a cancelled or errored match
-    is refused with Conflict.
+    is refused with Conflict. Once recorded, the seats that forfeited or faulted
+    are checked for auto-suspend (``ladder.matches.suspensions``).
     """
     current = Match.objects.filter(pk=match_id).values_list("status", "ladder").first()
     if current is None:
@@ -447,6 +449,8 @@ def match_record_result(
                 "replay_size", "error",
             ]
         )  # fmt: skip
+    # After the commit, on its own: a bot that keeps failing is taken off the ladder.
+    bots_suspend_failing(match_id=match.pk)
     return RecordOutcome(match=match, recorded=True)
 
 

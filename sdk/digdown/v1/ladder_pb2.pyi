@@ -56,6 +56,8 @@ class LadderBot(_message.Message):
     CURRENT_VERSION_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    SUSPENDED_REASON_FIELD_NUMBER: _builtins.int
+    SUSPENSION_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """Ladder-wide id."""
     name: _builtins.str
@@ -78,6 +80,16 @@ class LadderBot(_message.Message):
     """When it was created."""
     ladder: _builtins.str
     """The ladder of `rating` and `games`."""
+    suspended_reason: _builtins.str
+    """Why it is not matched: the staff's reason, or for an automatic suspension
+    what its recent matches showed (e.g. "automatically suspended: forfeited its
+    last 3 matches (last: ...)"); empty when active.
+    """
+    suspension: _builtins.str
+    """Who suspended it: "" (not suspended), "STAFF" (only staff lift it) or
+    "AUTO" (the ladder, for repeated forfeits or faults: a new valid version or
+    ReactivateBot lifts it).
+    """
     @_builtins.property
     def current_version(self) -> Global___BotVersion:
         """Hosted bots: the version matches use (highest valid one); absent otherwise."""
@@ -96,10 +108,12 @@ class LadderBot(_message.Message):
         current_version: Global___BotVersion | None = ...,
         created_at: _builtins.str = ...,
         ladder: _builtins.str = ...,
+        suspended_reason: _builtins.str = ...,
+        suspension: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "current_version", b"current_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "active", b"active", "created_at", b"created_at", "current_version", b"current_version", "endpoint", b"endpoint", "games", b"games", "id", b"id", "kind", b"kind", "ladder", b"ladder", "name", b"name", "owner", b"owner", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "active", b"active", "created_at", b"created_at", "current_version", b"current_version", "endpoint", b"endpoint", "games", b"games", "id", b"id", "kind", b"kind", "ladder", b"ladder", "name", b"name", "owner", b"owner", "rating", b"rating", "suspended_reason", b"suspended_reason", "suspension", b"suspension"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__current_version: _TypeAlias = _typing.Literal["current_version"]  # noqa: Y015
     _WhichOneofArgType__current_version: _TypeAlias = _typing.Literal["_current_version", b"_current_version"]  # noqa: Y015
@@ -315,6 +329,46 @@ class SetEndpointResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetEndpointResponse: _TypeAlias = SetEndpointResponse  # noqa: Y015
+
+@_typing.final
+class ReactivateBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """Name of the caller's automatically suspended bot."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReactivateBotRequest: _TypeAlias = ReactivateBotRequest  # noqa: Y015
+
+@_typing.final
+class ReactivateBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bot(self) -> Global___LadderBot: ...
+    def __init__(
+        self,
+        *,
+        bot: Global___LadderBot | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReactivateBotResponse: _TypeAlias = ReactivateBotResponse  # noqa: Y015
 
 @_typing.final
 class ListMyBotsRequest(_message.Message):

@@ -100,6 +100,11 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
                 _registered_method=True)
+        self.ReactivateBot = channel.unary_unary(
+                '/digdown.v1.Ladder/ReactivateBot',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -204,6 +209,15 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReactivateBot(self, request, context):
+        """Make one of the caller's bots active again after the ladder suspended it
+        automatically (LadderBot.suspension "AUTO"). A suspension by staff
+        ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -271,6 +285,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.ListLadders,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.SerializeToString,
+            ),
+            'ReactivateBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReactivateBot,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -624,6 +643,33 @@ class Ladder:
             '/digdown.v1.Ladder/ListLadders',
             digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReactivateBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/ReactivateBot',
+            digdown_dot_v1_dot_ladder__pb2.ReactivateBotRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ReactivateBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

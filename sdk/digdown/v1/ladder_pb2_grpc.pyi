@@ -91,6 +91,11 @@ class LadderStub:
     """
     ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
     """The ladders the server rates, the default one first. No token needed."""
+    ReactivateBot: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ReactivateBotRequest, _ladder_pb2.ReactivateBotResponse]
+    """Make one of the caller's bots active again after the ladder suspended it
+    automatically (LadderBot.suspension "AUTO"). A suspension by staff
+    ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -133,6 +138,11 @@ class LadderAsyncStub(LadderStub):
     """
     ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
     """The ladders the server rates, the default one first. No token needed."""
+    ReactivateBot: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ReactivateBotRequest, _ladder_pb2.ReactivateBotResponse]  # type: ignore[assignment]
+    """Make one of the caller's bots active again after the ladder suspended it
+    automatically (LadderBot.suspension "AUTO"). A suspension by staff
+    ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+    """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -250,5 +260,16 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.ListLaddersResponse, _abc.Awaitable[_ladder_pb2.ListLaddersResponse]]:
         """The ladders the server rates, the default one first. No token needed."""
+
+    @_abc_1.abstractmethod
+    def ReactivateBot(
+        self,
+        request: _ladder_pb2.ReactivateBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ReactivateBotResponse, _abc.Awaitable[_ladder_pb2.ReactivateBotResponse]]:
+        """Make one of the caller's bots active again after the ladder suspended it
+        automatically (LadderBot.suspension "AUTO"). A suspension by staff
+        ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+        """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
