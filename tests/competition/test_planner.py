@@ -97,3 +97,65 @@ def test_a_bot_that_joins_late_catches_up() -> None:
     _, games, _, _ = simulate(1500, late=29)
     others = [games[b] for b in range(29)]
     assert min(others) - 4 <= games[29] <= max(others) + 4, (games[29], min(others))
+
+
+def test_opponents_are_nearer_in_rating_than_chance() -> None:
+    """Rating-near with randomness: planned pairs are closer than random pairs, not all adjacent."""
+    rng = random.Random(3)
+    pool = [Candidate(b, b, rng.uniform(1000, 2000)) for b in range(40)]
+    by_id = {c.bot_id: c for c in pool}
+    planned, chance = [], []
+    for seed in range(300):
+        for table in plan_tables(pool, 5, random.Random(seed), PlannerConfig(seat_mix={2: 1})):
+            a, b = (by_id[i].rating for i in table)
+            planned.append(abs(a - b))
+            x, y = rng.sample(pool, 2)
+            chance.append(abs(x.rating - y.rating))
+    mean_planned = sum(planned) / len(planned)
+    mean_chance = sum(chance) / len(chance)
+    assert mean_planned < 0.6 * mean_chance, (mean_planned, mean_chance)
+    assert max(planned) > 400, "far opponents must stay possible"
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(0, 2**32),
+    st.integers(1, 4),
+    st.sampled_from(["2", "2:2,3:1,4:1", "3,4", "4"]),
+    st.integers(1, 3),
+    st.integers(3, 8),
+)
+def test_a_busy_ladder_keeps_its_limits_with_matches_in_flight(
+    seed: int, per_owner: int, mix: str, max_concurrent: int, n_owners: int
+) -> None:
+    """The service's loop: top up to a target each tick; matches finish in random order.
+
+    Over 300 ticks no bot is ever in more than ``max_concurrent`` open matches, no
+    table seats one owner twice, and game counts stay close.
+    """
+    rng = random.Random(seed)
+    # Owners of equal size: a table seats one bot per owner at most, so an owner
+    # with more bots than the others spreads fewer seats over them (by design).
+    bots = n_owners * per_owner
+    owners = [b % n_owners for b in range(bots)]
+    config = PlannerConfig(seat_mix=parse_seat_mix(mix), max_concurrent=max_concurrent)
+    games: Counter[int] = Counter()
+    open_tables: list[list[int]] = []
+    # At most half the seats the bots could take: a saturated ladder leaves the
+    # planner no choice (the next free seats are whoever's match just ended).
+    target = max(1, bots * max_concurrent // 8)
+    for _ in range(300):
+        busy = Counter(b for t in open_tables for b in t)
+        pool = [Candidate(b, owners[b], 1500.0, games[b], busy[b]) for b in range(bots)]
+        for table in plan_tables(pool, target - len(open_tables), rng, config):
+            assert len({owners[b] for b in table}) == len(table), "same-owner table"
+            open_tables.append(table)
+            games.update(table)
+        busy = Counter(b for t in open_tables for b in t)
+        assert all(n <= max_concurrent for n in busy.values()), busy
+        # Some matches finish, in any order.
+        open_tables = [t for t in open_tables if rng.random() < 0.5]
+    # Matches last a random number of ticks (a bot in a long one waits): a few games.
+    counts = [games[b] for b in range(bots)]
+    mean = sum(counts) / bots
+    assert max(counts) - min(counts) <= 4 + 2 * max_concurrent, (counts, mean)
