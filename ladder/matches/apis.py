@@ -64,10 +64,46 @@ class _WholeMatchField(serializers.Field):
 
 @extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
 class SeedField(_WholeMatchField):
-    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished."""
+    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished
+    (and, in a duplicate deal, until every match of the deal is: they share the cave)."""
 
     def to_representation(self, match: Match) -> str | None:
-        return str(match.seed) if match.status == Match.Status.FINISHED else None
+        if match.status != Match.Status.FINISHED:
+            return None
+        if match.deal_id is not None and any(
+            m.status in services.OPEN_STATES
+            for m in match.deal.matches.all()  # type: ignore[union-attr]
+        ):
+            return None
+        return str(match.seed)
+
+
+class DealMatchSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    rotation = serializers.IntegerField(source="deal_rotation")
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+
+
+class MatchDealSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    rotation = serializers.IntegerField(help_text="this match's seat rotation in the deal")
+    matches = DealMatchSerializer(many=True, help_text="every match of the deal, by rotation")
+
+
+@extend_schema_field(MatchDealSerializer(allow_null=True))
+class DealField(_WholeMatchField):
+    """The duplicate deal the match belongs to (its siblings by rotation); null if none."""
+
+    def to_representation(self, match: Match) -> dict[str, Any] | None:
+        if match.deal_id is None:
+            return None
+        return MatchDealSerializer(
+            {
+                "id": match.deal_id,
+                "rotation": match.deal_rotation,
+                "matches": match.deal.matches.all(),  # type: ignore[union-attr]
+            }
+        ).data
 
 
 @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
@@ -119,6 +155,8 @@ class MatchOutputSerializer(serializers.Serializer):
     difficulty = serializers.ChoiceField(choices=Difficulty.choices)
     rated = serializers.BooleanField()
     tournament = serializers.IntegerField(source="tournament_id", allow_null=True)
+    tournament_round = serializers.IntegerField(allow_null=True)
+    deal = DealField()
     attempts = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -250,6 +288,37 @@ class MatchReplayApi(APIView):
         response["Cache-Control"] = "public, max-age=31536000, immutable"
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"
         return response
+
+
+class DealResultSerializer(serializers.Serializer):
+    bot = serializers.IntegerField(source="bot_id")
+    bot_name = serializers.CharField()
+    ranks = serializers.ListField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="rank in each rotation (null: not finished)",
+    )
+    firsts = serializers.IntegerField()
+    mean_rank = serializers.FloatField(allow_null=True)
+    points = serializers.FloatField(help_text="pairwise: 1 per opponent out-ranked, ½ per tie")
+
+
+class DealOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="deal.id")
+    seats = serializers.IntegerField(source="deal.seats")
+    complete = serializers.BooleanField()
+    tournament = serializers.IntegerField(source="deal.tournament_id", allow_null=True)
+    comparison = serializers.IntegerField(source="deal.comparison_id", allow_null=True)
+    matches = DealMatchSerializer(many=True)
+    results = DealResultSerializer(many=True, help_text="each bot over the set, best first")
+
+
+class DealDetailApi(APIView):
+    """A duplicate deal: one cave played once per seat rotation, and each bot's result
+    over the set."""
+
+    @extend_schema(responses={200: DealOutputSerializer, 404: ERRORS[404]})
+    def get(self, request: Request, deal_id: int) -> Response:
+        return Response(DealOutputSerializer(selectors.deal_get(deal_id=deal_id)).data)
 
 
 class TournamentOutputSerializer(serializers.Serializer):

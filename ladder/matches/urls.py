@@ -14,6 +14,7 @@ urlpatterns = [
         apis.SeatLogApi.as_view(),
         name="match-seat-log",
     ),
+    path("deals/<int:deal_id>/", apis.DealDetailApi.as_view(), name="deal-detail"),
     path("tournaments/", apis.TournamentListApi.as_view(), name="tournament-list"),
     path(
         "tournaments/<int:tournament_id>/",
