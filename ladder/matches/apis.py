@@ -36,6 +36,7 @@ from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchSeat, Tournament
 from ladder.matches.replays import replay_open
+from ladder.tournaments import services as tournament_services
 
 
 class SeatOutputSerializer(serializers.Serializer):
@@ -325,20 +326,67 @@ class TournamentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     format = serializers.ChoiceField(choices=Tournament.Format.choices)
+    status = serializers.ChoiceField(choices=Tournament.Status.choices)
+    seats = serializers.IntegerField()
+    duplicate = serializers.BooleanField(help_text="each table plays a duplicate deal")
+    rated = serializers.BooleanField(help_text="whether its matches change ladder ratings")
+    rounds = serializers.IntegerField(allow_null=True, help_text="Swiss: rounds to play")
+    ladder = serializers.CharField(help_text="ladder whose game it plays; empty: the default")
     created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
     participant_count = serializers.IntegerField()
 
 
 class TournamentListApi(APIView):
-    """Tournaments newest first with their size; the bots are under ``participants/``."""
+    """Tournaments newest first with their size; the bots are under ``participants/``.
+    Staff create one (POST): it is scheduled at once and played before ladder matches."""
 
     pagination_class = PagePagination  # the list's page shape, in the schema too
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100)
+        format = serializers.ChoiceField(
+            choices=Tournament.Format.choices, default=Tournament.Format.ROUND_ROBIN
+        )
+        participants = serializers.ListField(child=IdField(), min_length=2, max_length=256)
+        seats = serializers.IntegerField(min_value=2, max_value=4, default=2)
+        duplicate = serializers.BooleanField(default=False)
+        rated = serializers.BooleanField(default=False)
+        rounds = serializers.IntegerField(min_value=1, max_value=255, required=False)
+        ladder = serializers.CharField(
+            required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
+        )
+
+    def get_permissions(self) -> list[Any]:
+        return [IsAuthenticated()] if self.request.method == "POST" else []
 
     @extend_schema(responses={200: TournamentOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.tournament_list(), request, view=self)
         return paginator.get_paginated_response(TournamentOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: TournamentOutputSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        s = self.InputSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        tournament = tournament_services.tournament_create(
+            name=d["name"],
+            participant_ids=d["participants"],
+            format=d["format"],
+            seats=d["seats"],
+            duplicate=d["duplicate"],
+            rated=d["rated"],
+            rounds=d.get("rounds"),
+            ladder=d["ladder"],
+            created_by=request_user(request),
+        )
+        return Response(
+            TournamentOutputSerializer(selectors.tournament_get(tournament_id=tournament.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class TournamentDetailApi(APIView):
@@ -348,6 +396,32 @@ class TournamentDetailApi(APIView):
     def get(self, request: Request, tournament_id: int) -> Response:
         tournament = selectors.tournament_get(tournament_id=tournament_id)
         return Response(TournamentOutputSerializer(tournament).data)
+
+
+class StandingOutputSerializer(serializers.Serializer):
+    rank = serializers.IntegerField(source="standing.rank", help_text="shared when tied")
+    bot = serializers.IntegerField(source="standing.bot")
+    bot_name = serializers.CharField()
+    points = serializers.FloatField(
+        source="standing.points", help_text="1 per opponent out-ranked, ½ per tie, 1 per bye"
+    )
+    played = serializers.IntegerField(source="standing.played")
+    wins = serializers.IntegerField(source="standing.wins", help_text="first places")
+    errored = serializers.IntegerField(source="standing.errored")
+    byes = serializers.IntegerField(source="standing.byes")
+    head_to_head = serializers.FloatField(source="standing.head_to_head")
+    buchholz = serializers.FloatField(source="standing.buchholz")
+
+
+class TournamentStandingsApi(APIView):
+    """A tournament's standings from its matches, best first, with their tie-breaks
+    (points; head-to-head; Buchholz for Swiss; first places); final once finished."""
+
+    @extend_schema(responses={200: StandingOutputSerializer(many=True), 404: ERRORS[404]})
+    def get(self, request: Request, tournament_id: int) -> Response:
+        tournament = selectors.tournament_get(tournament_id=tournament_id)
+        lines = selectors.tournament_standings(tournament=tournament)
+        return Response(StandingOutputSerializer(lines, many=True).data)
 
 
 class TournamentParticipantsApi(APIView):

@@ -276,10 +276,11 @@ class StandingLine:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
-    """Standings of a tournament from its played matches, best first; two queries.
+    """Standings of a tournament from its played matches, best first; three queries.
 
     Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
-    tie-breaks and shared ranks); errored matches are counted, not scored.
+    tie-breaks and shared ranks); errored matches are counted, not scored; a Swiss
+    bye scores a win.
     Participants without a match yet are listed with nothing. Names come with
     the rows (no list of ids sent back): a tournament may have thousands of bots.
     """
@@ -306,7 +307,10 @@ def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
     ]
     entered = tournament.participants.values_list("pk", "name", "owner__username")
     names.update((pk, (name, owner)) for pk, name, owner in entered)
-    table = standings(names, outcomes, swiss=tournament.format == Tournament.Format.SWISS)
+    byes = list(tournament.byes.values_list("bot_id", flat=True))
+    table = standings(
+        names, outcomes, byes=byes, swiss=tournament.format == Tournament.Format.SWISS
+    )
     return [
         StandingLine(standing=row, bot_name=names[row.bot][0], owner=names[row.bot][1])
         for row in table

@@ -22,6 +22,11 @@ urlpatterns = [
         name="tournament-detail",
     ),
     path(
+        "tournaments/<int:tournament_id>/standings/",
+        apis.TournamentStandingsApi.as_view(),
+        name="tournament-standings",
+    ),
+    path(
         "tournaments/<int:tournament_id>/participants/",
         apis.TournamentParticipantsApi.as_view(),
         name="tournament-participants",
