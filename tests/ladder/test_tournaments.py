@@ -171,7 +171,7 @@ def test_concurrent_advances_create_the_next_round_once(five: list[Bot]) -> None
     def advance() -> None:
         try:
             tournament_advance(tournament_id=t.pk)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()
