@@ -69,14 +69,7 @@ class SeedField(_WholeMatchField):
     (and, in a duplicate deal, until every match of the deal is: they share the cave)."""
 
     def to_representation(self, match: Match) -> str | None:
-        if match.status != Match.Status.FINISHED:
-            return None
-        if match.deal_id is not None and any(
-            m.status in services.OPEN_STATES
-            for m in match.deal.matches.all()  # type: ignore[union-attr]
-        ):
-            return None
-        return str(match.seed)
+        return str(match.seed) if selectors.match_seed_shown(match) else None
 
 
 class DealMatchSerializer(serializers.Serializer):

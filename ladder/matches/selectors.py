@@ -88,6 +88,18 @@ def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
     return match_list(bot_id=bot_id, status=status)
 
 
+def match_seed_shown(match: Match) -> bool:
+    """Whether a match's seed may be shown: the seed determines the whole cave, so only
+    once the match is finished and, in a duplicate deal, every match of the deal is too
+    (``_with_seats`` prefetches the deal's matches: no query)."""
+    if match.status != Match.Status.FINISHED:
+        return False
+    return match.deal is None or all(
+        m.status not in (Match.Status.QUEUED, Match.Status.RUNNING)
+        for m in match.deal.matches.all()
+    )
+
+
 def match_detail(*, match_id: int) -> Match:
     """One match with its seats and result, or NotFound."""
     match = _with_seats(Match.objects.filter(pk=match_id)).first()
