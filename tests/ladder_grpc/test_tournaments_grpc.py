@@ -78,7 +78,7 @@ def test_compare_versions_over_grpc(stub_inproc: Any, make_user: Any, make_bot: 
     mine = make_bot(author, "mine")
     v2 = bot_version_upload(user=author, bot_id=mine.pk, filename="b.py", data=b"x = 1\n")
     bot_version_smoke_record(version_id=v2.pk, passed=True, outcome="ok", log=b"")
-    opp = make_bot(make_user("house"), "opp")
+    make_bot(make_user("house"), "opp")
     ask = pb.CompareVersionsRequest(
         bot="mine", old_version=1, new_version=2, opponents=["opp"], deals=2
     )
