@@ -309,6 +309,16 @@ LADDER_TASK_PLAY_MATCH = "workers.play_match"
 LADDER_TASK_JANITOR = "workers.janitor"
 LADDER_TASK_SMOKE_VERSION = "workers.smoke_version"
 LADDER_MATCH_QUEUE = os.environ.get("LADDER_MATCH_QUEUE", "matches")
+# Broker message priorities of play-match messages. Redis (kombu) keeps one list per
+# step 0, 3, 6, 9 and a worker takes from 0 first: tournament and version-comparison
+# matches (Match.priority > 0) are sent at 0, ladder matches at 6, so a free worker
+# plays the events' matches first. The embedded broker is FIFO and ignores them.
+LADDER_PRIORITY_EVENTS = 0
+# Version comparisons (docs/tournaments.md): deals per comparison, and how many a user
+# may have being played at once (each deal is seats matches per version).
+LADDER_COMPARISON_MAX_DEALS = int(os.environ.get("LADDER_COMPARISON_MAX_DEALS", "50"))
+LADDER_COMPARISONS_OPEN_PER_USER = int(os.environ.get("LADDER_COMPARISONS_OPEN_PER_USER", "2"))
+LADDER_PRIORITY_LADDER = 6
 LADDER_MATCH_DECISION_S = float(os.environ.get("LADDER_MATCH_DECISION_S", "1.0"))
 LADDER_MATCH_BANK_S = float(os.environ.get("LADDER_MATCH_BANK_S", "30"))
 LADDER_MATCH_MAX_DECISIONS = int(os.environ.get("LADDER_MATCH_MAX_DECISIONS", "1000"))
