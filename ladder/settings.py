@@ -85,6 +85,9 @@ LADDER_MATCHMAKER_MAX_CONCURRENT  open matches one bot may be in at once (defaul
 LADDER_MATCHMAKER_RECENT_H  hours of matches counted as a bot's recent games (default 24)
 LADDER_MATCHMAKER_RATING_SCALE  rating gap (points) at which an opponent's weight is 1/e
                         (default 200)
+LADDER_MATCHMAKER_DUPLICATES  duplicate sets: ``off`` (default), ``on`` (every table that fits),
+                        or a share of tables in [0, 1], e.g. ``0.25``; a set of n seats is n
+                        matches and needs LADDER_MATCHMAKER_MAX_CONCURRENT >= n
 LADDER_SUSPEND_WINDOW   finished matches looked at for auto-suspend (default 10; 0: off)
 LADDER_SUSPEND_CONSECUTIVE  forfeits in a row that suspend (default 3)
 LADDER_SUSPEND_FORFEITS forfeits within the window that suspend (default 5)
@@ -352,6 +355,7 @@ LADDER_MATCHMAKER_SEATS = os.environ.get("LADDER_MATCHMAKER_SEATS", "2:2,3:1,4:1
 LADDER_MATCHMAKER_MAX_CONCURRENT = int(os.environ.get("LADDER_MATCHMAKER_MAX_CONCURRENT", "2"))
 LADDER_MATCHMAKER_RECENT_H = float(os.environ.get("LADDER_MATCHMAKER_RECENT_H", "24"))
 LADDER_MATCHMAKER_RATING_SCALE = float(os.environ.get("LADDER_MATCHMAKER_RATING_SCALE", "200"))
+LADDER_MATCHMAKER_DUPLICATES = os.environ.get("LADDER_MATCHMAKER_DUPLICATES", "off")
 LADDER_SUSPEND_WINDOW = int(os.environ.get("LADDER_SUSPEND_WINDOW", "10"))
 LADDER_SUSPEND_CONSECUTIVE = int(os.environ.get("LADDER_SUSPEND_CONSECUTIVE", "3"))
 LADDER_SUSPEND_FORFEITS = int(os.environ.get("LADDER_SUSPEND_FORFEITS", "5"))

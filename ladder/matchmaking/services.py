@@ -31,9 +31,9 @@ from django.utils import timezone
 
 from ladder.common.exceptions import ApplicationError
 from ladder.ladders import ladder_get
-from ladder.matches.services import match_create
+from ladder.matches.services import deal_create, match_create
 from ladder.matchmaking import selectors
-from ladder.matchmaking.planner import PlannerConfig, parse_seat_mix, plan_tables
+from ladder.matchmaking.planner import PlannerConfig, parse_seat_mix, plan_sets
 
 log = logging.getLogger("ladder.matchmaking")
 # One lock for every ladder: a bot's concurrent matches are counted across ladders.
@@ -49,8 +49,9 @@ class MatchmakingReport:
     open_before: int
     eligible: int = 0
     seed: int = 0
-    created: list[int] = field(default_factory=list)
-    tables: list[list[int]] = field(default_factory=list)
+    created: list[int] = field(default_factory=list)  # match ids
+    tables: list[list[int]] = field(default_factory=list)  # one per match, seat order
+    deals: list[int] = field(default_factory=list)  # duplicate sets created (deal ids)
     skipped: list[str] = field(default_factory=list)  # tables match_create refused, and why
 
     def line(self) -> str:
@@ -62,7 +63,9 @@ class MatchmakingReport:
         text = (
             f"matchmaker {self.ladder}: {self.open_before} open of {self.target},"
             f" {self.eligible} eligible bots, created {len(self.created)}"
-            f"{': ' + made if made else ''} (seed {self.seed})"
+            f"{': ' + made if made else ''}"
+            f"{f' ({len(self.deals)} duplicate sets: deals {self.deals})' if self.deals else ''}"
+            f" (seed {self.seed})"
         )
         if self.skipped:
             text += f"; skipped {'; '.join(self.skipped)}"
@@ -86,6 +89,21 @@ def planner_config(*, ladder_key: str) -> PlannerConfig:
         max_concurrent=settings.LADDER_MATCHMAKER_MAX_CONCURRENT,
         rating_scale=settings.LADDER_MATCHMAKER_RATING_SCALE,
     )
+
+
+def duplicate_share() -> float:
+    """``LADDER_MATCHMAKER_DUPLICATES`` as a share of tables: off 0, on 1, or the number."""
+    raw = str(settings.LADDER_MATCHMAKER_DUPLICATES).strip().lower()
+    named = {"off": 0.0, "": 0.0, "0": 0.0, "on": 1.0}
+    try:
+        share = named[raw] if raw in named else float(raw)
+    except ValueError:
+        share = -1.0
+    if not 0.0 <= share <= 1.0:
+        raise ApplicationError(
+            f"LADDER_MATCHMAKER_DUPLICATES must be off, on or a share in [0, 1], not {raw!r}"
+        )
+    return share
 
 
 def _lock() -> None:
@@ -113,18 +131,19 @@ def matchmake(
     base = secrets.randbits(63) if seed is None else seed
     since = (now or timezone.now()) - timedelta(hours=settings.LADDER_MATCHMAKER_RECENT_H)
     configs = {key: planner_config(ladder_key=key) for key in keys}
+    share = duplicate_share()
     reports = []
     with transaction.atomic():
         _lock()
         for i, key in enumerate(keys):
-            reports.append(_fill(key, goal, configs[key], (base + i) % 2**63, since))
+            reports.append(_fill(key, goal, configs[key], (base + i) % 2**63, since, share))
     for report in reports:
         log.info("%s", report.line())
     return reports
 
 
 def _fill(
-    key: str, target: int, config: PlannerConfig, seed: int, since: datetime
+    key: str, target: int, config: PlannerConfig, seed: int, since: datetime, share: float
 ) -> MatchmakingReport:
     report = MatchmakingReport(
         ladder=key, target=target, open_before=selectors.ladder_open_count(ladder=key), seed=seed
@@ -134,12 +153,21 @@ def _fill(
         return report
     candidates = selectors.matchmaking_candidates(ladder=key, recent_since=since)
     report.eligible = len(candidates)
-    for table in plan_tables(candidates, missing, random.Random(seed), config):
+    rng = random.Random(seed)
+    for planned in plan_sets(candidates, missing, rng, config, duplicate_share=share):
         try:
-            match = match_create(bot_ids=table, ladder=key)
+            if planned.duplicate:
+                deal = deal_create(bot_ids=planned.bots, ladder=key, seed=rng.randrange(2**63))
+                matches = list(deal.matches.order_by("deal_rotation"))
+                report.deals.append(deal.pk)
+            else:
+                matches = [match_create(bot_ids=planned.bots, ladder=key)]
         except ApplicationError as exc:  # a bot changed since it was read (e.g. staff suspended)
-            report.skipped.append(f"{table}: {exc.message}")
+            report.skipped.append(f"{planned.bots}: {exc.message}")
             continue
-        report.created.append(match.pk)
-        report.tables.append(table)
+        for match in matches:
+            report.created.append(match.pk)
+            report.tables.append(
+                list(match.seats.order_by("seat").values_list("bot_id", flat=True))
+            )
     return report

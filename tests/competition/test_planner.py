@@ -8,7 +8,13 @@ from collections import Counter, defaultdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladder.matchmaking.planner import Candidate, PlannerConfig, parse_seat_mix, plan_tables
+from ladder.matchmaking.planner import (
+    Candidate,
+    PlannerConfig,
+    parse_seat_mix,
+    plan_sets,
+    plan_tables,
+)
 from ladder.ratings import elo
 
 candidates = st.lists(
@@ -159,3 +165,37 @@ def test_a_busy_ladder_keeps_its_limits_with_matches_in_flight(
     counts = [games[b] for b in range(bots)]
     mean = sum(counts) / bots
     assert max(counts) - min(counts) <= 4 + 2 * max_concurrent, (counts, mean)
+
+
+@settings(max_examples=200, deadline=None)
+@given(candidates, st.integers(0, 12), st.integers(0, 2**32), st.integers(1, 4), st.floats(0, 1))
+def test_duplicate_sets_keep_the_limits(cands, count, seed, max_concurrent, share) -> None:
+    """A duplicate set of n seats is n matches: the count and every bot's limit still hold."""
+    config = PlannerConfig(max_concurrent=max_concurrent)
+    planned = plan_sets(cands, count, random.Random(seed), config, duplicate_share=share)
+    by_id = {c.bot_id: c for c in cands}
+    assert sum(t.matches for t in planned) <= count
+    busy = Counter({c.bot_id: c.active_matches for c in cands})
+    for t in planned:
+        assert len({by_id[b].owner_id for b in t.bots}) == len(t.bots), "same-owner table"
+        for b in t.bots:
+            busy[b] += t.matches
+    assert all(busy[b] <= max(max_concurrent, by_id[b].active_matches) for b in busy)
+    if share == 0:
+        assert not any(t.duplicate for t in planned)
+        assert [t.bots for t in planned] == plan_tables(cands, count, random.Random(seed), config)
+
+
+def test_duplicate_share_is_about_what_is_asked() -> None:
+    pool = [Candidate(b, b, 1500.0) for b in range(30)]
+    config = PlannerConfig(max_concurrent=4)
+    shares = {}
+    for share in (0.25, 1.0):
+        planned = [
+            t
+            for seed in range(200)
+            for t in plan_sets(pool, 8, random.Random(seed), config, duplicate_share=share)
+        ]
+        shares[share] = sum(t.duplicate for t in planned) / len(planned)
+    # Tables that no longer fit a set (one match left to make) are played once.
+    assert abs(shares[0.25] - 0.25) < 0.08 and shares[1.0] > 0.8, shares

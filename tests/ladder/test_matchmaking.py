@@ -28,7 +28,7 @@ from ladder.bots.services import (
     bot_version_smoke_record,
     bot_version_upload,
 )
-from ladder.common.exceptions import PermissionDenied
+from ladder.common.exceptions import ApplicationError, PermissionDenied
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.services import match_create, match_record_result
 from ladder.matchmaking.services import matchmake
@@ -248,3 +248,27 @@ def test_the_command_prints_one_line_per_ladder(make_user: Any, make_bot: Any, c
     out = capsys.readouterr().out
     assert out.startswith("matchmaker dd-1: 0 open of 2, 8 eligible bots, created 2: ")
     assert "(seed 5)" in out
+
+
+def test_duplicate_sets_rotate_one_cave_within_the_limits(
+    make_user: Any, make_bot: Any, settings: Any
+) -> None:
+    _world(make_user, make_bot, owners=4, per_owner=2)
+    settings.LADDER_MATCHMAKER_DUPLICATES = "on"
+    settings.LADDER_MATCHMAKER_MAX_CONCURRENT = 3
+    [report] = matchmake(target=8, seed=11)
+    assert report.deals and len(report.created) <= 8
+    assert f"duplicate sets: deals {report.deals}" in report.line()
+    matches = _check_open(max_concurrent=3)
+    assert len(matches) == len(report.created)
+    for deal_id in report.deals:
+        rotated = list(Match.objects.filter(deal_id=deal_id).order_by("deal_rotation"))
+        tables = [list(m.seats.order_by("seat").values_list("bot_id", flat=True)) for m in rotated]
+        n = len(tables[0])
+        assert len(rotated) == n and len({m.seed for m in rotated}) == 1
+        assert all(m.ladder == "dd-1" and m.requested_by is None for m in rotated)
+        for bot in tables[0]:  # every bot plays every seat of the same cave once
+            assert sorted(t.index(bot) for t in tables) == list(range(n))
+    settings.LADDER_MATCHMAKER_DUPLICATES = "sometimes"
+    with pytest.raises(ApplicationError, match="off, on or a share"):
+        matchmake(target=9)
