@@ -19,7 +19,7 @@ def test_owner_sees_and_lifts_an_auto_suspension_not_a_staff_one(
 ) -> None:
     from ladder.bots.services import bot_auto_suspend, bot_suspend
 
-    owner, tok = user_token("sus-owner")
+    _, tok = user_token("sus-owner")
     staff, _ = user_token("sus-staff", staff=True)
     _, other_tok = user_token("sus-other")
     md = bearer(tok)
