@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -582,8 +582,12 @@ def match_record_result(
                 "replay_size", "error",
             ]
         )  # fmt: skip
-    # After the commit, on its own: a bot that keeps failing is taken off the ladder.
-    bots_suspend_failing(match_id=match.pk)
+    # After the commit, on its own: a bot that keeps failing is taken off the ladder. The
+    # result stands whatever happens here (the next failing match checks again).
+    try:
+        bots_suspend_failing(match_id=match.pk)
+    except DatabaseError:
+        log.exception("auto-suspend check after match %s failed", match.pk)
     return RecordOutcome(match=match, recorded=True)
 
 

@@ -8,7 +8,8 @@ last finished seats (recorded after its last lift, so a lifted bot starts with
 a clean slate) with the thresholds of ``LADDER_SUSPEND_*``; a bot over them is
 suspended (``bot_auto_suspend``, the reason is what its owner sees) and its
 queued ladder matches are cancelled, so spectators do not watch it forfeit them.
-Tournament matches are left to play: their standings count forfeits.
+Tournament and version-comparison matches are left to play: their standings
+and statistics count forfeits.
 """
 
 from __future__ import annotations
@@ -81,9 +82,13 @@ def _cancel_queued(*, bot_ids: Sequence[int], why: str) -> None:
     """Cancel the queued (not yet started) non-tournament matches that seat these bots."""
     from ladder.matches.services import match_cancel  # the services module calls this one
 
-    queued = Match.objects.filter(
-        status=Match.Status.QUEUED, tournament__isnull=True, seats__bot_id__in=bot_ids
-    ).values_list("pk", flat=True)
+    queued = (
+        Match.objects.filter(
+            status=Match.Status.QUEUED, tournament__isnull=True, seats__bot_id__in=bot_ids
+        )
+        .exclude(deal__comparison__isnull=False)
+        .values_list("pk", flat=True)
+    )
     for match_id in list(queued):
         try:
             match_cancel(match_id=match_id, user=None, reason=why)
