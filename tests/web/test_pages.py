@@ -426,30 +426,3 @@ def test_a_suspended_bot_page_says_why_and_its_owner_how_to_lift_it(
     bot_suspend(user=staff, bot_id=bot.pk, reason="collusion")
     mine = owner.get(f"/bots/{bot.pk}/").content.decode()
     assert "Why: collusion" in mine and "only staff can lift it" in mine
-
-
-def test_a_duplicate_deal_is_grouped_on_its_match_pages(make_user: Any, make_bot: Any) -> None:
-    from ladder.matches.services import deal_create
-
-    owners = [make_user(f"d{i}") for i in range(3)]
-    bots = [make_bot(o, f"deal-bot-{i}") for i, o in enumerate(owners)]
-    deal = deal_create(bot_ids=[b.pk for b in bots], seed=4242)
-    matches = list(deal.matches.order_by("deal_rotation"))
-    record(matches[0], [1, 2, 3])  # bot 0 first in rotation 1
-    client = Client()
-    page = client.get(f"/matches/{matches[0].pk}/").content.decode()
-    assert f'data-deal="{deal.pk}"' in page and "rotation 1 of 3" in page
-    assert "4242" not in page and "seed shown once the whole deal is played" in page
-    rows = _rows(page, "bot")
-    assert set(rows) == {b.name for b in bots}
-    for m in matches[1:]:
-        assert f'href="/matches/{m.pk}/"' in page
-    record(matches[1], [1, 2, 3])  # rotation 2 seats bots[2], bots[0], bots[1]: bots[2] first
-    record(matches[2], [3, 2, 1])  # rotation 3 seats bots[1], bots[2], bots[0]: bots[0] first
-    page = client.get(f"/matches/{matches[2].pk}/").content.decode()
-    assert "seed <code>4242</code>" in page
-    rows = _rows(page, "bot")
-    firsts = {name: _cell(row, "firsts") for name, row in rows.items()}
-    assert firsts == {bots[0].name: "2", bots[1].name: "0", bots[2].name: "1"}
-    listing = client.get(f"/bots/{bots[0].pk}/").content.decode()
-    assert listing.count(f"deal #{deal.pk} r") == 3
