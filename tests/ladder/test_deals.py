@@ -85,3 +85,20 @@ def test_the_database_refuses_two_matches_in_one_rotation(three: Any) -> None:
         Match.objects.create(seed=deal.seed, deal=deal, deal_rotation=first.deal_rotation)
     with pytest.raises(IntegrityError), transaction.atomic():
         Match.objects.create(seed=deal.seed, deal=deal)  # a deal's match has a rotation
+
+
+def test_match_page_groups_the_deal(three: Any) -> None:
+    from django.test import Client
+
+    alice, bots = three
+    deal = deal_create(bot_ids=[b.pk for b in bots[:2]], requested_by=alice, rated=False, seed=77)
+    m0, m1 = Match.objects.filter(deal=deal).order_by("deal_rotation")
+    record(m0, [1, 2])
+    page = Client().get(f"/matches/{m0.pk}/").content.decode()
+    assert f"Duplicate deal #{deal.pk}" in page and f'href="/matches/{m1.pk}/"' in page
+    assert "<code>77</code>" not in page  # the other rotation still has to play this cave
+    record(m1, [2, 1])  # the same bot wins both: bots[0] in seat 0, then seat 1
+    page = Client().get(f"/matches/{m1.pk}/").content.decode()
+    assert "<code>77</code>" in page
+    assert f'data-bot="{bots[0].name}"><td><a' in page and "1 1" in page
+    assert "deal-mark" in Client().get(f"/bots/{bots[0].pk}/").content.decode()

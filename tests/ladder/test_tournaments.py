@@ -218,3 +218,33 @@ def test_rest_create_is_for_staff_and_shows_standings(
     table = api.get(f"/api/v1/tournaments/{out['id']}/standings/").json()
     assert sum(row["points"] for row in table) == 3.0
     assert api.get(f"/api/v1/tournaments/{out['id']}/").json()["status"] == "finished"
+
+
+def test_admin_enters_a_tournament_and_starts_it(five: list[Bot], make_user: Any) -> None:
+    from django.test import Client
+
+    root = make_user("root", staff=True)
+    root.is_superuser = True
+    root.save()
+    client = Client()
+    client.force_login(root)
+    form = {
+        "name": "admin-cup",
+        "format": "swiss",
+        "participants": [b.pk for b in five[:4]],
+        "seats": 3,
+        "ladder": "",
+    }
+    r = client.post("/admin/matches/tournament/add/", form)
+    assert r.status_code == 200 and b"a Swiss tournament has 2 seats" in r.content
+    r = client.post("/admin/matches/tournament/add/", {**form, "seats": 2})
+    assert r.status_code == 302, r.content
+    t = Tournament.objects.get(name="admin-cup")
+    assert t.status == Tournament.Status.PENDING and not Match.objects.filter(tournament=t)
+    client.post("/admin/matches/tournament/", {"action": "start", "_selected_action": [t.pk]})
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.RUNNING and t.rounds == 2
+    assert Match.objects.filter(tournament=t, tournament_round=1).count() == 2
+    for url in ("/admin/matches/deal/", "/admin/matches/versioncomparison/"):
+        assert client.get(url).status_code == 200
+    assert client.get(f"/admin/matches/tournament/{t.pk}/change/").status_code == 200
