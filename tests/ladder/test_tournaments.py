@@ -248,3 +248,26 @@ def test_admin_enters_a_tournament_and_starts_it(five: list[Bot], make_user: Any
     for url in ("/admin/matches/deal/", "/admin/matches/versioncomparison/"):
         assert client.get(url).status_code == 200
     assert client.get(f"/admin/matches/tournament/{t.pk}/change/").status_code == 200
+
+
+def test_a_suspended_bot_is_withdrawn_and_the_swiss_still_finishes(
+    five: list[Bot], make_user: Any
+) -> None:
+    from ladder.bots.services import bot_suspend
+
+    ids = [b.pk for b in five[:4]]
+    t = tournament_create(name="withdrawn", participant_ids=ids, format="swiss", rounds=3)
+    loser = max(ids)  # the better id wins: the highest id loses round 1
+    _play_round(t, 1)
+    assert Match.objects.filter(tournament=t, tournament_round=2).count() == 2
+    bot_suspend(user=make_user("mod", staff=True), bot_id=loser, reason="crashes")
+    _play_round(t, 2)
+    round3 = Match.objects.filter(tournament=t, tournament_round=3)
+    assert round3.count() == 1  # three left: one pair and a bye
+    assert loser not in {s for m in round3 for s in m.seats.values_list("bot_id", flat=True)}
+    assert TournamentBye.objects.filter(tournament=t, round=3).exclude(bot_id=loser).exists()
+    _play_round(t, 3)
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.FINISHED
+    lines = selectors.tournament_standings(tournament=t)
+    assert {ln.standing.bot for ln in lines} == set(ids)  # its results stay in the table
