@@ -400,3 +400,56 @@ def deal_results(matches: list[Match]) -> list[DealBotResult]:
             )
         )
     return sorted(results, key=lambda r: (-r.points, r.mean_rank or 99, r.bot_id))
+
+
+@dataclass(frozen=True)
+class BotDeal:
+    """One bot's result over one duplicate deal, for its page: ranks by rotation
+    (None: not finished), first places and mean rank over the rotations played."""
+
+    deal_id: int
+    match_id: int  # its first rotation, to link to
+    ranks: list[int | None]
+    firsts: int
+    mean_rank: float | None
+
+
+def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
+    """The bot's latest ``limit`` duplicate deals, newest first (two index reads)."""
+    recent = (
+        MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
+        .order_by("-match_id")
+        .values_list("match__deal_id", flat=True)[: limit * 4]
+    )
+    deal_ids: list[int] = []
+    for deal_id in recent:
+        if deal_id is not None and deal_id not in deal_ids:
+            deal_ids.append(deal_id)
+    deal_ids = deal_ids[:limit]
+    rows = MatchSeat.objects.filter(bot_id=bot_id, match__deal_id__in=deal_ids).values_list(
+        "match__deal_id", "match__deal__seats", "match__deal_rotation", "match_id",
+        "match__status", "rank",
+    )  # fmt: skip
+    ranks: dict[int, list[int | None]] = {}
+    first_match: dict[int, int] = {}
+    for deal_id, seats, rotation, match_id, status, rank in rows:
+        line = ranks.setdefault(deal_id, [None] * seats)
+        if rotation is not None and rotation < seats:
+            line[rotation] = rank if status == Match.Status.FINISHED else None
+        if rotation == 0:
+            first_match[deal_id] = match_id
+        else:
+            first_match.setdefault(deal_id, match_id)
+    out = []
+    for deal_id in deal_ids:
+        played = [r for r in ranks.get(deal_id, []) if r is not None]
+        out.append(
+            BotDeal(
+                deal_id=deal_id,
+                match_id=first_match[deal_id],
+                ranks=ranks.get(deal_id, []),
+                firsts=sum(r == 1 for r in played),
+                mean_rank=sum(played) / len(played) if played else None,
+            )
+        )
+    return out

@@ -101,4 +101,9 @@ def test_match_page_groups_the_deal(three: Any) -> None:
     page = Client().get(f"/matches/{m1.pk}/").content.decode()
     assert "<code>77</code>" in page
     assert f'data-bot="{bots[0].name}"><td><a' in page and "1 1" in page
-    assert "deal-mark" in Client().get(f"/bots/{bots[0].pk}/").content.decode()
+    bot_page = Client().get(f"/bots/{bots[0].pk}/").content.decode()
+    assert "deal-mark" in bot_page
+    assert f'<tr data-deal="{deal.pk}"><td><a href="/matches/{m0.pk}/#deal">' in bot_page
+    assert "<td>1 1</td>" in bot_page  # first in both rotations
+    loser_page = Client().get(f"/bots/{bots[1].pk}/").content.decode()
+    assert "<td>2 2</td>" in loser_page
