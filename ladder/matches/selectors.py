@@ -26,11 +26,15 @@ from django.db.models.functions import Coalesce
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
-from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Deal, Match, MatchSeat, Tournament
 from ladder.ratings.elo import pair_score
 from ladder.tournaments.standings import Outcome, Standing, standings
+
+DEAL_OPEN = (
+    "the replay is shown once every rotation of its duplicate deal is played (they share the cave)"
+)
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
@@ -228,15 +232,28 @@ class ReplayFile:
     size: int
 
 
+def deal_still_open(*, deal_id: int | None) -> bool:
+    """Whether a duplicate deal has matches still to play: its cave (the seed, the
+    replays of its played rotations) stays hidden until then."""
+    return deal_id is not None and (
+        Match.objects.filter(
+            deal_id=deal_id, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+        ).exists()
+    )
+
+
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored, or NotFound (no match, or no replay yet)."""
+    """Where a match's replay is stored, or NotFound (no match, or no replay yet);
+    Conflict while other rotations of its duplicate deal are still to be played."""
     row = (
         Match.objects.filter(pk=match_id)
-        .values_list("replay", "replay_sha256", "replay_size")
+        .values_list("replay", "replay_sha256", "replay_size", "deal_id")
         .first()
     )
     if row is None or not row[0] or not row[1]:
         raise NotFound("this match has no replay")
+    if deal_still_open(deal_id=row[3]):
+        raise Conflict(DEAL_OPEN)
     return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
 
 

@@ -159,7 +159,9 @@ def tournament_start(*, tournament_id: int, user: User | None = None) -> Tournam
 def _play(
     tournament: Tournament, table: Sequence[int], *, round_: int | None, as_deal: bool
 ) -> None:
-    options = dict(
+    """Queue one table of the tournament: a match, or a duplicate deal of it."""
+    create = deal_create if as_deal else match_create
+    create(
         bot_ids=list(table),
         rated=tournament.rated,
         tournament=tournament,
@@ -167,10 +169,6 @@ def _play(
         priority=EVENT_PRIORITY,
         tournament_round=round_,
     )
-    if as_deal:
-        deal_create(**options)  # type: ignore[arg-type]
-    else:
-        match_create(**options)  # type: ignore[arg-type]
 
 
 def _order(tournament: Tournament, ids: Sequence[int]) -> list[int]:

@@ -50,9 +50,13 @@ def test_deal_results_over_the_set_and_seed_hidden_until_the_deal_is_done(
     assert body["deal"]["id"] == deal.pk and body["deal"]["rotation"] == 0
     assert [m["id"] for m in body["deal"]["matches"]] == [m0.pk, m1.pk, m2.pk]
     assert body["seed"] is None  # its siblings still have to play this cave
+    assert body["replay"] is None  # nor its replay, which shows the cave
+    assert api.get(f"/api/v1/matches/{m0.pk}/replay/").status_code == 409
+    assert api.get(f"/api/v1/matches/{m0.pk}/timeline/").status_code == 409
     record(m1, [3, 1, 2])  # c, a, b -> a 1st, b 2nd, c 3rd
     record(m2, [2, 3, 1])  # b, c, a -> a 1st, b 2nd, c 3rd
     assert api.get(f"/api/v1/matches/{m0.pk}/").json()["seed"] == "1234"
+    assert api.get(f"/api/v1/matches/{m0.pk}/replay/").status_code == 200
     summary = selectors.deal_get(deal_id=deal.pk)
     assert summary.complete
     assert [(r.bot_id, r.ranks, r.firsts, r.mean_rank, r.points) for r in summary.results] == [
@@ -97,6 +101,7 @@ def test_match_page_groups_the_deal(three: Any) -> None:
     page = Client().get(f"/matches/{m0.pk}/").content.decode()
     assert f"Duplicate deal #{deal.pk}" in page and f'href="/matches/{m1.pk}/"' in page
     assert "<code>77</code>" not in page  # the other rotation still has to play this cave
+    assert 'id="replay-held"' in page and 'id="replay-viewer"' not in page
     record(m1, [2, 1])  # the same bot wins both: bots[0] in seat 0, then seat 1
     page = Client().get(f"/matches/{m1.pk}/").content.decode()
     assert "<code>77</code>" in page
