@@ -44,6 +44,8 @@ LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their t
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
 LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
                         client address)  the replay viewer (docs/replay-timeline.md)
+LADDER_COMPARISON_MAX_DEALS  deals one version comparison may ask for (default 50)
+LADDER_COMPARISONS_OPEN_PER_USER  comparisons a user may have being played at once (default 2)
 ENGINE_ADDRESS          the engine(s) matches are played on: ``host:port``, a comma list, or a
                         DNS name of replicas (default: each worker process starts its own)
 

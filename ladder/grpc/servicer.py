@@ -360,6 +360,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         if not match.replay_sha256 or not match.replay.name:
             raise NotFound(f"match {match.pk} has no replay")
+        if not match_selectors.match_seed_shown(match):
+            raise Conflict(f"match {match.pk}: {match_selectors.DEAL_OPEN}")
         try:
             fh = replay_open(match.replay.name)
         except FileNotFoundError as exc:

@@ -129,8 +129,8 @@ class ReplayField(_WholeMatchField):
     """Where to download the replay (needs ``request`` in the context); null without one."""
 
     def to_representation(self, match: Match) -> dict[str, Any] | None:
-        if not match.replay_sha256:
-            return None
+        if not match.replay_sha256 or not selectors.match_seed_shown(match):
+            return None  # none yet, or its deal's other rotations still to play this cave
         url = reverse("match-replay", kwargs={"match_id": match.pk})
         request = self.context.get("request")
         return {

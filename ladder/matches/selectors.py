@@ -26,11 +26,15 @@ from django.db.models.functions import Coalesce
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
-from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Deal, Match, MatchSeat, Tournament
 from ladder.ratings.elo import pair_score
 from ladder.tournaments.standings import Outcome, Standing, standings
+
+DEAL_OPEN = (
+    "the replay is shown once every rotation of its duplicate deal is played (they share the cave)"
+)
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
@@ -228,15 +232,28 @@ class ReplayFile:
     size: int
 
 
+def deal_still_open(*, deal_id: int | None) -> bool:
+    """Whether a duplicate deal has matches still to play: its cave (the seed, the
+    replays of its played rotations) stays hidden until then."""
+    return deal_id is not None and (
+        Match.objects.filter(
+            deal_id=deal_id, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+        ).exists()
+    )
+
+
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored, or NotFound (no match, or no replay yet)."""
+    """Where a match's replay is stored, or NotFound (no match, or no replay yet);
+    Conflict while other rotations of its duplicate deal are still to be played."""
     row = (
         Match.objects.filter(pk=match_id)
-        .values_list("replay", "replay_sha256", "replay_size")
+        .values_list("replay", "replay_sha256", "replay_size", "deal_id")
         .first()
     )
     if row is None or not row[0] or not row[1]:
         raise NotFound("this match has no replay")
+    if deal_still_open(deal_id=row[3]):
+        raise Conflict(DEAL_OPEN)
     return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
 
 
@@ -400,3 +417,56 @@ def deal_results(matches: list[Match]) -> list[DealBotResult]:
             )
         )
     return sorted(results, key=lambda r: (-r.points, r.mean_rank or 99, r.bot_id))
+
+
+@dataclass(frozen=True)
+class BotDeal:
+    """One bot's result over one duplicate deal, for its page: ranks by rotation
+    (None: not finished), first places and mean rank over the rotations played."""
+
+    deal_id: int
+    match_id: int  # its first rotation, to link to
+    ranks: list[int | None]
+    firsts: int
+    mean_rank: float | None
+
+
+def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
+    """The bot's latest ``limit`` duplicate deals, newest first (two index reads)."""
+    recent = (
+        MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
+        .order_by("-match_id")
+        .values_list("match__deal_id", flat=True)[: limit * 4]
+    )
+    deal_ids: list[int] = []
+    for deal_id in recent:
+        if deal_id is not None and deal_id not in deal_ids:
+            deal_ids.append(deal_id)
+    deal_ids = deal_ids[:limit]
+    rows = MatchSeat.objects.filter(bot_id=bot_id, match__deal_id__in=deal_ids).values_list(
+        "match__deal_id", "match__deal__seats", "match__deal_rotation", "match_id",
+        "match__status", "rank",
+    )  # fmt: skip
+    ranks: dict[int, list[int | None]] = {}
+    first_match: dict[int, int] = {}
+    for deal_id, seats, rotation, match_id, status, rank in rows:
+        line = ranks.setdefault(deal_id, [None] * seats)
+        if rotation is not None and rotation < seats:
+            line[rotation] = rank if status == Match.Status.FINISHED else None
+        if rotation == 0:
+            first_match[deal_id] = match_id
+        else:
+            first_match.setdefault(deal_id, match_id)
+    out = []
+    for deal_id in deal_ids:
+        played = [r for r in ranks.get(deal_id, []) if r is not None]
+        out.append(
+            BotDeal(
+                deal_id=deal_id,
+                match_id=first_match[deal_id],
+                ranks=ranks.get(deal_id, []),
+                firsts=sum(r == 1 for r in played),
+                mean_rank=sum(played) / len(played) if played else None,
+            )
+        )
+    return out

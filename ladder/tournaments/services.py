@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from ladder.accounts.models import User
@@ -137,7 +138,8 @@ def tournament_start(*, tournament_id: int, user: User | None = None) -> Tournam
     if tournament.format == Tournament.Format.SWISS:
         if tournament.rounds is None:
             tournament.rounds = swiss_rounds(len(ids))
-        _swiss_round(tournament, 1)
+        if not _swiss_round(tournament, 1):
+            raise Conflict(f"fewer than 2 participants of {tournament.name} can play")
     else:
         plan = round_robin(ids, tournament.seats, duplicate=tournament.duplicate)
         done: set[int] = set()
@@ -157,7 +159,9 @@ def tournament_start(*, tournament_id: int, user: User | None = None) -> Tournam
 def _play(
     tournament: Tournament, table: Sequence[int], *, round_: int | None, as_deal: bool
 ) -> None:
-    options = dict(
+    """Queue one table of the tournament: a match, or a duplicate deal of it."""
+    create = deal_create if as_deal else match_create
+    create(
         bot_ids=list(table),
         rated=tournament.rated,
         tournament=tournament,
@@ -165,10 +169,6 @@ def _play(
         priority=EVENT_PRIORITY,
         tournament_round=round_,
     )
-    if as_deal:
-        deal_create(**options)  # type: ignore[arg-type]
-    else:
-        match_create(**options)  # type: ignore[arg-type]
 
 
 def _order(tournament: Tournament, ids: Sequence[int]) -> list[int]:
@@ -180,9 +180,19 @@ def _order(tournament: Tournament, ids: Sequence[int]) -> list[int]:
     return sorted(ids, key=lambda b: (-ratings.get(b, 0), b))
 
 
-def _swiss_round(tournament: Tournament, number: int) -> None:
-    """Pair and schedule Swiss round ``number`` from the results so far (no rematch)."""
-    ids = list(tournament.participants.values_list("pk", flat=True))
+def _swiss_round(tournament: Tournament, number: int) -> bool:
+    """Pair and schedule Swiss round ``number`` from the results so far (no rematch).
+
+    A participant that can no longer play (suspended, retired, no valid version)
+    is withdrawn from later rounds and keeps its results, so one dead bot cannot
+    stall the tournament.
+    """
+    everyone = list(tournament.participants.values_list("pk", flat=True))
+    ids = list(
+        tournament.participants.filter(
+            is_active=True, retired_at__isnull=True, current_version__isnull=False
+        ).values_list("pk", flat=True)
+    )
     seats = (
         MatchSeat.objects.filter(match__tournament=tournament)
         .order_by("match_id", "seat")
@@ -201,9 +211,11 @@ def _swiss_round(tournament: Tournament, number: int) -> None:
         for m, s in by_match.items()
     ]
     byes = list(tournament.byes.values_list("bot_id", flat=True))
-    table = standings(ids, outcomes, byes=byes, swiss=True)
+    table = standings(everyone, outcomes, byes=byes, swiss=True)
     points = {row.bot: row.points for row in table}
     played = {frozenset(b for b, _ in s) for s in by_match.values()}
+    if len(ids) < 2:
+        return False  # nobody left to pair: the tournament finishes
     rng = random.Random(f"{tournament.pk}:{number}")  # reproducible seat choices
     pairing = swiss_pairing(_order(tournament, ids), points, played, byes, balance, rng)
     if pairing.bye is not None:
@@ -217,6 +229,7 @@ def _swiss_round(tournament: Tournament, number: int) -> None:
         pairing.pairs,
         pairing.bye,
     )
+    return True
 
 
 def tournament_advance(*, tournament_id: int) -> Tournament | None:
@@ -233,21 +246,10 @@ def tournament_advance(*, tournament_id: int) -> Tournament | None:
         if Match.objects.filter(tournament=tournament, status__in=OPEN_STATES).exists():
             return tournament
         if tournament.format == Tournament.Format.SWISS:
-            played = (
-                max(
-                    [
-                        *Match.objects.filter(tournament=tournament).values_list(
-                            "tournament_round", flat=True
-                        ),
-                        *tournament.byes.values_list("round", flat=True),
-                        0,
-                    ],
-                    key=lambda r: r or 0,
-                )
-                or 0
-            )
-            if played < (tournament.rounds or 0):
-                _swiss_round(tournament, played + 1)
+            last = Match.objects.filter(tournament=tournament).aggregate(r=Max("tournament_round"))
+            byes = tournament.byes.aggregate(r=Max("round"))
+            played = max(last["r"] or 0, byes["r"] or 0)
+            if played < (tournament.rounds or 0) and _swiss_round(tournament, played + 1):
                 return tournament
         tournament.status = Tournament.Status.FINISHED
         tournament.finished_at = timezone.now()

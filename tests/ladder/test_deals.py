@@ -50,9 +50,13 @@ def test_deal_results_over_the_set_and_seed_hidden_until_the_deal_is_done(
     assert body["deal"]["id"] == deal.pk and body["deal"]["rotation"] == 0
     assert [m["id"] for m in body["deal"]["matches"]] == [m0.pk, m1.pk, m2.pk]
     assert body["seed"] is None  # its siblings still have to play this cave
+    assert body["replay"] is None  # nor its replay, which shows the cave
+    assert api.get(f"/api/v1/matches/{m0.pk}/replay/").status_code == 409
+    assert api.get(f"/api/v1/matches/{m0.pk}/timeline/").status_code == 409
     record(m1, [3, 1, 2])  # c, a, b -> a 1st, b 2nd, c 3rd
     record(m2, [2, 3, 1])  # b, c, a -> a 1st, b 2nd, c 3rd
     assert api.get(f"/api/v1/matches/{m0.pk}/").json()["seed"] == "1234"
+    assert api.get(f"/api/v1/matches/{m0.pk}/replay/").status_code == 200
     summary = selectors.deal_get(deal_id=deal.pk)
     assert summary.complete
     assert [(r.bot_id, r.ranks, r.firsts, r.mean_rank, r.points) for r in summary.results] == [
@@ -85,3 +89,26 @@ def test_the_database_refuses_two_matches_in_one_rotation(three: Any) -> None:
         Match.objects.create(seed=deal.seed, deal=deal, deal_rotation=first.deal_rotation)
     with pytest.raises(IntegrityError), transaction.atomic():
         Match.objects.create(seed=deal.seed, deal=deal)  # a deal's match has a rotation
+
+
+def test_match_page_groups_the_deal(three: Any) -> None:
+    from django.test import Client
+
+    alice, bots = three
+    deal = deal_create(bot_ids=[b.pk for b in bots[:2]], requested_by=alice, rated=False, seed=77)
+    m0, m1 = Match.objects.filter(deal=deal).order_by("deal_rotation")
+    record(m0, [1, 2])
+    page = Client().get(f"/matches/{m0.pk}/").content.decode()
+    assert f"Duplicate deal #{deal.pk}" in page and f'href="/matches/{m1.pk}/"' in page
+    assert "<code>77</code>" not in page  # the other rotation still has to play this cave
+    assert 'id="replay-held"' in page and 'id="replay-viewer"' not in page
+    record(m1, [2, 1])  # the same bot wins both: bots[0] in seat 0, then seat 1
+    page = Client().get(f"/matches/{m1.pk}/").content.decode()
+    assert "<code>77</code>" in page
+    assert f'data-bot="{bots[0].name}"><td><a' in page and "1 1" in page
+    bot_page = Client().get(f"/bots/{bots[0].pk}/").content.decode()
+    assert "deal-mark" in bot_page
+    assert f'<tr data-deal="{deal.pk}"><td><a href="/matches/{m0.pk}/#deal">' in bot_page
+    assert "<td>1 1</td>" in bot_page  # first in both rotations
+    loser_page = Client().get(f"/bots/{bots[1].pk}/").content.decode()
+    assert "<td>2 2</td>" in loser_page

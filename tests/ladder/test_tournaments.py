@@ -218,3 +218,56 @@ def test_rest_create_is_for_staff_and_shows_standings(
     table = api.get(f"/api/v1/tournaments/{out['id']}/standings/").json()
     assert sum(row["points"] for row in table) == 3.0
     assert api.get(f"/api/v1/tournaments/{out['id']}/").json()["status"] == "finished"
+
+
+def test_admin_enters_a_tournament_and_starts_it(five: list[Bot], make_user: Any) -> None:
+    from django.test import Client
+
+    root = make_user("root", staff=True)
+    root.is_superuser = True
+    root.save()
+    client = Client()
+    client.force_login(root)
+    form = {
+        "name": "admin-cup",
+        "format": "swiss",
+        "participants": [b.pk for b in five[:4]],
+        "seats": 3,
+        "ladder": "",
+    }
+    r = client.post("/admin/matches/tournament/add/", form)
+    assert r.status_code == 200 and b"a Swiss tournament has 2 seats" in r.content
+    r = client.post("/admin/matches/tournament/add/", {**form, "seats": 2})
+    assert r.status_code == 302, r.content
+    t = Tournament.objects.get(name="admin-cup")
+    assert t.status == Tournament.Status.PENDING and not Match.objects.filter(tournament=t)
+    client.post("/admin/matches/tournament/", {"action": "start", "_selected_action": [t.pk]})
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.RUNNING and t.rounds == 2
+    assert Match.objects.filter(tournament=t, tournament_round=1).count() == 2
+    for url in ("/admin/matches/deal/", "/admin/matches/versioncomparison/"):
+        assert client.get(url).status_code == 200
+    assert client.get(f"/admin/matches/tournament/{t.pk}/change/").status_code == 200
+
+
+def test_a_suspended_bot_is_withdrawn_and_the_swiss_still_finishes(
+    five: list[Bot], make_user: Any
+) -> None:
+    from ladder.bots.services import bot_suspend
+
+    ids = [b.pk for b in five[:4]]
+    t = tournament_create(name="withdrawn", participant_ids=ids, format="swiss", rounds=3)
+    loser = max(ids)  # the better id wins: the highest id loses round 1
+    _play_round(t, 1)
+    assert Match.objects.filter(tournament=t, tournament_round=2).count() == 2
+    bot_suspend(user=make_user("mod", staff=True), bot_id=loser, reason="crashes")
+    _play_round(t, 2)
+    round3 = Match.objects.filter(tournament=t, tournament_round=3)
+    assert round3.count() == 1  # three left: one pair and a bye
+    assert loser not in {s for m in round3 for s in m.seats.values_list("bot_id", flat=True)}
+    assert TournamentBye.objects.filter(tournament=t, round=3).exclude(bot_id=loser).exists()
+    _play_round(t, 3)
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.FINISHED
+    lines = selectors.tournament_standings(tournament=t)
+    assert {ln.standing.bot for ln in lines} == set(ids)  # its results stay in the table
