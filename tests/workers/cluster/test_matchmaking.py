@@ -116,3 +116,51 @@ def test_beat_matchmaker_plays_the_ladder_and_suspends_a_crashing_bot(
     log = cluster.logs()
     assert "matchmaker dd-2: " in log or f"matchmaker {ladder}: " in log
     assert "suspended automatically" in log
+
+
+def test_beat_matchmaker_duplicate_sets_are_played_on_one_cave(
+    make_cluster: Any, cluster_bots: dict[str, Proc]
+) -> None:
+    """With duplicate sets on, the matchmaker's deals are played by the workers: every
+    rotation of one seed, every bot in every seat once, all rated."""
+    from ladder.matches.models import Deal
+
+    cluster = make_cluster("embedded")
+    staff = User.objects.create_user(username="staff", password="pw-12345678", is_staff=True)
+    for pk in cluster.bots.values():
+        bot_suspend(user=staff, bot_id=pk, reason="not in this test")
+    owners = [User.objects.create_user(username=f"d{i}", password="pw-12345678") for i in range(3)]
+    for i, owner in enumerate(owners):
+        bot_create(
+            owner=owner, name=f"dup{i}", kind="remote", endpoint=cluster_bots[f"rand{i}"].address
+        )
+    env = {
+        **MATCHMAKER,
+        "LADDER_MATCHMAKER_DUPLICATES": "on",
+        "LADDER_MATCHMAKER_MAX_CONCURRENT": "3",
+    }
+    cluster.start_worker(concurrency=2, beat=True, **env)
+
+    def finished_deals() -> list[Deal]:
+        done = []
+        for deal in Deal.objects.prefetch_related("matches__seats"):
+            matches = list(deal.matches.all())
+            if len(matches) == deal.seats and all(m.status == "finished" for m in matches):
+                done.append(deal)
+        return done
+
+    try:
+        deals = wait_until(lambda: len(finished_deals()) >= 2 and finished_deals(), 240, "2 deals")
+    finally:
+        cluster.stop()
+    for deal in deals:
+        matches = sorted(deal.matches.all(), key=lambda m: m.deal_rotation)
+        assert {m.seed for m in matches} == {deal.seed}
+        assert all(m.rated and m.requested_by_id is None for m in matches)
+        seats: dict[int, list[int]] = {}
+        for m in matches:
+            for s in m.seats.all():
+                seats.setdefault(s.bot_id, []).append(s.seat)
+        assert all(sorted(v) == list(range(deal.seats)) for v in seats.values()), seats
+    assert "duplicate sets: deals" in cluster.logs()
+    call_command("rerate", "--check")
