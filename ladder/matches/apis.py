@@ -64,10 +64,11 @@ class _WholeMatchField(serializers.Field):
 
 @extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
 class SeedField(_WholeMatchField):
-    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished."""
+    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished
+    (and no other match still plays the same deal: ``selectors.deal_revealed``)."""
 
     def to_representation(self, match: Match) -> str | None:
-        return str(match.seed) if match.status == Match.Status.FINISHED else None
+        return str(match.seed) if selectors.deal_revealed(match) else None
 
 
 @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
@@ -96,10 +97,11 @@ class ReplayOutputSerializer(serializers.Serializer):
 
 @extend_schema_field(ReplayOutputSerializer(allow_null=True))
 class ReplayField(_WholeMatchField):
-    """Where to download the replay (needs ``request`` in the context); null without one."""
+    """Where to download the replay (needs ``request`` in the context); null without one,
+    and while the seed is hidden (``selectors.deal_revealed``)."""
 
     def to_representation(self, match: Match) -> dict[str, Any] | None:
-        if not match.replay_sha256:
+        if not match.replay_sha256 or not selectors.deal_revealed(match):
             return None
         url = reverse("match-replay", kwargs={"match_id": match.pk})
         request = self.context.get("request")
@@ -222,6 +224,7 @@ class MatchReplayApi(APIView):
             (200, "application/gzip"): OpenApiTypes.BINARY,
             304: OpenApiResponse(description="If-None-Match matched the sha256 ETag"),
             404: ERRORS[404],
+            409: OpenApiResponse(ERRORS[409].response, "another match still plays the same deal"),
         },
         parameters=[
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False)

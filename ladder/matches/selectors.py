@@ -11,12 +11,16 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
+    BooleanField,
     Count,
+    Exists,
+    ExpressionWrapper,
     F,
     Func,
     IntegerField,
     OuterRef,
     Prefetch,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -26,7 +30,7 @@ from django.db.models.functions import Coalesce
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
-from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Match, MatchSeat, Tournament
 from ladder.tournaments.standings import Outcome, Standing, standings
@@ -51,10 +55,45 @@ def seats_shown() -> QuerySet[MatchSeat]:
     )
 
 
+DEAL_IN_PLAY = "the same deal is still being played in another match: its replay is shown then"
+_OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
+
+
+def _revealed() -> ExpressionWrapper:
+    """SQL for ``deal_revealed``: finished, and no open match deals from the same seed.
+
+    The ``status`` index finds the open matches (few), so this costs little per row.
+    """
+    twin_open = Match.objects.filter(seed=OuterRef("seed"), status__in=_OPEN)
+    return ExpressionWrapper(
+        Q(status=Match.Status.FINISHED) & ~Exists(twin_open), output_field=BooleanField()
+    )
+
+
+def deal_revealed(match: Match) -> bool:
+    """May anyone see this match's seed, replay and timeline (everything its deal decides)?
+
+    Only once it is finished: the seed determines the whole dealt cave, so before
+    the end it would show every hidden card. And only once no queued or running
+    match deals from the same seed (a duplicate deal played by other seats): the
+    finished twin's seed or replay would show that game's cave too. Matches read
+    through this module carry the answer as ``revealed``; others are asked here.
+    """
+    known = getattr(match, "revealed", None)
+    if known is not None:
+        return bool(known)
+    if match.status != Match.Status.FINISHED:
+        return False
+    return not Match.objects.filter(seed=match.seed, status__in=_OPEN).exists()
+
+
 def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
-    """Seats as ``seats_shown``; the result and tournament (a primary-key join each)."""
-    return qs.select_related("result", "tournament").prefetch_related(
-        Prefetch("seats", queryset=seats_shown())
+    """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
+    ``revealed`` (``deal_revealed``)."""
+    return (
+        qs.select_related("result", "tournament")
+        .prefetch_related(Prefetch("seats", queryset=seats_shown()))
+        .annotate(revealed=_revealed())
     )
 
 
@@ -212,14 +251,18 @@ class ReplayFile:
 
 
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored, or NotFound (no match, or no replay yet)."""
+    """Where a match's replay is stored: NotFound when there is no match or no replay
+    yet, Conflict while its deal is hidden (``deal_revealed``)."""
     row = (
         Match.objects.filter(pk=match_id)
-        .values_list("replay", "replay_sha256", "replay_size")
+        .annotate(revealed=_revealed())
+        .values_list("replay", "replay_sha256", "replay_size", "status", "revealed")
         .first()
     )
-    if row is None or not row[0] or not row[1]:
+    if row is None or not row[0] or not row[1] or row[3] != Match.Status.FINISHED:
         raise NotFound("this match has no replay")
+    if not row[4]:
+        raise Conflict(DEAL_IN_PLAY)
     return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
 
 
