@@ -28,10 +28,11 @@ from rest_framework.views import APIView
 from ladder.accounts.requests import request_user
 from ladder.bots.apis import LADDER_HELP, BotOutputSerializer, LadderFilterSerializer
 from ladder.common.exceptions import NotFound
-from ladder.common.fields import IdField, PointsField
+from ladder.common.fields import MAX_ID, IdField, PointsField
 from ladder.common.logs import log_read, log_response
 from ladder.common.pagination import NewestFirstPagination, PagePagination
 from ladder.common.schema import ERRORS
+from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchSeat, Tournament
@@ -112,6 +113,26 @@ class ReplayField(_WholeMatchField):
         }
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+        "minItems": 2,
+        "maxItems": 4,
+        "uniqueItems": True,
+        "description": "bot ids in seat order; a bot takes one seat",
+    }
+)
+class SeatBotsField(serializers.ListField):
+    """The bots of a challenge, in seat order: distinct (the service says so too)."""
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        ids: list[int] = super().to_internal_value(data)
+        if len(set(ids)) != len(ids):
+            raise serializers.ValidationError("a bot cannot take two seats")
+        return ids
+
+
 class MatchOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Match.Status.choices)
@@ -147,8 +168,8 @@ class MatchListApi(APIView):
         tournament = IdField(required=False, allow_null=True, default=None)
         ladder = serializers.CharField(required=False, default="", max_length=32)
 
-    class InputSerializer(serializers.Serializer):
-        bots = serializers.ListField(child=IdField(), min_length=2, max_length=4)
+    class InputSerializer(StrictInputSerializer):
+        bots = SeatBotsField(child=IdField(), min_length=2, max_length=4)
         ladder = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
         )
@@ -205,8 +226,14 @@ class MatchCancelApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
-        reason = serializers.CharField(max_length=500, required=False, default="")
+    class InputSerializer(StrictInputSerializer):
+        reason = serializers.CharField(
+            max_length=500,
+            required=False,
+            default="",
+            allow_blank=True,
+            help_text="empty: cancelled",
+        )
 
     @extend_schema(request=InputSerializer, responses={200: MatchOutputSerializer, **ERRORS})
     def post(self, request: Request, match_id: int) -> Response:
