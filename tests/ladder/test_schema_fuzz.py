@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.database import database_url
-from tests.support.processes import ROOT, Proc, start_gunicorn
+from tests.support.processes import Proc, start_gunicorn
 from tests.support.replays import gz, inprocess_replay
+from tests.support.web_server import collect_static, production_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
@@ -38,15 +38,7 @@ RUN_DEADLINE_S = 150.0
 
 @pytest.fixture(scope="module")
 def static_root(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """``collectstatic`` once, as a deployment does (DEBUG off serves hashed names)."""
-    root = str(tmp_path_factory.mktemp("static"))
-    env = {**os.environ, "LADDER_STATIC_ROOT": root, "DJANGO_DEBUG": "0",
-           "DJANGO_SECRET_KEY": "test-only-" + "k" * 40}  # fmt: skip
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT, env=env, check=True, timeout=120,
-    )  # fmt: skip
-    return root
+    return collect_static(tmp_path_factory.mktemp("static"))
 
 
 @pytest.fixture
@@ -54,28 +46,7 @@ def server(
     transactional_db: Any, tmp_path: Path, settings: Any, static_root: str
 ) -> Iterator[Proc]:
     """gunicorn on the test database, as deployed (DEBUG off), limits out of the way."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "DJANGO_SETTINGS_MODULE": "ladder.settings",
-        "DATABASE_URL": database_url(),
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "test-only-" + "k" * 40,
-        "LADDER_MEDIA_ROOT": settings.MEDIA_ROOT,
-        "LADDER_STATIC_ROOT": static_root,
-        "LADDER_DEV_MODE": "1",
-        "LADDER_BROKER_DIR": str(tmp_path / "broker"),
-        "CELERY_BROKER_URL": "",
-        "REDIS_URL": "",
-        "LADDER_CACHE_URL": "",
-        "LADDER_THROTTLE_ANON": "1000000/min",
-        "LADDER_THROTTLE_USER": "1000000/min",
-        "LADDER_VIEWER_UPLOAD_RATE": "1000000/min",
-        "LADDER_AUTH_FAILURES_PER_ADDRESS": "1000000/min",
-        "LADDER_AUTH_FAILURES_PER_ACCOUNT": "1000000/min",
-        "LADDER_WEB_ACCESS_LOG": "",
-        "LADDER_LOG_LEVEL": "WARNING",
-    }
+    env = production_env(media_root=settings.MEDIA_ROOT, static_root=static_root, tmp=tmp_path)
     proc = start_gunicorn(env, tmp_path)
     yield proc
     assert proc.stop(timeout_s=15) == 0, proc.log()[-3000:]
