@@ -452,6 +452,11 @@ REST_FRAMEWORK: dict[str, Any] = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
     "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "ladder.api.parsers.StrictMultiPartParser",  # a garbled body is a 400
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
 if DEBUG:
@@ -468,6 +473,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # <id:...> path parameters (ladder.common.converters): 0 .. 2^63-1.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
+    },
+    # Statuses every operation can answer (401, 429, 400, 404), documented once.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "ladder.common.schema.document_common_errors",
+    ],
     # Two different "kind" choice sets (a bot's, a version's) and two "status" sets (a
     # version's, a match's).
     "ENUM_NAME_OVERRIDES": {

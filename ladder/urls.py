@@ -1,16 +1,21 @@
 """Root URL map: site pages, replay viewer, admin, REST API, OpenAPI schema, Swagger UI."""
 
 from django.contrib import admin
-from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.urls import include, path, register_converter
+from drf_spectacular.views import SpectacularSwaggerView
 
+from ladder.api.schema_view import SchemaView
+from ladder.common.converters import IdConverter
 from ladder.web import errors
+
+# Before the apps' URL modules are imported (by include): they use <id:...>.
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("ladder.viewer.urls")),  # /replays/..., /api/v1/.../timeline/
     path("api/v1/", include("ladder.api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("", include("ladder.web.urls")),
 ]

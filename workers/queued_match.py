@@ -209,14 +209,18 @@ def play_queued_match(
         timings["record"] = time.monotonic() - mark
     except MatchAborted as exc:
         report.status, report.error = "aborted", str(exc)
-    except (SeatRefused, EngineError, MatchOverrun) as exc:
+    except SeatRefused as exc:
+        _fail(report, claim, exc.message)
+        if exc.detail and exc.seat is not None and report.status == "errored":
+            bots = SeatBots([], notes={exc.seat: exc.detail.encode()})
+    except (EngineError, MatchOverrun) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc))
     except (EngineUnavailable, DatabaseError, SoftTimeLimitExceeded) as exc:
         _release(report, claim, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)
         _release(report, claim, f"internal error: {type(exc).__name__}: {exc}")
-    if bots.hosted and (report.recorded or report.status == "errored"):
+    if (bots.hosted or bots.notes) and (report.recorded or report.status == "errored"):
         _keep_logs(report, bots)
     if match.tournament_id is not None and report.status in ("finished", "errored"):
         _advance_tournament(match_id)
@@ -225,7 +229,8 @@ def play_queued_match(
 
 
 def _keep_logs(report: PlayReport, bots: SeatBots) -> None:
-    """Store the hosted seats' logs with their seats (owner-only; never in the replay).
+    """Store the hosted seats' logs and the remote seats' notes with their seats
+    (owner-only; never in the replay).
 
     A later retry that found the result already recorded keeps the first logs.
     """

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ladder.bots.endpoints import endpoint_check
 from ladder.bots.models import Bot
@@ -23,11 +23,24 @@ from workers.hosted import match_hosted_seats
 from workers.runner import BotSpec
 from workers.sandbox import HostedSeat
 
+REMOTE_SHOWN = "<remote endpoint>"
+HOSTED_SHOWN = "<hosted bot socket>"
+
 
 class SeatRefused(ApplicationError):
-    """A seat's bot cannot be played (the match is errored with this message)."""
+    """A seat's bot cannot be played (the match is errored with this message).
+
+    The message is public (the match's error); ``detail`` (why the endpoint was
+    refused, naming the address) is for the bot's owner only: the worker keeps it
+    as the seat's log.
+    """
 
     code = "seat_refused"
+
+    def __init__(self, message: str, *, seat: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.seat = seat
+        self.detail = detail
 
 
 @dataclass
@@ -36,22 +49,47 @@ class SeatBots:
 
     specs: list[BotSpec]
     hosted: dict[int, HostedSeat] = field(default_factory=dict)
+    # Remote seats: what their owners alone may read (the endpoint and the address dialed).
+    notes: dict[int, bytes] = field(default_factory=dict)
 
     def logs(self) -> dict[int, bytes]:
-        """What each hosted seat wrote (capped), by seat number; for its owner only."""
-        return {n: seat.log_bytes() for n, seat in self.hosted.items()}
+        """What each hosted seat wrote (capped), and the remote seats' notes, by seat
+        number; for the bot's owner only."""
+        return {**self.notes, **{n: seat.log_bytes() for n, seat in self.hosted.items()}}
 
 
 def remote_bot(seat: MatchSeat) -> BotSpec:
-    """The checked address of a remote seat's endpoint, as dialed now."""
+    """The checked address of a remote seat's endpoint, as dialed now.
+
+    Public texts (the match's error, the replay, fault reasons) never name the
+    endpoint or its address; why it was refused goes to its owner (``detail``).
+    """
     bot, version = seat.bot, seat.version
     if not version.endpoint:
-        raise SeatRefused(f"bot {bot.name} has no endpoint")
+        raise SeatRefused(f"bot {bot.name} has no endpoint", seat=seat.seat)
     try:
         checked = endpoint_check(version.endpoint)
     except ApplicationError as exc:
-        raise SeatRefused(f"bot {bot.name}: {exc.message}") from exc
-    return BotSpec(address=checked.dial_target, name=bot.name, version=str(version.number))
+        raise SeatRefused(
+            f"bot {bot.name}: its endpoint was refused by the endpoint check "
+            "(its owner finds why in the seat's log)",
+            seat=seat.seat,
+            detail=f"endpoint {version.endpoint} refused: {exc.message}\n",
+        ) from exc
+    return BotSpec(
+        address=checked.dial_target,
+        name=bot.name,
+        version=str(version.number),
+        shown_address=REMOTE_SHOWN,
+    )
+
+
+def remote_note(seat: MatchSeat, spec: BotSpec) -> bytes:
+    """The owner's note of a remote seat: which endpoint was dialed at which address."""
+    return (
+        f"endpoint {seat.version.endpoint} dialed at {spec.address} "
+        f"(replays and match pages show {spec.shown_address})\n"
+    ).encode()
 
 
 def seat_bots(stack: ExitStack, seats: Sequence[MatchSeat]) -> SeatBots:
@@ -62,9 +100,17 @@ def seat_bots(stack: ExitStack, seats: Sequence[MatchSeat]) -> SeatBots:
     except ApplicationError as exc:  # this worker cannot sandbox
         raise SeatRefused(exc.message) from exc
     specs = [
-        hosted[s.seat].bot_spec(name=s.bot.name, version=str(s.version.number))
+        replace(
+            hosted[s.seat].bot_spec(name=s.bot.name, version=str(s.version.number)),
+            shown_address=HOSTED_SHOWN,
+        )
         if s.seat in hosted
         else remote_bot(s)
         for s in seats
     ]
-    return SeatBots(specs, hosted)
+    notes = {
+        s.seat: remote_note(s, spec)
+        for s, spec in zip(seats, specs, strict=True)
+        if s.seat not in hosted
+    }
+    return SeatBots(specs, hosted, notes)

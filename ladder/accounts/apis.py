@@ -18,6 +18,7 @@ from ladder.accounts.requests import request_user
 from ladder.api.authentication import ApiTokenAuthentication, BasicAuthentication
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
+from ladder.common.serializers import StrictInputSerializer
 
 
 class TokenOutputSerializer(serializers.Serializer):
@@ -41,7 +42,7 @@ class TokenListApi(APIView):
     authentication_classes = [ApiTokenAuthentication, BasicAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         name = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
 
     class OutputSerializer(TokenOutputSerializer):

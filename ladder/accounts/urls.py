@@ -6,5 +6,5 @@ from ladder.accounts import apis
 
 urlpatterns = [
     path("tokens/", apis.TokenListApi.as_view(), name="token-list"),
-    path("tokens/<int:token_id>/", apis.TokenRevokeApi.as_view(), name="token-revoke"),
+    path("tokens/<id:token_id>/", apis.TokenRevokeApi.as_view(), name="token-revoke"),
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -25,6 +26,7 @@ from ladder.common.fields import RatingSerializer
 from ladder.common.logs import log_read
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
+from ladder.common.serializers import StrictInputSerializer
 
 LADDER_HELP = "ladder key whose ratings are shown (default: the default ladder)"
 
@@ -85,6 +87,14 @@ def can_see_private(request: Request, bot: Bot) -> bool:
     return bool(user and user.is_authenticated and (user.is_staff or user.pk == bot.owner_id))
 
 
+# What an endpoint looks like (the schema's pattern; ``endpoints.parse_endpoint`` says
+# why one is refused). A well-formed one is then resolved and checked (400 if refused).
+ENDPOINT_SHAPE = RegexValidator(
+    r"^(?:|(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5})$",
+    "endpoint must look like host:port ([v6addr]:port for IPv6)",
+)
+
+
 class LadderFilterSerializer(serializers.Serializer):
     ladder = serializers.CharField(required=False, default="", max_length=32, help_text=LADDER_HELP)
 
@@ -99,13 +109,19 @@ class BotListApi(APIView):
         search = serializers.CharField(required=False, default="", max_length=100)
         kind = serializers.ChoiceField(choices=Bot.Kind.choices, required=False, default="")
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         name = serializers.CharField(max_length=32)
         kind = serializers.ChoiceField(choices=Bot.Kind.choices)
         description = serializers.CharField(
             max_length=500, required=False, default="", allow_blank=True
         )
-        endpoint = serializers.CharField(max_length=300, required=False, allow_blank=True)
+        endpoint = serializers.CharField(
+            max_length=300,
+            required=False,
+            allow_blank=True,
+            validators=[ENDPOINT_SHAPE],
+            help_text="remote bots only: host:port ([v6addr]:port); empty for hosted bots",
+        )
 
     @extend_schema(
         parameters=[FilterSerializer],
@@ -151,8 +167,13 @@ class BotDetailApi(APIView):
     """One bot with its current version and its rating on every ladder; the owner may
     change or delete it. Its rating history is ``/bots/{id}/rating-history/``."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         description = serializers.CharField(max_length=500, required=False, allow_blank=True)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not attrs:  # an empty (or unreadable) body changes nothing: say so
+                raise serializers.ValidationError("nothing to change: send description")
+            return attrs
 
     class OutputSerializer(BotOutputSerializer):
         class LadderRatingSerializer(RatingSerializer):
@@ -191,7 +212,7 @@ class BotVersionsApi(APIView):
 
     pagination_class = PagePagination  # the list's page shape, in the schema too
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         file = serializers.FileField()
         entry_point = serializers.CharField(required=False, allow_blank=True, max_length=255)
 
@@ -237,8 +258,8 @@ class BotVersionsApi(APIView):
 class BotEndpointApi(APIView):
     """Register a remote bot's endpoint (a new version)."""
 
-    class InputSerializer(serializers.Serializer):
-        endpoint = serializers.CharField(max_length=300)
+    class InputSerializer(StrictInputSerializer):
+        endpoint = serializers.CharField(max_length=300, validators=[ENDPOINT_SHAPE])
 
     @extend_schema(
         request=InputSerializer, responses={201: PrivateVersionOutputSerializer, **ERRORS}
@@ -257,7 +278,7 @@ class BotSuspendApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         reason = serializers.CharField(max_length=500)
 
     @extend_schema(request=InputSerializer, responses={200: BotOutputSerializer, **ERRORS})

@@ -20,9 +20,22 @@ from ladder.ratings import elo
 MAX_ID = 2**63 - 1
 
 
+class WholeNumberField(serializers.IntegerField):
+    """An integer input written as one: ``12``, not ``12.0``, ``1e3`` or ``" 12"``.
+
+    DRF's IntegerField reads ``"12.0"`` as 12; the schema says integer, so a query
+    (or form) value must be digits, optionally signed.
+    """
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, str) and not (data.isascii() and data.lstrip("-").isdigit()):
+            self.fail("invalid")
+        return int(super().to_internal_value(data))
+
+
 def IdField(**kwargs: Any) -> serializers.IntegerField:
     """An input naming a database row: 1 .. 2^63-1."""
-    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+    return WholeNumberField(min_value=1, max_value=MAX_ID, **kwargs)
 
 
 @extend_schema_field(OpenApiTypes.DOUBLE)

@@ -148,11 +148,12 @@ def seat_pb(s: MatchSeat) -> ladder_pb2.MatchSeat:
 def match_pb(m: Match) -> ladder_pb2.Match:
     finished = m.status == Match.Status.FINISHED
     result = getattr(m, "result", None) if finished else None
+    # The seed (and the replay it decides) would reveal the cave before the end.
+    revealed = match_selectors.deal_revealed(m)
     return ladder_pb2.Match(
         id=m.pk,
         ruleset=m.ruleset,
-        # The seed would reveal the cave before the end (of every match of its deal).
-        seed=m.seed if match_selectors.match_seed_shown(m) else 0,
+        seed=m.seed if revealed else 0,
         difficulty=m.difficulty,
         status=m.status.upper(),
         seats=[seat_pb(s) for s in m.seats.all()],
@@ -161,8 +162,8 @@ def match_pb(m: Match) -> ladder_pb2.Match:
         created_at=_time(m.created_at),
         started_at=_time(m.started_at),
         finished_at=_time(m.finished_at),
-        replay_sha256=m.replay_sha256,
-        replay_size=m.replay_size,
+        replay_sha256=m.replay_sha256 if revealed else "",
+        replay_size=m.replay_size if revealed else 0,
         error=m.error[:2000],
         rated=m.rated,
         ladder=m.ladder,
@@ -360,8 +361,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         if not match.replay_sha256 or not match.replay.name:
             raise NotFound(f"match {match.pk} has no replay")
-        if not match_selectors.match_seed_shown(match):
-            raise Conflict(f"match {match.pk}: {match_selectors.DEAL_OPEN}")
+        if not match_selectors.deal_revealed(match):
+            raise Conflict(match_selectors.DEAL_IN_PLAY)
         try:
             fh = replay_open(match.replay.name)
         except FileNotFoundError as exc:

@@ -28,10 +28,11 @@ from rest_framework.views import APIView
 from ladder.accounts.requests import request_user
 from ladder.bots.apis import LADDER_HELP, BotOutputSerializer, LadderFilterSerializer
 from ladder.common.exceptions import NotFound
-from ladder.common.fields import IdField, PointsField
+from ladder.common.fields import MAX_ID, IdField, PointsField
 from ladder.common.logs import log_read, log_response
 from ladder.common.pagination import NewestFirstPagination, PagePagination
 from ladder.common.schema import ERRORS
+from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchSeat, Tournament
@@ -66,10 +67,10 @@ class _WholeMatchField(serializers.Field):
 @extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
 class SeedField(_WholeMatchField):
     """64-bit, as a string so JavaScript keeps every digit; null until the match is finished
-    (and, in a duplicate deal, until every match of the deal is: they share the cave)."""
+    (and no other match still plays the same deal: ``selectors.deal_revealed``)."""
 
     def to_representation(self, match: Match) -> str | None:
-        return str(match.seed) if selectors.match_seed_shown(match) else None
+        return str(match.seed) if selectors.deal_revealed(match) else None
 
 
 class DealMatchSerializer(serializers.Serializer):
@@ -126,10 +127,11 @@ class ReplayOutputSerializer(serializers.Serializer):
 
 @extend_schema_field(ReplayOutputSerializer(allow_null=True))
 class ReplayField(_WholeMatchField):
-    """Where to download the replay (needs ``request`` in the context); null without one."""
+    """Where to download the replay (needs ``request`` in the context); null without one,
+    and while the seed is hidden (``selectors.deal_revealed``)."""
 
     def to_representation(self, match: Match) -> dict[str, Any] | None:
-        if not match.replay_sha256 or not selectors.match_seed_shown(match):
+        if not match.replay_sha256 or not selectors.deal_revealed(match):
             return None  # none yet, or its deal's other rotations still to play this cave
         url = reverse("match-replay", kwargs={"match_id": match.pk})
         request = self.context.get("request")
@@ -138,6 +140,26 @@ class ReplayField(_WholeMatchField):
             "size": match.replay_size,
             "url": request.build_absolute_uri(url) if request else url,
         }
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+        "minItems": 2,
+        "maxItems": 4,
+        "uniqueItems": True,
+        "description": "bot ids in seat order; a bot takes one seat",
+    }
+)
+class SeatBotsField(serializers.ListField):
+    """The bots of a challenge, in seat order: distinct (the service says so too)."""
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        ids: list[int] = super().to_internal_value(data)
+        if len(set(ids)) != len(ids):
+            raise serializers.ValidationError("a bot cannot take two seats")
+        return ids
 
 
 class MatchOutputSerializer(serializers.Serializer):
@@ -177,8 +199,8 @@ class MatchListApi(APIView):
         tournament = IdField(required=False, allow_null=True, default=None)
         ladder = serializers.CharField(required=False, default="", max_length=32)
 
-    class InputSerializer(serializers.Serializer):
-        bots = serializers.ListField(child=IdField(), min_length=2, max_length=4)
+    class InputSerializer(StrictInputSerializer):
+        bots = SeatBotsField(child=IdField(), min_length=2, max_length=4)
         ladder = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
         )
@@ -235,8 +257,14 @@ class MatchCancelApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
-        reason = serializers.CharField(max_length=500, required=False, default="")
+    class InputSerializer(StrictInputSerializer):
+        reason = serializers.CharField(
+            max_length=500,
+            required=False,
+            default="",
+            allow_blank=True,
+            help_text="empty: cancelled",
+        )
 
     @extend_schema(request=InputSerializer, responses={200: MatchOutputSerializer, **ERRORS})
     def post(self, request: Request, match_id: int) -> Response:
@@ -254,6 +282,7 @@ class MatchReplayApi(APIView):
             (200, "application/gzip"): OpenApiTypes.BINARY,
             304: OpenApiResponse(description="If-None-Match matched the sha256 ETag"),
             404: ERRORS[404],
+            409: OpenApiResponse(ERRORS[409].response, "another match still plays the same deal"),
         },
         parameters=[
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False)

@@ -11,12 +11,16 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
+    BooleanField,
     Count,
+    Exists,
+    ExpressionWrapper,
     F,
     Func,
     IntegerField,
     OuterRef,
     Prefetch,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -31,10 +35,6 @@ from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Deal, Match, MatchSeat, Tournament
 from ladder.ratings.elo import pair_score
 from ladder.tournaments.standings import Outcome, Standing, standings
-
-DEAL_OPEN = (
-    "the replay is shown once every rotation of its duplicate deal is played (they share the cave)"
-)
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
@@ -56,14 +56,51 @@ def seats_shown() -> QuerySet[MatchSeat]:
     )
 
 
+DEAL_IN_PLAY = "the same deal is still being played in another match: its replay is shown then"
+_OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
+
+
+def _revealed() -> ExpressionWrapper:
+    """SQL for ``deal_revealed``: finished, and no open match deals from the same seed.
+
+    The ``status`` index finds the open matches (few), so this costs little per row.
+    """
+    twin_open = Match.objects.filter(seed=OuterRef("seed"), status__in=_OPEN)
+    return ExpressionWrapper(
+        Q(status=Match.Status.FINISHED) & ~Exists(twin_open), output_field=BooleanField()
+    )
+
+
+def deal_revealed(match: Match) -> bool:
+    """May anyone see this match's seed, replay and timeline (everything its deal decides)?
+
+    Only once it is finished: the seed determines the whole dealt cave, so before
+    the end it would show every hidden card. And only once no queued or running
+    match deals from the same seed (a duplicate deal played by other seats): the
+    finished twin's seed or replay would show that game's cave too. Matches read
+    through this module carry the answer as ``revealed``; others are asked here.
+    """
+    known = getattr(match, "revealed", None)
+    if known is not None:
+        return bool(known)
+    if match.status != Match.Status.FINISHED:
+        return False
+    return not Match.objects.filter(seed=match.seed, status__in=_OPEN).exists()
+
+
 def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
     """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
-    the matches of its deal, if any (``deal.matches.all``: one query per page)."""
+    the matches of its deal, if any (``deal.matches.all``: one query per page);
+    ``revealed`` (``deal_revealed``)."""
     siblings = Match.objects.order_by("deal_rotation").only(
         "id", "deal_id", "deal_rotation", "status"
     )
-    return qs.select_related("result", "tournament", "deal").prefetch_related(
-        Prefetch("seats", queryset=seats_shown()), Prefetch("deal__matches", queryset=siblings)
+    return (
+        qs.select_related("result", "tournament", "deal")
+        .prefetch_related(
+            Prefetch("seats", queryset=seats_shown()), Prefetch("deal__matches", queryset=siblings)
+        )
+        .annotate(revealed=_revealed())
     )
 
 
@@ -90,18 +127,6 @@ def match_list(
 def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
     """Matches of one bot (the gRPC 'matches of a bot')."""
     return match_list(bot_id=bot_id, status=status)
-
-
-def match_seed_shown(match: Match) -> bool:
-    """Whether a match's seed may be shown: the seed determines the whole cave, so only
-    once the match is finished and, in a duplicate deal, every match of the deal is too
-    (``_with_seats`` prefetches the deal's matches: no query)."""
-    if match.status != Match.Status.FINISHED:
-        return False
-    return match.deal is None or all(
-        m.status not in (Match.Status.QUEUED, Match.Status.RUNNING)
-        for m in match.deal.matches.all()
-    )
 
 
 def match_detail(*, match_id: int) -> Match:
@@ -232,28 +257,19 @@ class ReplayFile:
     size: int
 
 
-def deal_still_open(*, deal_id: int | None) -> bool:
-    """Whether a duplicate deal has matches still to play: its cave (the seed, the
-    replays of its played rotations) stays hidden until then."""
-    return deal_id is not None and (
-        Match.objects.filter(
-            deal_id=deal_id, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
-        ).exists()
-    )
-
-
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored, or NotFound (no match, or no replay yet);
-    Conflict while other rotations of its duplicate deal are still to be played."""
+    """Where a match's replay is stored: NotFound when there is no match or no replay
+    yet, Conflict while its deal is hidden (``deal_revealed``)."""
     row = (
         Match.objects.filter(pk=match_id)
-        .values_list("replay", "replay_sha256", "replay_size", "deal_id")
+        .annotate(revealed=_revealed())
+        .values_list("replay", "replay_sha256", "replay_size", "status", "revealed")
         .first()
     )
-    if row is None or not row[0] or not row[1]:
+    if row is None or not row[0] or not row[1] or row[3] != Match.Status.FINISHED:
         raise NotFound("this match has no replay")
-    if deal_still_open(deal_id=row[3]):
-        raise Conflict(DEAL_OPEN)
+    if not row[4]:
+        raise Conflict(DEAL_IN_PLAY)
     return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
 
 

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from ladder.bots.apis import BotOutputSerializer, LadderFilterSerializer
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_get
-from ladder.common.fields import PointsField
+from ladder.common.fields import PointsField, WholeNumberField
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
 from ladder.ladders import Difficulty, ladder_list
@@ -74,7 +74,7 @@ class BotRatingHistoryApi(APIView):
     """A bot's rating changes on a ladder in recording order (the latest ``limit``)."""
 
     class FilterSerializer(LadderFilterSerializer):
-        limit = serializers.IntegerField(required=False, default=200, min_value=1, max_value=1000)
+        limit = WholeNumberField(required=False, default=200, min_value=1, max_value=1000)
 
     class OutputSerializer(serializers.Serializer):
         match = serializers.IntegerField(source="match_id")

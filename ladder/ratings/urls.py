@@ -8,7 +8,7 @@ urlpatterns = [
     path("ladders/", apis.LadderListApi.as_view(), name="ladder-list"),
     path("leaderboard/", apis.LeaderboardApi.as_view(), name="leaderboard"),
     path(
-        "bots/<int:bot_id>/rating-history/",
+        "bots/<id:bot_id>/rating-history/",
         apis.BotRatingHistoryApi.as_view(),
         name="bot-rating-history",
     ),

@@ -7,7 +7,7 @@ from ladder.tournaments import apis
 urlpatterns = [
     path("comparisons/", apis.ComparisonListApi.as_view(), name="comparison-list"),
     path(
-        "comparisons/<int:comparison_id>/",
+        "comparisons/<id:comparison_id>/",
         apis.ComparisonDetailApi.as_view(),
         name="comparison-detail",
     ),

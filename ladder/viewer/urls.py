@@ -6,9 +6,9 @@ from ladder.viewer import views
 
 urlpatterns = [
     path("replays/", views.standalone_page, name="viewer-standalone"),
-    path("replays/matches/<int:match_id>/", views.match_page, name="viewer-match"),
+    path("replays/matches/<id:match_id>/", views.match_page, name="viewer-match"),
     path(
-        "api/v1/matches/<int:match_id>/timeline/",
+        "api/v1/matches/<id:match_id>/timeline/",
         views.MatchTimelineApi.as_view(),
         name="viewer-match-timeline",
     ),

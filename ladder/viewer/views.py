@@ -20,13 +20,13 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from ladder.api.parsers import StrictMultiPartParser
 from ladder.api.throttling import AnonThrottle
 from ladder.common.exceptions import NotFound
 from ladder.matches.selectors import match_detail
@@ -131,7 +131,7 @@ class ReplayTimelineApi(_TimelineApi):
     difference and the timeline up to it.
     """
 
-    parser_classes = [MultiPartParser]
+    parser_classes = [StrictMultiPartParser]
     throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, UploadThrottle]  # type: ignore[list-item]
 
     @extend_schema(
@@ -140,6 +140,7 @@ class ReplayTimelineApi(_TimelineApi):
             "multipart/form-data": {
                 "type": "object",
                 "properties": {"replay": {"type": "string", "format": "binary"}},
+                "required": ["replay"],
             },
         },
         responses={

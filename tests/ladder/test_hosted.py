@@ -11,6 +11,7 @@ in ``make test``, again on PostgreSQL.
 from __future__ import annotations
 
 import gzip
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from tests.support.sandbox import require_sandbox
 from workers.hosted import version_smoke
 from workers.queued_match import play_queued_match
 from workers.runner import EnginePool
+from workers.seats import HOSTED_SHOWN
 
 pytestmark = pytest.mark.django_db
 HOUSE = ("random", "heuristic", "starter")
@@ -106,6 +108,10 @@ def test_house_bots_uploaded_as_hosted_bots_play_a_full_match(
     detail = anonymous.get(f"/api/v1/matches/{match.pk}/").content
     for public in (replay, detail):
         assert b"[sandbox]" not in public and b"listening on unix" not in public
+    # Nor the sandboxes' socket paths on the worker's host (docs/security.md).
+    doc = json.loads(replay)
+    assert {s["address"] for s in doc["seats"]} == {HOSTED_SHOWN}
+    assert b"unix:" not in replay and b".sock" not in replay
 
     smoke = owner.get(f"/api/v1/bots/{bots['starter'].pk}/versions/1/smoke/")
     assert smoke.status_code == 200

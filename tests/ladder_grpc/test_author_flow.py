@@ -177,10 +177,16 @@ def test_playmatch_rechecks_endpoints_before_dialing(
     finally:
         assert worker.stop() == 0, worker.log()
     assert run.returncode != 0
-    assert "loopback addresses are not allowed" in run.stderr, run.stderr + worker.log()
+    assert "its endpoint was refused by the endpoint check" in run.stderr, run.stderr + worker.log()
     assert "Traceback" not in run.stderr
     match = Match.objects.get()
-    assert match.status == Match.Status.ERRORED and "loopback" in match.error
+    # The public error names no address; the owner reads why in the seat's log.
+    assert match.status == Match.Status.ERRORED and "refused" in match.error
+    assert "127.0.0.1" not in match.error and "loopback" not in match.error
+    note = stub.GetSeatLog(
+        pb.GetSeatLogRequest(match_id=match.pk, seat=0), metadata=bearer(tok), timeout=T
+    )
+    assert "loopback addresses are not allowed" in note.text and heuristic.address in note.text
     assert not match.seats.filter(rating_after__isnull=False).exists()
     unknown = manage(["playmatch", "--bots", "near,ghost"], ladder_env)
     assert unknown.returncode != 0 and "no bot named 'ghost'" in unknown.stderr

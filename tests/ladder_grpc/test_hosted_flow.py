@@ -115,8 +115,13 @@ def test_hosted_bot_flow_over_grpc(
     assert code_of(lambda: stub.GetSeatLog(seat0, metadata=bearer(bob))) == (
         grpc.StatusCode.PERMISSION_DENIED
     )
+    # The remote seat's log is the runner's note: which endpoint was dialed (owner only).
     remote_seat = pb.GetSeatLogRequest(match_id=match_id, seat=1)
-    assert code_of(lambda: stub.GetSeatLog(remote_seat, metadata=md)) == grpc.StatusCode.NOT_FOUND
+    note = stub.GetSeatLog(remote_seat, metadata=md, timeout=T)
+    assert remote_random.address in note.text and "[sandbox]" not in note.text
+    assert code_of(lambda: stub.GetSeatLog(remote_seat, metadata=bearer(bob))) == (
+        grpc.StatusCode.PERMISSION_DENIED
+    )
 
     # Never in the public replay.
     chunks = stub.DownloadReplay(pb.DownloadReplayRequest(match_id=match_id), timeout=T)

@@ -101,11 +101,49 @@ def start_runserver(
     for command in setup:
         subprocess.run([*manage, *command], env=env, cwd=ROOT, check=True, timeout=120)
     address = closed_port_address()
+    command = [*manage, "runserver", "--noreload", address]
+    return _serve_http(command, env, address, tmp, name, probe=probe, timeout_s=timeout_s)
+
+
+def start_gunicorn(
+    env: Mapping[str, str],
+    tmp: Path,
+    name: str = "gunicorn",
+    *,
+    workers: int = 2,
+    probe: str = "/api/schema/",
+    timeout_s: float = 60.0,
+) -> Proc:
+    """The production WSGI server as compose runs it: gunicorn with ``ladder/gunicorn.conf.py``
+    serving ``ladder.wsgi:application`` on a loopback port (``LADDER_WEB_BIND``).
+
+    Waited on until PROBE answers 200; stopped through its handle (SIGTERM to the
+    master, which stops its workers).
+    """
+    address = closed_port_address()
+    env = {**env, "LADDER_WEB_BIND": address, "LADDER_WEB_WORKERS": str(workers)}
+    command = [
+        sys.executable, "-m", "gunicorn", "-c", str(ROOT / "ladder" / "gunicorn.conf.py"),
+        "ladder.wsgi:application",
+    ]  # fmt: skip
+    return _serve_http(command, env, address, tmp, name, probe=probe, timeout_s=timeout_s)
+
+
+def _serve_http(
+    command: Sequence[str],
+    env: Mapping[str, str],
+    address: str,
+    tmp: Path,
+    name: str,
+    *,
+    probe: str,
+    timeout_s: float,
+) -> Proc:
+    """Start an HTTP server process and wait (bounded) until PROBE answers 200."""
     log_path = tmp / f"{name}.log"
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(
-            [*manage, "runserver", "--noreload", address],
-            env=dict(env), cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT,
+            list(command), env=dict(env), cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT,
         )  # fmt: skip
     server = Proc(proc, address, log_path)
     deadline = time.monotonic() + timeout_s

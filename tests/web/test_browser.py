@@ -605,9 +605,9 @@ def test_the_owner_sees_their_hosted_seat_log_and_nobody_else(
     assert tab.page.locator("#seat-logs").count() == 0
     assert "[sandbox]" not in tab.page.content()
     assert tab.page.request.get(site + log_url).status in (401, 403)
-    sign_in(tab, "alice")  # owns the other seat's bot (remote: no log), not lurker
+    sign_in(tab, "alice")  # owns the other seat's bot (remote: the runner's note), not lurker
     tab.goto(f"/matches/{match_id}/")
-    assert tab.page.locator("#seat-logs").count() == 0
+    assert tab.page.locator(f"#seat-logs details.seat-log[data-seat='{seat}']").count() == 0
     assert "[sandbox]" not in tab.page.content()
     assert tab.page.request.get(site + log_url).status == 403
     sign_out(tab)

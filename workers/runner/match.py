@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import grpc
 
@@ -109,6 +110,34 @@ class BotSpec:
     # Hosted bots that did not start (the sandbox says why): never dialed, the seat
     # forfeits before the first decision with this reason.
     start_error: str = ""
+    # What the replay and every recorded reason call the address (None: the address
+    # itself). The ladder passes "remote" or "hosted": its replays and match pages are
+    # public, and an endpoint (or a sandbox's socket path) is its owner's business.
+    shown_address: str | None = None
+
+    def public(self, message: str) -> str:
+        """``message`` with every spelling of the address replaced by ``shown_address``."""
+        if self.shown_address is None:
+            return message
+        for form in address_forms(self.address):
+            message = message.replace(form, self.shown_address)
+        return message
+
+
+def address_forms(address: str) -> list[str]:
+    """How an address may be spelled in gRPC's and our messages, longest first:
+    ``host:port``, ``ipv4:host:port``, ``unix:/path``, the bare host or path, the
+    bracketed and percent-encoded IPv6 forms. A bare host without a dot, colon or
+    slash (a plain word such as ``bot``) is left alone: it would garble the message."""
+    forms = {address}
+    if address.startswith("unix:"):
+        forms.add(address[len("unix:") :])
+    else:
+        host = address.rpartition(":")[0] if address.count(":") == 1 or "]" in address else address
+        bare = host.strip("[]")
+        forms.update({host, bare, f"[{bare}]", quote(f"[{bare}]", safe=":"), quote(bare, safe="")})
+    shown = [f for f in forms if f == address or (len(f) >= 3 and any(c in f for c in ".:/%"))]
+    return sorted(shown, key=len, reverse=True)
 
 
 @dataclass
@@ -334,7 +363,7 @@ class MatchRun:
         dead: list[tuple[int, str]] = []
         for st in self.seats:
             if st.spec.start_error:
-                st.handshake = st.spec.start_error
+                st.handshake = st.spec.public(st.spec.start_error)
                 dead.append((st.seat, st.spec.start_error))
                 continue
             fut = st.stub.Handshake.future(
@@ -351,13 +380,17 @@ class MatchRun:
                 if code == grpc.StatusCode.UNIMPLEMENTED:
                     st.handshake, st.protocol_version = "unimplemented", PROTOCOL_VERSION
                     continue
-                st.handshake = f"{code.name}: {rpc_details(exc)}"
+                st.handshake = st.spec.public(f"{code.name}: {rpc_details(exc)}")
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     if st.spec.is_alive is not None and not st.spec.is_alive():
                         dead.append((st.seat, "bot process exited before the game"))
                     elif self._gone(st.spec.address):
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
-                log.warning("seat %d handshake failed: %s", st.seat, st.handshake)
+                # The log (operators only) keeps the address the replay leaves out.
+                log.warning(
+                    "seat %d (%s) handshake failed: %s: %s",
+                    st.seat, st.spec.address, code.name, rpc_details(exc),
+                )  # fmt: skip
                 continue
             if isinstance(reply, Undecodable):
                 st.handshake = f"malformed: undecodable reply ({reply.description})"
@@ -510,7 +543,8 @@ class MatchRun:
                 self.seats[e.seat].out = True
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
-        answer.reason = text.clean(answer.reason)  # often a bot's words: stored, sent, printed
+        # Often a bot's words: stored, sent, printed; never with a private address.
+        answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
         # game_id and control_token: the engine's game of the moment (_game_call).
         request = engine_pb2.StepRequest(seat=seat, ply=ply, think_time_ms=answer.think_ms)
         if answer.kind == "action":
@@ -655,7 +689,7 @@ class MatchRun:
             "seat": st.seat,
             "bot": st.name,
             "version": st.version,
-            "address": st.spec.address,
+            "address": st.spec.address if st.spec.shown_address is None else st.spec.shown_address,
             "protocol_version": st.protocol_version,
             "handshake": st.handshake,
             "decisions": st.decisions,

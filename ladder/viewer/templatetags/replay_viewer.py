@@ -8,6 +8,7 @@ from django import template
 from django.urls import reverse
 
 from ladder.matches.models import Match
+from ladder.matches.selectors import deal_revealed
 from ladder.viewer.selectors import match_panel
 
 register = template.Library()
@@ -22,9 +23,15 @@ def replay_viewer(match: Match | None = None) -> dict[str, Any]:
     """
     if match is None:
         return {"upload_url": reverse("viewer-replay-timeline")}
-    if match.status != Match.Status.FINISHED or not match.replay_sha256:
+    if not deal_revealed(match) or not match.replay_sha256:
         open_states = (Match.Status.QUEUED, Match.Status.RUNNING)
-        return {"pending": match.status, "will_finish": match.status in open_states}
+        # A finished match whose deal another match still plays waits for that one.
+        twin = match.status == Match.Status.FINISHED and bool(match.replay_sha256)
+        return {
+            "pending": match.status,
+            "will_finish": match.status in open_states,
+            "deal_in_play": twin,
+        }
     return {
         "timeline_url": reverse("viewer-match-timeline", args=[match.pk]),
         "panel": match_panel(match=match),
