@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint protos protos-check rulesets rulesets-check bench clean
+.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean
 PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py \
 	tests/web/test_pages.py tests/web/test_browser.py
 
@@ -16,9 +16,14 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 
 venv: $(STAMP)
 
+# The whole ladder on this machine (deploy/run.py): engine, workers, beat, web, gRPC, example
+# bots; Ctrl-C stops it. `make run MATCHES=5` plays 5 matches, prints the leaderboard, exits.
+run: $(STAMP)
+	$(PY) -m deploy.run $(if $(MATCHES),--matches $(MATCHES))
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
+	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder deploy
 	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
