@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
-	$(VENV)/bin/mypy ladder
+	$(VENV)/bin/mypy ladder deploy
 
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint

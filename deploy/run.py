@@ -67,13 +67,21 @@ VALIDATE_TIMEOUT_S = 180.0
 POLL_S = 0.25
 
 
+def count(text: str) -> int:
+    """A non-negative whole number for argparse."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m deploy.run", description=__doc__.split("\n")[0])
     p.add_argument(
-        "--matches", type=int, default=0, help="play this many matches, print the board, exit"
+        "--matches", type=count, default=0, help="play this many matches, print the board, exit"
     )
     p.add_argument(
-        "--concurrency", type=int, default=2, help="matches played at once (worker processes)"
+        "--concurrency", type=count, default=2, help="matches played at once (worker processes)"
     )
     p.add_argument("--web-port", type=int, default=8000)
     p.add_argument("--grpc-port", type=int, default=50052)
