@@ -69,10 +69,12 @@ rulesets: $(STAMP)
 rulesets-check: $(STAMP)
 	$(PY) -m engine.ruleset_json --out $(RULESET_DIR) --check
 
+# Every benchmark, repeated, into one markdown report (bench/run_all.py, docs/benchmarks.md):
+# `make bench` (< 15 min on two cores), `make bench QUICK=1` (about 2 min). The read and page
+# benchmarks run when DATABASE_URL names a PostgreSQL database they may fill.
+BENCH_OUT ?= var/bench-report.md
 bench: $(STAMP)
-	$(PY) bench/engine_bench.py
-	$(PY) bench/training_bench.py
-	$(PY) bench/workers_bench.py
+	$(PY) bench/run_all.py --out $(BENCH_OUT) $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .mypy_cache .import_linter_cache
