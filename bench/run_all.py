@@ -168,10 +168,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def label(item: dict[str, Any], index: int) -> str:
-    """A list entry's name in a figure's path: its first text field, else its index."""
+    """A list entry's name in a figure's path: its first text field, its seats, or its index."""
     for value in item.values():
         if isinstance(value, str):
             return value
+    if isinstance(item.get("seats"), int):
+        return f"seats={item['seats']}"
     return str(index)
 
 

@@ -415,14 +415,39 @@ def matchmaking_scheduled() -> bool:
     return any("matchmak" in str(entry.get("task")) for entry in schedule.values())
 
 
-def in_flight() -> int:
+def demo_playable(user_id: int) -> list[int]:
+    """The demo user's bots that can be seated now (the examples and whatever they upload)."""
+    from ladder.bots.models import Bot
+
+    return list(
+        Bot.objects.filter(
+            owner_id=user_id,
+            is_active=True,
+            retired_at__isnull=True,
+            current_version__isnull=False,
+        ).values_list("pk", flat=True)
+    )
+
+
+def in_flight(bot_ids: list[int]) -> int:
+    """Queued or running matches that seat any of ``bot_ids``."""
     from ladder.matches.models import Match
 
-    return Match.objects.filter(status__in=[Match.Status.QUEUED, Match.Status.RUNNING]).count()
+    return (
+        Match.objects.filter(
+            status__in=[Match.Status.QUEUED, Match.Status.RUNNING], seats__bot_id__in=bot_ids
+        )
+        .distinct()
+        .count()
+    )
 
 
 def queue_demo_match(bot_ids: list[int], rng: random.Random) -> int:
-    """FALLBACK MATCHMAKER (only while no matchmaking task is scheduled): a random table."""
+    """FALLBACK MATCHMAKER of make run: a random table of the demo user's bots.
+
+    The ladder's matchmaker never seats two bots of one owner (collusion), and
+    every example bot is the demo user's, so without this they would never meet.
+    """
     from ladder.matches.services import match_create
 
     seats = rng.randint(2, min(4, len(bot_ids)))
@@ -663,7 +688,7 @@ class Runner:
         if args.matches:
             return self.play(bot_ids, args.matches)
         self.playing = True
-        self.keep_playing(bot_ids)
+        self.keep_playing(user.pk)
         return 0
 
     def play(self, bot_ids: list[int], n: int) -> int:
@@ -697,23 +722,30 @@ class Runner:
             return 1
         return 0
 
-    def keep_playing(self, bot_ids: list[int]) -> None:
-        """Until Ctrl-C: show each match as it ends; queue demo matches if beat does not."""
-        fallback = not matchmaking_scheduled()
-        if fallback:
-            say(
-                "No matchmaking task is scheduled in beat: make run queues matches between "
-                "the example bots itself (fallback matchmaker).\n"
+    def keep_playing(self, user_id: int) -> None:
+        """Until Ctrl-C: show each match as it ends; keep the demo user's bots playing."""
+        if matchmaking_scheduled():
+            why = (
+                "beat runs the matchmaker for every other bot; it never seats two bots of one "
+                "owner, and the example bots are all the demo user's"
             )
+        else:
+            why = "no matchmaking task is scheduled in beat"
+        say(
+            "make run queues matches between the demo user's bots itself (fallback "
+            f"matchmaker: {why}).\n"
+        )
         rng = random.Random()
         next_queue = 0.0
         while True:
             self.check_stack()
             self.show_finished()
-            if fallback and time.monotonic() >= next_queue:
+            if time.monotonic() >= next_queue:
                 next_queue = time.monotonic() + 1.0
-                for _ in range(self.args.concurrency - in_flight()):
-                    queue_demo_match(bot_ids, rng)
+                bot_ids = demo_playable(user_id)
+                if len(bot_ids) >= 2:
+                    for _ in range(self.args.concurrency - in_flight(bot_ids)):
+                        queue_demo_match(bot_ids, rng)
             time.sleep(POLL_S)
 
     def shutdown(self) -> None:
@@ -750,6 +782,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
     env.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
+    # A lively demo: the matchmaker (once merged in beat's schedule) looks every 10 s, not 30.
+    env.setdefault("LADDER_MATCHMAKER_INTERVAL_S", "10")
     # The processes log to their files; this one's own log lines would only clutter the screen.
     os.environ.setdefault("LADDER_LOG_LEVEL", "WARNING")
     setup_django()
