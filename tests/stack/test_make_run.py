@@ -82,7 +82,13 @@ def test_make_run_matches_plays_them_prints_the_board_and_leaves_nothing(tmp_pat
     )
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
-    for started in ("the engine", "the Celery worker", "celery beat", "the Ladder gRPC", "the web server"):
+    for started in (
+        "the engine",
+        "the Celery worker",
+        "celery beat",
+        "the Ladder gRPC",
+        "the web server",
+    ):
         assert re.search(rf"ok  {started}.* \(pid \d+\)", out), started
     assert re.search(r"API token\s+ddl_\S+", out)
     assert re.search(r"sign in .* user demo\s+password \S+", out)
