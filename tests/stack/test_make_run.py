@@ -21,9 +21,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.redis import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT_S = 180
@@ -156,3 +159,51 @@ def test_bad_arguments_are_refused_before_anything_starts(tmp_path: Path, arg: s
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--matches" in done.stderr
     assert leftovers(tmp_path) == []
+
+
+@pytest.fixture
+def postgres_database() -> Iterator[str]:
+    """A new, empty PostgreSQL database for one run (dropped afterwards)."""
+    psycopg = pytest.importorskip("psycopg")
+    server = os.environ.get("LADDER_PG_URL", "postgres://postgres@127.0.0.1:5432/test")
+    name = f"stack_run_{os.getpid()}_{int(time.time())}"
+    try:
+        admin = psycopg.connect(server, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is not reachable: {exc}")
+        pytest.skip(f"PostgreSQL is not reachable: {exc}")
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield server.rsplit("/", 1)[0] + "/" + name
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_make_run_on_postgresql_and_redis(tmp_path: Path, postgres_database: str) -> None:
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        env = run_env(tmp_path / "var")
+        env.update(DATABASE_URL=postgres_database, REDIS_URL=redis.url)
+        done = subprocess.run(
+            command("--matches", "2"),
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+    finally:
+        redis.kill()
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    assert re.search(r"database\s+PostgreSQL stack_run_", out), out
+    assert re.search(r"broker\s+redis\+socket://", out), out
+    assert "Leaderboard (" in out and "Stopped; nothing left running." in out
+    assert leftovers(tmp_path / "var") == []
+    # Nothing of this run went to SQLite or the embedded broker.
+    assert not (tmp_path / "var" / "ladder.sqlite3").exists()
+    assert not (tmp_path / "var" / "broker").exists()
