@@ -261,8 +261,12 @@ class StartError(RuntimeError):
         super().__init__(f"{svc.what} {why}; its log ({svc.log_path}) ends with:\n{svc.log_tail()}")
 
 
-class Interrupted(Exception):
-    """Ctrl-C or SIGTERM while starting or running."""
+class Interrupted(BaseException):
+    """Ctrl-C or SIGTERM while starting or running.
+
+    A BaseException, as KeyboardInterrupt is: the signal may arrive inside library code
+    that catches Exception (a broker publish that retries), which must not swallow it.
+    """
 
 
 # --- the ladder's side (Django) -------------------------------------------------------------
