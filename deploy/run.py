@@ -419,17 +419,24 @@ def matchmaking_scheduled() -> bool:
     return any("matchmak" in str(entry.get("task")) for entry in schedule.values())
 
 
-def demo_playable(user_id: int) -> list[int]:
-    """The demo user's bots that can be seated now (the examples and whatever they upload)."""
+def demo_playable(user_id: int, remote_examples: bool) -> list[int]:
+    """The demo user's bots that can be seated now (the examples and whatever they upload).
+
+    Examples of the other kind, registered by an earlier run on this database (the
+    sandbox was installed or removed since), are left out: they cannot play now.
+    """
     from ladder.bots.models import Bot
 
+    other = [hosted if remote_examples else remote for hosted, remote, _ in DEMO_BOTS]
     return list(
         Bot.objects.filter(
             owner_id=user_id,
             is_active=True,
             retired_at__isnull=True,
             current_version__isnull=False,
-        ).values_list("pk", flat=True)
+        )
+        .exclude(name__in=other)
+        .values_list("pk", flat=True)
     )
 
 
@@ -692,19 +699,15 @@ class Runner:
         if args.matches:
             return self.play(bot_ids, args.matches)
         self.playing = True
-        self.keep_playing(user.pk)
+        self.keep_playing(user.pk, remote_examples=bool(refusal))
         return 0
 
     def play(self, bot_ids: list[int], n: int) -> int:
         """``--matches N``: queue N matches between the example bots, wait, print the board."""
         from ladder.matches.models import Match
-        from ladder.matches.services import match_create
 
         rng = random.Random()
-        ids = [
-            match_create(bot_ids=rng.sample(bot_ids, rng.randint(2, min(4, len(bot_ids))))).pk
-            for _ in range(n)
-        ]
+        ids = [queue_demo_match(bot_ids, rng) for _ in range(n)]
         say(f"Playing {n} match(es): {ids[0]}..{ids[-1]}")
         deadline = time.monotonic() + self.args.timeout
         done_statuses = [Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED]
@@ -726,7 +729,7 @@ class Runner:
             return 1
         return 0
 
-    def keep_playing(self, user_id: int) -> None:
+    def keep_playing(self, user_id: int, remote_examples: bool) -> None:
         """Until Ctrl-C: show each match as it ends; keep the demo user's bots playing."""
         if matchmaking_scheduled():
             why = (
@@ -746,7 +749,7 @@ class Runner:
             self.show_finished()
             if time.monotonic() >= next_queue:
                 next_queue = time.monotonic() + 1.0
-                bot_ids = demo_playable(user_id)
+                bot_ids = demo_playable(user_id, remote_examples)
                 if len(bot_ids) >= 2:
                     for _ in range(self.args.concurrency - in_flight(bot_ids)):
                         queue_demo_match(bot_ids, rng)
