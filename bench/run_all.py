@@ -99,7 +99,7 @@ BENCHES = [
         "sandbox",
         "sandbox_bench.py",
         "hosted-bot start-up per seat and a decision in the sandbox vs outside",
-        ["--starts", "20", "--decisions", "2000"],
+        ["--starts", "10", "--decisions", "1000"],
         ["--starts", "3", "--decisions", "200"],
     ),
     Bench(
@@ -129,7 +129,7 @@ BENCHES = [
         "ladder_reads",
         "ladder_reads.py",
         "REST and gRPC read latency (p50/p95) with 10,000 bots and 200,000 matches",
-        ["--rounds", "100"],
+        ["--rounds", "50"],
         # Its deepest page (leaderboard and bot list page 150) needs 7,500 bots; the page
         # benchmark asks the same size, so the data set is built once for both.
         ["--bots", "8000", "--matches", "8000", "--rounds", "10"],
@@ -140,7 +140,7 @@ BENCHES = [
         "web",
         "web_bench.py",
         "page latency (leaderboard, bot, match...) with 10,000 bots and 200,000 matches",
-        ["--requests", "40"],
+        ["--requests", "20"],
         ["--bots", "8000", "--matches", "8000", "--requests", "5"],
         needs_pg=True,
         timeout_s=900,
