@@ -21,11 +21,14 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 
+from digdown.v1 import ladder_pb2, ladder_pb2_grpc
 from tests.support.redis import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +69,32 @@ def leftovers(var_dir: Path) -> list[str]:
         if marker in environ.split(b"\0"):
             found.append(f"{proc.name}: {cmdline}")
     return found
+
+
+def check_what_the_banner_says(out: str) -> None:
+    """The site, the REST API and the gRPC API answer where it says, with the token it printed."""
+    web = re.search(r"leaderboard\s+(http://127\.0\.0\.1:\d+)/", out)
+    grpc_at = re.search(r"Ladder gRPC\s+(127\.0\.0\.1:\d+)", out)
+    token = re.search(r"API token\s+(ddl_\S+)", out)
+    assert web and grpc_at and token, out
+    with urllib.request.urlopen(f"{web[1]}/", timeout=30) as page:
+        html = page.read().decode()
+    assert "heuristic" in html and "random" in html, "the example bots are on the leaderboard"
+    request = urllib.request.Request(
+        f"{web[1]}/api/v1/tokens/", headers={"Authorization": f"Bearer {token[1]}"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        assert reply.status == 200
+    with grpc.insecure_channel(grpc_at[1]) as channel:
+        mine = ladder_pb2_grpc.LadderStub(channel).ListMyBots(
+            ladder_pb2.ListMyBotsRequest(),
+            metadata=[("authorization", f"Bearer {token[1]}")],
+            timeout=30,
+        )
+    names = {bot.name for bot in mine.bots}
+    assert len(names) == 3 and all(
+        "random" in n or "heuristic" in n or "starter" in n for n in names
+    )
 
 
 def match_statuses(var_dir: Path) -> dict[str, int]:
@@ -130,6 +159,7 @@ def test_ctrl_c_while_playing_stops_everything_and_leaves_no_match_running(
             assert line or proc.poll() is None, "".join(seen)[-3000:]
             seen.append(line)
             assert time.monotonic() < deadline, "".join(seen)[-3000:]
+        check_what_the_banner_says("".join(seen))
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
     finally:
