@@ -127,6 +127,7 @@ class Service:
     env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+    log_start: int = 0  # where this run's output begins in the log
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -179,8 +180,14 @@ def http_ready(port: int) -> Callable[[Service], bool]:
 
 
 def log_says(text: str) -> Callable[[Service], bool]:
+    """Ready once ``text`` is in what the process wrote in this run (the log is appended to)."""
+
     def check(svc: Service) -> bool:
-        return svc.log_path is not None and text in svc.log_path.read_text(errors="replace")
+        if svc.log_path is None:
+            return False
+        with svc.log_path.open("rb") as log:
+            log.seek(svc.log_start)
+            return text.encode() in log.read()
 
     return check
 
@@ -200,6 +207,7 @@ class Stack:
         self._logs.append(log)
         log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(svc.argv)}\n".encode())
         log.flush()
+        svc.log_start = log.tell()
         step(f"starting {svc.what}")
         svc.proc = subprocess.Popen(
             svc.argv,
@@ -756,24 +764,31 @@ class Runner:
             time.sleep(POLL_S)
 
     def shutdown(self) -> None:
+        """Stop in order (see the module's docstring); the sweep runs whatever happens."""
         say("\nStopping (Ctrl-C again to stop at once; running matches are then requeued)")
-        self.stack.stop(["beat", "web", "grpc"], 30, lambda: None)
-        running = _running_count()
-        if running:
-            say(f"  ... waiting for {running} running match(es) to finish")
+        try:
+            self.stack.stop(["beat", "web", "grpc"], 30, lambda: None)
+            running = _running_count()
+            if running:
+                say(f"  ... waiting for {running} running match(es) to finish")
 
-        def waiting() -> None:
-            if self.force:
-                self.stack.kill(next(s for s in self.stack.services if s.name == "worker"))
-            with contextlib.suppress(Exception):
-                self.show_finished()
+            def waiting() -> None:
+                if self.force:
+                    for svc in self.stack.services:
+                        if svc.name == "worker":
+                            self.stack.kill(svc)
+                with contextlib.suppress(Exception):
+                    self.show_finished()
 
-        self.stack.stop(["worker"], self.args.stop_grace, waiting)
-        released = release_orphaned_matches()
-        if released:
-            say(f"  ok  requeued match(es) {', '.join(map(str, released))}")
-        self.stack.stop([s.name for s in self.stack.services], 15, lambda: None)
-        self.stack.sweep()
+            self.stack.stop(["worker"], self.args.stop_grace, waiting)
+            released = release_orphaned_matches()
+            if released:
+                say(f"  ok  requeued match(es) {', '.join(map(str, released))}")
+            self.stack.stop([s.name for s in self.stack.services], 15, lambda: None)
+        except Exception as exc:  # the database went away, say: still stop every process
+            say(f"  !!  while stopping: {exc.__class__.__name__}: {exc}")
+        finally:
+            self.stack.sweep()
         say("Stopped; nothing left running.")
 
 
