@@ -148,12 +148,15 @@ def port_free(port: int) -> bool:
 
 
 def pick_port(wanted: int) -> int:
-    """``wanted`` if nothing listens there, else a free port (said in the banner)."""
+    """``wanted`` if nothing listens there, else a free port (the banner shows it)."""
     if wanted and port_free(wanted):
         return wanted
     with socket.socket() as s:
         s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+        port = int(s.getsockname()[1])
+    if wanted:
+        say(f"  !!  port {wanted} is in use: {port} instead")
+    return port
 
 
 def grpc_ready(service: str, port: int) -> Callable[[Service], bool]:
@@ -406,7 +409,7 @@ def release_orphaned_matches() -> list[int]:
     running = Match.objects.filter(status=Match.Status.RUNNING, claimed_by__startswith=f"{host}:")
     for match in running:
         pid = match.claimed_by.rsplit(":", 1)[1]
-        if pid.isdigit() and Path(f"/proc/{pid}").exists():
+        if pid.isdigit() and process_exists(int(pid)):
             continue
         if match_release(
             match_id=match.pk,
@@ -417,6 +420,17 @@ def release_orphaned_matches() -> list[int]:
             match_enqueue(match_id=match.pk)
             released.append(match.pk)
     return released
+
+
+def process_exists(pid: int) -> bool:
+    """Signal 0: nothing is sent, only whether the pid exists is checked."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True  # another user's process
+    except (ProcessLookupError, OverflowError):
+        return False
+    return True
 
 
 def matchmaking_scheduled() -> bool:
