@@ -44,6 +44,8 @@ LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their t
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
 LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
                         client address)  the replay viewer (docs/replay-timeline.md)
+LADDER_COMPARISON_MAX_DEALS  deals one version comparison may ask for (default 50)
+LADDER_COMPARISONS_OPEN_PER_USER  comparisons a user may have being played at once (default 2)
 ENGINE_ADDRESS          the engine(s) matches are played on: ``host:port``, a comma list, or a
                         DNS name of replicas (default: each worker process starts its own)
 
@@ -72,6 +74,26 @@ LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (def
 LADDER_SANDBOX_START_S  seconds a hosted bot has to serve (default 15)
 LADDER_SANDBOX_CPU_S, LADDER_SANDBOX_MEMORY_MB  per-seat CPU seconds (300) and address space (1024)
 LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
+
+Matchmaking and auto-suspend (docs/matchmaking.md)
+--------------------------------------------------
+LADDER_MATCHMAKER_TARGET  open (queued + running) matches the matchmaker keeps on each of its
+                        ladders (default 4; 0 switches the matchmaker off)
+LADDER_MATCHMAKER_LADDERS  ladders it fills, comma list (default: the default ladder)
+LADDER_MATCHMAKER_INTERVAL_S  how often beat runs it (default 30)
+LADDER_MATCHMAKER_SEATS seat mix, ``SEATS:WEIGHT`` comma list (default ``2:2,3:1,4:1``; seat
+                        counts the ladder does not play are dropped)
+LADDER_MATCHMAKER_MAX_CONCURRENT  open matches one bot may be in at once (default 2)
+LADDER_MATCHMAKER_RECENT_H  hours of matches counted as a bot's recent games (default 24)
+LADDER_MATCHMAKER_RATING_SCALE  rating gap (points) at which an opponent's weight is 1/e
+                        (default 200)
+LADDER_MATCHMAKER_DUPLICATES  duplicate sets: ``off`` (default), ``on`` (every table that fits),
+                        or a share of tables in [0, 1], e.g. ``0.25``; a set of n seats is n
+                        matches and needs LADDER_MATCHMAKER_MAX_CONCURRENT >= n
+LADDER_SUSPEND_WINDOW   finished matches looked at for auto-suspend (default 10; 0: off)
+LADDER_SUSPEND_CONSECUTIVE  forfeits in a row that suspend (default 3)
+LADDER_SUSPEND_FORFEITS forfeits within the window that suspend (default 5)
+LADDER_SUSPEND_FAULTS   faults within the window that suspend (default 20)
 """
 
 from __future__ import annotations
@@ -138,6 +160,7 @@ INSTALLED_APPS = [
     "ladder.accounts",
     "ladder.bots",
     "ladder.matches",
+    "ladder.matchmaking",
     "ladder.ratings",
     "ladder.grpc",
     "ladder.viewer",
@@ -291,6 +314,16 @@ LADDER_TASK_PLAY_MATCH = "workers.play_match"
 LADDER_TASK_JANITOR = "workers.janitor"
 LADDER_TASK_SMOKE_VERSION = "workers.smoke_version"
 LADDER_MATCH_QUEUE = os.environ.get("LADDER_MATCH_QUEUE", "matches")
+# Broker message priorities of play-match messages. Redis (kombu) keeps one list per
+# step 0, 3, 6, 9 and a worker takes from 0 first: tournament and version-comparison
+# matches (Match.priority > 0) are sent at 0, ladder matches at 6, so a free worker
+# plays the events' matches first. The embedded broker is FIFO and ignores them.
+LADDER_PRIORITY_EVENTS = 0
+# Version comparisons (docs/tournaments.md): deals per comparison, and how many a user
+# may have being played at once (each deal is seats matches per version).
+LADDER_COMPARISON_MAX_DEALS = int(os.environ.get("LADDER_COMPARISON_MAX_DEALS", "50"))
+LADDER_COMPARISONS_OPEN_PER_USER = int(os.environ.get("LADDER_COMPARISONS_OPEN_PER_USER", "2"))
+LADDER_PRIORITY_LADDER = 6
 LADDER_MATCH_DECISION_S = float(os.environ.get("LADDER_MATCH_DECISION_S", "1.0"))
 LADDER_MATCH_BANK_S = float(os.environ.get("LADDER_MATCH_BANK_S", "30"))
 LADDER_MATCH_MAX_DECISIONS = int(os.environ.get("LADDER_MATCH_MAX_DECISIONS", "1000"))
@@ -315,6 +348,20 @@ LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3")
 LADDER_MATCH_RETRY_BACKOFF_S = float(os.environ.get("LADDER_MATCH_RETRY_BACKOFF_S", "10"))
 LADDER_JANITOR_INTERVAL_S = float(os.environ.get("LADDER_JANITOR_INTERVAL_S", "60"))
 LADDER_QUEUED_GRACE_S = float(os.environ.get("LADDER_QUEUED_GRACE_S", "600"))
+# Matchmaking and auto-suspend (docs/matchmaking.md).
+LADDER_TASK_MATCHMAKE = "workers.matchmake"
+LADDER_MATCHMAKER_TARGET = int(os.environ.get("LADDER_MATCHMAKER_TARGET", "4"))
+LADDER_MATCHMAKER_LADDERS = env_list("LADDER_MATCHMAKER_LADDERS")  # empty: the default ladder
+LADDER_MATCHMAKER_INTERVAL_S = float(os.environ.get("LADDER_MATCHMAKER_INTERVAL_S", "30"))
+LADDER_MATCHMAKER_SEATS = os.environ.get("LADDER_MATCHMAKER_SEATS", "2:2,3:1,4:1")
+LADDER_MATCHMAKER_MAX_CONCURRENT = int(os.environ.get("LADDER_MATCHMAKER_MAX_CONCURRENT", "2"))
+LADDER_MATCHMAKER_RECENT_H = float(os.environ.get("LADDER_MATCHMAKER_RECENT_H", "24"))
+LADDER_MATCHMAKER_RATING_SCALE = float(os.environ.get("LADDER_MATCHMAKER_RATING_SCALE", "200"))
+LADDER_MATCHMAKER_DUPLICATES = os.environ.get("LADDER_MATCHMAKER_DUPLICATES", "off")
+LADDER_SUSPEND_WINDOW = int(os.environ.get("LADDER_SUSPEND_WINDOW", "10"))
+LADDER_SUSPEND_CONSECUTIVE = int(os.environ.get("LADDER_SUSPEND_CONSECUTIVE", "3"))
+LADDER_SUSPEND_FORFEITS = int(os.environ.get("LADDER_SUSPEND_FORFEITS", "5"))
+LADDER_SUSPEND_FAULTS = int(os.environ.get("LADDER_SUSPEND_FAULTS", "20"))
 LADDER_BROKER_DIR = Path(os.environ.get("LADDER_BROKER_DIR", VAR_DIR / "broker"))
 
 
@@ -374,8 +421,15 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": LADDER_JANITOR_INTERVAL_S,
         # A janitor message that waited a whole interval is superseded by the next one.
         "options": {"expires": LADDER_JANITOR_INTERVAL_S},
-    }
+    },
 }
+if LADDER_MATCHMAKER_TARGET > 0:
+    CELERY_BEAT_SCHEDULE["matchmake"] = {
+        "task": LADDER_TASK_MATCHMAKE,
+        "schedule": LADDER_MATCHMAKER_INTERVAL_S,
+        # A tick that waited a whole interval is superseded by the next one.
+        "options": {"expires": LADDER_MATCHMAKER_INTERVAL_S},
+    }
 
 # --- REST API -----------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {

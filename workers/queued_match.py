@@ -45,6 +45,7 @@ from ladder.matches.services import (
     match_seat_logs_store,
     match_start,
 )
+from ladder.tournaments.services import tournament_advance_for_match
 from workers.lease import LeaseKeeper
 from workers.local_engine import LocalEngine
 from workers.runner import (
@@ -217,6 +218,8 @@ def play_queued_match(
         _release(report, claim, f"internal error: {type(exc).__name__}: {exc}")
     if bots.hosted and (report.recorded or report.status == "errored"):
         _keep_logs(report, bots)
+    if match.tournament_id is not None and report.status in ("finished", "errored"):
+        _advance_tournament(match_id)
     report.duration_s = time.monotonic() - started
     return report
 
@@ -230,6 +233,16 @@ def _keep_logs(report: PlayReport, bots: SeatBots) -> None:
         match_seat_logs_store(match_id=report.match_id, logs=bots.logs())
     except (ApplicationError, DatabaseError, OSError) as exc:
         log.warning("match %d: hosted seats' logs not stored: %s", report.match_id, exc)
+
+
+def _advance_tournament(match_id: int) -> None:
+    """A tournament match closed: the next Swiss round or the end, at once (exactly once:
+    the service decides under the tournament's lock). A failure here costs only time:
+    the janitor's pass advances what is left."""
+    try:
+        tournament_advance_for_match(match_id=match_id)
+    except (ApplicationError, DatabaseError) as exc:
+        log.warning("match %d: tournament not advanced (the janitor will): %s", match_id, exc)
 
 
 def _fail(report: PlayReport, claim: dict[str, Any], error: str) -> None:

@@ -4,7 +4,8 @@ Thin: the work is elsewhere. ``play_match`` is what
 ``ladder.matches.queue.match_enqueue`` sends (by name) for every match
 created, released for a retry, or requeued by the janitor; ``smoke_version``
 is sent when a hosted version is uploaded (``ladder.bots.services``);
-``janitor`` runs on beat (and as ``manage.py janitor``). Delivery settings and
+``janitor`` and ``matchmake`` run on beat (and as ``manage.py janitor`` and
+``manage.py matchmake``). Delivery settings and
 limits: ``ladder/settings.py`` and docs/workers.md.
 """
 
@@ -23,6 +24,8 @@ from ladder.bots.models import BotVersion
 from ladder.bots.services import bot_versions_resend_pending
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.services import match_requeue_stale
+from ladder.matchmaking.services import matchmake as matchmake_ladders
+from ladder.tournaments.services import tournaments_advance_running
 from workers.celery_app import app
 from workers.hosted import version_smoke
 from workers.queued_match import engine_pool, play_queued_match, shutdown
@@ -98,7 +101,7 @@ def smoke_version(self: Task, version_id: int) -> str:
 @app.task(name=settings.LADDER_TASK_JANITOR, soft_time_limit=60, time_limit=90)
 def janitor() -> dict[str, list[int]]:
     """Requeue matches whose lease expired and resend queued ones whose message was lost;
-    send again the smoke matches of versions left pending."""
+    send again the smoke matches of versions left pending; advance idle tournaments."""
     report = asdict(
         match_requeue_stale(
             queued_grace_s=settings.LADDER_QUEUED_GRACE_S,
@@ -106,9 +109,21 @@ def janitor() -> dict[str, list[int]]:
         )
     )
     report["smoke_resent"] = bot_versions_resend_pending(grace_s=settings.LADDER_QUEUED_GRACE_S)
+    # Tournaments whose last match closed without advancing them (cancelled, a worker lost).
+    report["tournaments_advanced"] = tournaments_advance_running()
     if report["smoke_resent"]:
         log.info("janitor: smoke matches sent again for versions %s", report["smoke_resent"])
     return report
+
+
+@app.task(name=settings.LADDER_TASK_MATCHMAKE, soft_time_limit=60, time_limit=90)
+def matchmake() -> dict[str, list[int]]:
+    """Top the matchmaker's ladders up to their target of open matches (docs/matchmaking.md).
+
+    The ladder's service does the work and logs one line per ladder; this
+    returns the ids of the matches created, per ladder.
+    """
+    return {r.ladder: r.created for r in matchmake_ladders()}
 
 
 @worker_process_shutdown.connect

@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("ladder.bots.urls")),
     path("", include("ladder.matches.urls")),
     path("", include("ladder.ratings.urls")),
+    path("", include("ladder.tournaments.urls")),
 ]

@@ -54,10 +54,20 @@ class BotRatingInline(admin.TabularInline):
 
 @admin.register(Bot)
 class BotAdmin(admin.ModelAdmin):
-    list_display = ("name", "owner", "kind", "is_active", "retired_at", "created_at")
-    list_filter = ("kind", "is_active", ("retired_at", admin.EmptyFieldListFilter), "created_at")
+    list_display = (
+        "name", "owner", "kind", "is_active", "suspension", "retired_at", "created_at",
+    )  # fmt: skip
+    list_filter = (
+        "kind", "is_active", "suspension", ("retired_at", admin.EmptyFieldListFilter),
+        "created_at",
+    )  # fmt: skip
     search_fields = ("name", "owner__username", "suspended_reason")
-    readonly_fields = ("current_version", "created_at", "updated_at", "retired_at")
+    # Suspensions change through the actions below (and auto-suspend), which keep who
+    # suspended the bot, so that only staff lift a staff suspension.
+    readonly_fields = (
+        "current_version", "created_at", "updated_at", "retired_at", "suspension",
+        "suspended_at", "failures_since",
+    )  # fmt: skip
     inlines = [BotRatingInline, BotVersionInline]
     actions = ["suspend", "unsuspend"]
 

@@ -38,7 +38,15 @@ class BotOutputSerializer(RatingSerializer):
     kind = serializers.ChoiceField(choices=Bot.Kind.choices)
     description = serializers.CharField()
     is_active = serializers.BooleanField()
-    suspended_reason = serializers.CharField()
+    suspended_reason = serializers.CharField(
+        help_text="why it is not matched (staff's reason, or what its recent matches showed)"
+    )
+    suspension = serializers.ChoiceField(
+        choices=Bot.Suspension.choices,
+        help_text="'' active; 'staff' (only staff lift it) or 'auto' (a new valid version or"
+        " the owner's POST .../unsuspend/ lifts it)",
+    )
+    suspended_at = serializers.DateTimeField(allow_null=True)
     retired = serializers.BooleanField(source="is_retired")
     created_at = serializers.DateTimeField()
     ladder = serializers.CharField(source="rating_ladder", help_text="ladder of the rating")
@@ -261,7 +269,7 @@ class BotSuspendApi(APIView):
 
 
 class BotUnsuspendApi(APIView):
-    """Staff: reactivate a suspended bot."""
+    """Reactivate a suspended bot: staff always; the owner when the ladder suspended it (auto)."""
 
     permission_classes = [IsAuthenticated]
 

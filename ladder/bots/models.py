@@ -37,8 +37,25 @@ class Bot(models.Model):
     name = models.CharField(max_length=32, unique=True, validators=[BOT_NAME_VALIDATOR])
     kind = models.CharField(max_length=8, choices=Kind.choices)
     description = models.CharField(max_length=500, blank=True)
+
+    class Suspension(models.TextChoices):
+        """Who suspended it, which decides who may lift it."""
+
+        NONE = "", "not suspended"
+        STAFF = "staff", "by staff (only staff lift it)"
+        AUTO = "auto", "automatically (a new version or the owner lifts it)"
+
     is_active = models.BooleanField(default=True, db_index=True)
     suspended_reason = models.CharField(max_length=500, blank=True)
+    suspension = models.CharField(
+        max_length=8, choices=Suspension.choices, default=Suspension.NONE, blank=True
+    )
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    # Auto-suspension only counts matches recorded after this instant: a lifted bot
+    # starts with a clean slate instead of being suspended again by its old failures.
+    failures_since = models.DateTimeField(
+        null=True, blank=True, help_text="Auto-suspend looks only at matches recorded after this."
+    )
     retired_at = models.DateTimeField(null=True, blank=True)
     current_version = models.ForeignKey(
         "BotVersion",

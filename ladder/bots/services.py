@@ -2,7 +2,8 @@
 
 Authorization lives here (not in views) so the REST API and the gRPC service
 enforce the same rules: only the owner changes or deletes a bot; staff moderate
-(suspend/unsuspend). Versions are immutable and numbered per bot; the newest
+(suspend/unsuspend); the ladder suspends a failing bot itself (``bot_auto_suspend``),
+which its owner or a new version lifts. Versions are immutable and numbered per bot; the newest
 VALID version is the bot's ``current_version`` (what matches seat: a remote
 endpoint is valid once it checks, a hosted upload once its smoke match passes),
 and no version touches the bot's ratings. A new bot
@@ -12,6 +13,7 @@ gets a rating entry on every configured ladder, so it is on every leaderboard.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import PurePosixPath
@@ -32,6 +34,8 @@ from ladder.common.exceptions import ApplicationError, Conflict, NotFound, Permi
 from ladder.common.logs import log_delete_later, log_store
 from ladder.common.tasks import task_send
 from ladder.ladders import ladders
+
+log = logging.getLogger("ladder.bots")
 
 
 class UploadRejected(ApplicationError):
@@ -123,11 +127,28 @@ def _add_version(bot: Bot, **fields: object) -> BotVersion:
 
 
 def _make_current(bot: Bot, version: BotVersion) -> None:
-    """Seat ``version`` from now on, unless a newer valid one already is (a locked bot)."""
+    """Seat ``version`` from now on, unless a newer valid one already is (a locked bot).
+
+    A new playable version lifts an automatic suspension: the failures were the
+    old version's (a staff suspension stays).
+    """
     current = bot.current_version
     if current is None or current.number < version.number:
         bot.current_version = version
-        bot.save(update_fields=["current_version", "updated_at"])
+        fields = ["current_version", "updated_at"]
+        if bot.suspension == Bot.Suspension.AUTO:
+            fields += _lift(bot)
+        bot.save(update_fields=fields)
+
+
+def _lift(bot: Bot) -> list[str]:
+    """Make a suspended bot active again with a clean slate; the fields to save."""
+    bot.is_active = True
+    bot.suspended_reason = ""
+    bot.suspension = Bot.Suspension.NONE
+    bot.suspended_at = None
+    bot.failures_since = timezone.now()
+    return ["is_active", "suspended_reason", "suspension", "suspended_at", "failures_since"]
 
 
 @transaction.atomic
@@ -306,24 +327,66 @@ def _lock_for_staff(*, user: User, bot_id: int) -> Bot:
 
 @transaction.atomic
 def bot_suspend(*, user: User, bot_id: int, reason: str) -> Bot:
-    """Staff: stop a bot from being scheduled, with a reason its owner sees."""
+    """Staff: stop a bot from being scheduled, with a reason its owner sees.
+
+    Only staff lift a staff suspension (the owner cannot undo moderation).
+    """
     reason = reason.strip()
     if not reason:
         raise ApplicationError("a reason is required to suspend a bot")
     bot = _lock_for_staff(user=user, bot_id=bot_id)
     bot.is_active = False
     bot.suspended_reason = reason[:500]
-    bot.save(update_fields=["is_active", "suspended_reason", "updated_at"])
+    bot.suspension = Bot.Suspension.STAFF
+    bot.suspended_at = timezone.now()
+    bot.save(
+        update_fields=["is_active", "suspended_reason", "suspension", "suspended_at", "updated_at"]
+    )
     return bot
 
 
 @transaction.atomic
+def bot_auto_suspend(*, bot_id: int, reason: str) -> bool:
+    """The ladder itself: take a failing bot off the matchmaker, with a reason its owner sees.
+
+    Called by the recording side when a bot's recent matches cross the
+    thresholds (``ladder.matches.suspensions``). Only an active bot is
+    suspended (a staff suspension or a retirement is left as it is); True when
+    this call suspended it. A new version or the owner lifts it.
+    """
+    bot = Bot.objects.select_for_update().filter(pk=bot_id).first()
+    if bot is None or not bot.playable:
+        return False
+    bot.is_active = False
+    bot.suspended_reason = f"automatically suspended: {reason}"[:500]
+    bot.suspension = Bot.Suspension.AUTO
+    bot.suspended_at = timezone.now()
+    bot.save(
+        update_fields=["is_active", "suspended_reason", "suspension", "suspended_at", "updated_at"]
+    )
+    log.warning("bot %s (%s) suspended automatically: %s", bot.pk, bot.name, reason)
+    return True
+
+
+@transaction.atomic
 def bot_unsuspend(*, user: User, bot_id: int) -> Bot:
-    """Staff: make a suspended bot active again."""
-    bot = _lock_for_staff(user=user, bot_id=bot_id)
+    """Make a suspended bot active again: staff always; its owner when the ladder suspended it.
+
+    A staff suspension is lifted by staff only (moderation is not the owner's to
+    undo). The bot starts with a clean slate: auto-suspend only counts matches
+    recorded from now on.
+    """
+    bot = Bot.objects.select_for_update().filter(pk=bot_id).first()
+    if bot is None:
+        raise NotFound("no such bot")
+    owner_may = bot.owner_id == user.pk and bot.suspension == Bot.Suspension.AUTO
+    if not (user.is_staff or owner_may):
+        if bot.owner_id == user.pk and not bot.is_active:
+            raise PermissionDenied("this bot was suspended by staff; only staff can lift it")
+        raise PermissionDenied("only staff, or the owner of an automatically suspended bot")
     if bot.retired_at is not None:
         raise Conflict("a retired bot cannot be reactivated")
-    bot.is_active = True
-    bot.suspended_reason = ""
-    bot.save(update_fields=["is_active", "suspended_reason", "updated_at"])
+    if bot.is_active:
+        return bot
+    bot.save(update_fields=[*_lift(bot), "updated_at"])
     return bot

@@ -52,7 +52,15 @@ log = logging.getLogger("ladder.grpc")
 SERVICE_PREFIX = "/digdown.v1.Ladder/"
 # Reads of public data: the REST API serves them without credentials too.
 PUBLIC_METHODS = frozenset(
-    {"Leaderboard", "ListMatches", "GetMatch", "DownloadReplay", "GetRuleset", "ListLadders"}
+    {
+        "Leaderboard",
+        "ListMatches",
+        "GetMatch",
+        "DownloadReplay",
+        "GetRuleset",
+        "ListLadders",
+        "GetTournament",
+    }
 )
 MAX_DETAIL = 2000  # status details travel in HTTP/2 trailers: keep them small
 

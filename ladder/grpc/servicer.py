@@ -32,10 +32,13 @@ from ladder.grpc.auth import GrpcError, require_user
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
-from ladder.matches.models import Match, MatchSeat
+from ladder.matches.models import Match, MatchSeat, Tournament
 from ladder.matches.replays import replay_open
 from ladder.ratings.elo import points
 from ladder.ratings.selectors import leaderboard_list, opponents_near, rating_uncertainty
+from ladder.tournaments import selectors as tournament_selectors
+from ladder.tournaments import services as tournament_services
+from ladder.tournaments.selectors import ComparisonReport
 
 log = logging.getLogger("ladder.grpc")
 
@@ -115,6 +118,8 @@ def bot_pb(bot: Bot) -> ladder_pb2.LadderBot:
         games=bot.games,  # type: ignore[attr-defined]
         created_at=_time(bot.created_at),
         ladder=bot.rating_ladder,  # type: ignore[attr-defined]
+        suspended_reason=bot.suspended_reason if not bot.is_active else "",
+        suspension=bot.suspension.upper() if not bot.is_active else "",
     )
     if latest is not None:
         if bot.kind == Bot.Kind.REMOTE:
@@ -146,7 +151,8 @@ def match_pb(m: Match) -> ladder_pb2.Match:
     return ladder_pb2.Match(
         id=m.pk,
         ruleset=m.ruleset,
-        seed=m.seed if finished else 0,  # the seed would reveal the cave before the end
+        # The seed would reveal the cave before the end (of every match of its deal).
+        seed=m.seed if match_selectors.match_seed_shown(m) else 0,
         difficulty=m.difficulty,
         status=m.status.upper(),
         seats=[seat_pb(s) for s in m.seats.all()],
@@ -160,7 +166,75 @@ def match_pb(m: Match) -> ladder_pb2.Match:
         error=m.error[:2000],
         rated=m.rated,
         ladder=m.ladder,
+        deal_id=m.deal_id or 0,
+        deal_rotation=m.deal_rotation or 0,
+        tournament_id=m.tournament_id or 0,
+        tournament_round=m.tournament_round or 0,
     )
+
+
+def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
+    """A tournament with its standings (``match_selectors.tournament_standings``)."""
+    return ladder_pb2.Tournament(
+        id=t.pk,
+        name=t.name,
+        format=t.format.upper(),
+        status=t.status.upper(),
+        seats=t.seats,
+        duplicate=t.duplicate,
+        rated=t.rated,
+        rounds=t.rounds or 0,
+        ladder=t.ladder,
+        participants=sorted(t.participants.values_list("name", flat=True)),
+        created_at=_time(t.created_at),
+        started_at=_time(t.started_at),
+        finished_at=_time(t.finished_at),
+        standings=[
+            ladder_pb2.Standing(
+                rank=line.standing.rank,
+                bot=line.bot_name,
+                points=line.standing.points,
+                played=line.standing.played,
+                wins=line.standing.wins,
+                errored=line.standing.errored,
+                byes=line.standing.byes,
+                head_to_head=line.standing.head_to_head,
+                buchholz=line.standing.buchholz,
+            )
+            for line in match_selectors.tournament_standings(tournament=t)
+        ],
+    )
+
+
+def comparison_pb(report: ComparisonReport) -> ladder_pb2.Comparison:
+    c = report.comparison
+    msg = ladder_pb2.Comparison(
+        id=c.pk,
+        bot=c.bot.name,
+        old_version=c.old_version.number,
+        new_version=c.new_version.number,
+        opponents=sorted(c.opponents.values_list("name", flat=True)),
+        deals=c.deals,
+        status=report.status.upper(),
+        matches=report.matches,
+        open=report.open,
+        errored=report.errored,
+        complete_deals=report.complete_deals,
+        summary=report.summary,
+    )
+    r = report.result
+    if r is not None:
+        msg.has_result = True
+        msg.old_first_share, msg.new_first_share = r.old_first_share, r.new_first_share
+        msg.old_mean_rank, msg.new_mean_rank = r.old_mean_rank, r.new_mean_rank
+        for field, est in (
+            ("first_share_diff", r.first_share_diff),
+            ("mean_rank_diff", r.mean_rank_diff),
+        ):
+            getattr(msg, field).CopyFrom(
+                ladder_pb2.Estimate(mean=est.mean, low=est.low, high=est.high)
+            )
+    return msg
 
 
 # --- lookups ----------------------------------------------------------------------
@@ -214,6 +288,11 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         bot = _own_bot_named(request.bot)
         bot_services.bot_set_endpoint(user=require_user(), bot_id=bot.pk, endpoint=request.endpoint)
         return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
+
+    def ReactivateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+        bot = _own_bot_named(request.bot)
+        bot_services.bot_unsuspend(user=require_user(), bot_id=bot.pk)
+        return ladder_pb2.ReactivateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
     def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
         bots = bot_selectors.bot_list(
@@ -281,6 +360,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         if not match.replay_sha256 or not match.replay.name:
             raise NotFound(f"match {match.pk} has no replay")
+        if not match_selectors.match_seed_shown(match):
+            raise Conflict(f"match {match.pk}: {match_selectors.DEAL_OPEN}")
         try:
             fh = replay_open(match.replay.name)
         except FileNotFoundError as exc:
@@ -335,6 +416,64 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         return ladder_pb2.RequestChallengeResponse(
             match=match_pb(match_selectors.match_detail(match_id=match.pk))
         )
+
+    def CreateTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
+        user = require_user()
+        if not user.is_staff:
+            raise PermissionDenied("only staff can create tournaments")
+        fmt = request.format.strip().lower() or Tournament.Format.ROUND_ROBIN
+        if fmt not in Tournament.Format.values:
+            raise ApplicationError("format must be ROUND_ROBIN or SWISS")
+        if len(request.participants) > 256:
+            raise ApplicationError("at most 256 participants")
+        bots = [_bot_named(name) for name in request.participants]
+        try:
+            tournament = tournament_services.tournament_create(
+                name=request.name,
+                participant_ids=[b.pk for b in bots],
+                format=fmt,
+                seats=request.seats or 2,
+                duplicate=request.duplicate,
+                rated=request.rated,
+                rounds=request.rounds or None,
+                ladder=request.ladder,
+                created_by=user,
+            )
+        except Conflict as exc:
+            if "exists" in exc.message:
+                raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
+            raise
+        return ladder_pb2.TournamentResponse(
+            tournament=tournament_pb(match_selectors.tournament_get(tournament_id=tournament.pk))
+        )
+
+    def GetTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
+        tournament = match_selectors.tournament_get(tournament_id=request.tournament_id)
+        return ladder_pb2.TournamentResponse(tournament=tournament_pb(tournament))
+
+    def CompareVersions(self, request: Any, context: grpc.ServicerContext) -> Any:
+        user = require_user()
+        bot = _bot_named(request.bot)
+        if len(request.opponents) > 3:
+            raise ApplicationError("at most 3 opponents")
+        opponents = [_bot_named(name) for name in request.opponents]
+        comparison = tournament_services.comparison_create(
+            user=user,
+            bot_id=bot.pk,
+            old_version=request.old_version,
+            new_version=request.new_version,
+            opponent_ids=[o.pk for o in opponents],
+            deals=request.deals,
+            ladder=request.ladder,
+        )
+        report = tournament_selectors.comparison_get(comparison_id=comparison.pk, user=user)
+        return ladder_pb2.ComparisonResponse(comparison=comparison_pb(report))
+
+    def GetComparison(self, request: Any, context: grpc.ServicerContext) -> Any:
+        report = tournament_selectors.comparison_get(
+            comparison_id=request.comparison_id, user=require_user()
+        )
+        return ladder_pb2.ComparisonResponse(comparison=comparison_pb(report))
 
     def GetSeatLog(self, request: Any, context: grpc.ServicerContext) -> Any:
         seat = match_selectors.match_seat_log_for_owner(

@@ -36,6 +36,7 @@ from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchSeat, Tournament
 from ladder.matches.replays import replay_open
+from ladder.tournaments import services as tournament_services
 
 
 class SeatOutputSerializer(serializers.Serializer):
@@ -64,10 +65,39 @@ class _WholeMatchField(serializers.Field):
 
 @extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
 class SeedField(_WholeMatchField):
-    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished."""
+    """64-bit, as a string so JavaScript keeps every digit; null until the match is finished
+    (and, in a duplicate deal, until every match of the deal is: they share the cave)."""
 
     def to_representation(self, match: Match) -> str | None:
-        return str(match.seed) if match.status == Match.Status.FINISHED else None
+        return str(match.seed) if selectors.match_seed_shown(match) else None
+
+
+class DealMatchSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    rotation = serializers.IntegerField(source="deal_rotation")
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+
+
+class MatchDealSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    rotation = serializers.IntegerField(help_text="this match's seat rotation in the deal")
+    matches = DealMatchSerializer(many=True, help_text="every match of the deal, by rotation")
+
+
+@extend_schema_field(MatchDealSerializer(allow_null=True))
+class DealField(_WholeMatchField):
+    """The duplicate deal the match belongs to (its siblings by rotation); null if none."""
+
+    def to_representation(self, match: Match) -> dict[str, Any] | None:
+        if match.deal_id is None:
+            return None
+        return MatchDealSerializer(
+            {
+                "id": match.deal_id,
+                "rotation": match.deal_rotation,
+                "matches": match.deal.matches.all(),  # type: ignore[union-attr]
+            }
+        ).data
 
 
 @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
@@ -99,8 +129,8 @@ class ReplayField(_WholeMatchField):
     """Where to download the replay (needs ``request`` in the context); null without one."""
 
     def to_representation(self, match: Match) -> dict[str, Any] | None:
-        if not match.replay_sha256:
-            return None
+        if not match.replay_sha256 or not selectors.match_seed_shown(match):
+            return None  # none yet, or its deal's other rotations still to play this cave
         url = reverse("match-replay", kwargs={"match_id": match.pk})
         request = self.context.get("request")
         return {
@@ -119,6 +149,8 @@ class MatchOutputSerializer(serializers.Serializer):
     difficulty = serializers.ChoiceField(choices=Difficulty.choices)
     rated = serializers.BooleanField()
     tournament = serializers.IntegerField(source="tournament_id", allow_null=True)
+    tournament_round = serializers.IntegerField(allow_null=True)
+    deal = DealField()
     attempts = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -252,24 +284,102 @@ class MatchReplayApi(APIView):
         return response
 
 
+class DealResultSerializer(serializers.Serializer):
+    bot = serializers.IntegerField(source="bot_id")
+    bot_name = serializers.CharField()
+    ranks = serializers.ListField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="rank in each rotation (null: not finished)",
+    )
+    firsts = serializers.IntegerField()
+    mean_rank = serializers.FloatField(allow_null=True)
+    points = serializers.FloatField(help_text="pairwise: 1 per opponent out-ranked, ½ per tie")
+
+
+class DealOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="deal.id")
+    seats = serializers.IntegerField(source="deal.seats")
+    complete = serializers.BooleanField()
+    tournament = serializers.IntegerField(source="deal.tournament_id", allow_null=True)
+    comparison = serializers.IntegerField(source="deal.comparison_id", allow_null=True)
+    matches = DealMatchSerializer(many=True)
+    results = DealResultSerializer(many=True, help_text="each bot over the set, best first")
+
+
+class DealDetailApi(APIView):
+    """A duplicate deal: one cave played once per seat rotation, and each bot's result
+    over the set."""
+
+    @extend_schema(responses={200: DealOutputSerializer, 404: ERRORS[404]})
+    def get(self, request: Request, deal_id: int) -> Response:
+        return Response(DealOutputSerializer(selectors.deal_get(deal_id=deal_id)).data)
+
+
 class TournamentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     format = serializers.ChoiceField(choices=Tournament.Format.choices)
+    status = serializers.ChoiceField(choices=Tournament.Status.choices)
+    seats = serializers.IntegerField()
+    duplicate = serializers.BooleanField(help_text="each table plays a duplicate deal")
+    rated = serializers.BooleanField(help_text="whether its matches change ladder ratings")
+    rounds = serializers.IntegerField(allow_null=True, help_text="Swiss: rounds to play")
+    ladder = serializers.CharField(help_text="ladder whose game it plays; empty: the default")
     created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
     participant_count = serializers.IntegerField()
 
 
 class TournamentListApi(APIView):
-    """Tournaments newest first with their size; the bots are under ``participants/``."""
+    """Tournaments newest first with their size; the bots are under ``participants/``.
+    Staff create one (POST): it is scheduled at once and played before ladder matches."""
 
     pagination_class = PagePagination  # the list's page shape, in the schema too
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100)
+        format = serializers.ChoiceField(
+            choices=Tournament.Format.choices, default=Tournament.Format.ROUND_ROBIN
+        )
+        participants = serializers.ListField(child=IdField(), min_length=2, max_length=256)
+        seats = serializers.IntegerField(min_value=2, max_value=4, default=2)
+        duplicate = serializers.BooleanField(default=False)
+        rated = serializers.BooleanField(default=False)
+        rounds = serializers.IntegerField(min_value=1, max_value=255, required=False)
+        ladder = serializers.CharField(
+            required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
+        )
+
+    def get_permissions(self) -> list[Any]:
+        return [IsAuthenticated()] if self.request.method == "POST" else []
 
     @extend_schema(responses={200: TournamentOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.tournament_list(), request, view=self)
         return paginator.get_paginated_response(TournamentOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: TournamentOutputSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        s = self.InputSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        tournament = tournament_services.tournament_create(
+            name=d["name"],
+            participant_ids=d["participants"],
+            format=d["format"],
+            seats=d["seats"],
+            duplicate=d["duplicate"],
+            rated=d["rated"],
+            rounds=d.get("rounds"),
+            ladder=d["ladder"],
+            created_by=request_user(request),
+        )
+        return Response(
+            TournamentOutputSerializer(selectors.tournament_get(tournament_id=tournament.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class TournamentDetailApi(APIView):
@@ -279,6 +389,32 @@ class TournamentDetailApi(APIView):
     def get(self, request: Request, tournament_id: int) -> Response:
         tournament = selectors.tournament_get(tournament_id=tournament_id)
         return Response(TournamentOutputSerializer(tournament).data)
+
+
+class StandingOutputSerializer(serializers.Serializer):
+    rank = serializers.IntegerField(source="standing.rank", help_text="shared when tied")
+    bot = serializers.IntegerField(source="standing.bot")
+    bot_name = serializers.CharField()
+    points = serializers.FloatField(
+        source="standing.points", help_text="1 per opponent out-ranked, ½ per tie, 1 per bye"
+    )
+    played = serializers.IntegerField(source="standing.played")
+    wins = serializers.IntegerField(source="standing.wins", help_text="first places")
+    errored = serializers.IntegerField(source="standing.errored")
+    byes = serializers.IntegerField(source="standing.byes")
+    head_to_head = serializers.FloatField(source="standing.head_to_head")
+    buchholz = serializers.FloatField(source="standing.buchholz")
+
+
+class TournamentStandingsApi(APIView):
+    """A tournament's standings from its matches, best first, with their tie-breaks
+    (points; head-to-head; Buchholz for Swiss; first places); final once finished."""
+
+    @extend_schema(responses={200: StandingOutputSerializer(many=True), 404: ERRORS[404]})
+    def get(self, request: Request, tournament_id: int) -> Response:
+        tournament = selectors.tournament_get(tournament_id=tournament_id)
+        lines = selectors.tournament_standings(tournament=tournament)
+        return Response(StandingOutputSerializer(lines, many=True).data)
 
 
 class TournamentParticipantsApi(APIView):

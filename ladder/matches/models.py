@@ -1,4 +1,10 @@
-"""Tournaments, matches, seats and the one recorded result of a match.
+"""Tournaments, version comparisons, deals, matches, seats and the one recorded result.
+
+A ``Deal`` is one dealt cave (a seed) played once per seat rotation of one
+table (``ladder.matchmaking.deals``): its matches share the seed and carry their
+rotation index. Tournaments and version comparisons own their deals and
+matches; their schedules, standings and statistics are computed by the pure
+modules in ``ladder.tournaments`` and ``ladder.matchmaking``.
 
 ``MatchResult`` is a one-to-one row per match: the database itself refuses a
 second result (aiarena's shape). Its auto-increment id is the order in which
@@ -15,22 +21,141 @@ from ladder.ladders import Difficulty
 
 
 class Tournament(models.Model):
-    """A named set of participants; formats and standings come with a later issue."""
+    """A round robin or Swiss tournament between its participants (``ladder.tournaments``).
+
+    Created pending; ``tournament_start`` schedules its matches (all of a round
+    robin, the first round of a Swiss) and makes it running; it is finished when
+    its last match is closed and no round is left. Its matches are unrated
+    unless ``rated``, and are played before ladder matches (``Match.priority``).
+    """
 
     class Format(models.TextChoices):
         ROUND_ROBIN = "round_robin", "round robin"
         SWISS = "swiss", "swiss"
 
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        FINISHED = "finished"
+
     name = models.CharField(max_length=100, unique=True)
     format = models.CharField(max_length=16, choices=Format.choices, default=Format.ROUND_ROBIN)
     participants = models.ManyToManyField("bots.Bot", related_name="tournaments", blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    rated = models.BooleanField(
+        default=False, help_text="Whether its matches change ladder ratings (default: no)."
+    )
+    seats = models.PositiveSmallIntegerField(
+        default=2, help_text="Seats per match (Swiss: 2 only)."
+    )
+    duplicate = models.BooleanField(
+        default=False,
+        help_text="Play each table as a duplicate deal: one seed, every seat rotation.",
+    )
+    rounds = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Swiss: rounds to play (default: ceil(log2 n))."
+    )
+    ladder = models.CharField(
+        max_length=32, blank=True, help_text="Ladder key whose game it plays (default: default)."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return self.name
+
+
+class TournamentBye(models.Model):
+    """A Swiss round's bye: the odd participant out, who scores a win without playing."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="byes")
+    round = models.PositiveSmallIntegerField()
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["tournament", "round"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tournament", "round"], name="tournamentbye_one_per_round"
+            )
+        ]
+
+
+class VersionComparison(models.Model):
+    """An owner's question "is ``new_version`` better than ``old_version``?".
+
+    Each of ``deals`` seeds is dealt twice, once with each version against the
+    same opponents, every seat rotation (``Deal.comparison_side``); the answer
+    is paired statistics over the deals (``ladder.matchmaking.comparison``),
+    computed from the matches whenever it is read. Unrated.
+    """
+
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="comparisons")
+    old_version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="+")
+    new_version = models.ForeignKey("bots.BotVersion", on_delete=models.PROTECT, related_name="+")
+    opponents = models.ManyToManyField("bots.Bot", related_name="+")
+    deals = models.PositiveSmallIntegerField()
+    ladder = models.CharField(max_length=32, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"comparison {self.pk}"
+
+
+class Deal(models.Model):
+    """One dealt cave: a seed played by one table once per seat rotation.
+
+    Its matches carry ``deal_rotation`` r: seat s holds table[(s - r) mod n]
+    (``ladder.matchmaking.deals.rotations``), so every bot plays every seat of
+    the same cave and its result over the set measures the bot, not the deal.
+    """
+
+    class Side(models.TextChoices):
+        OLD = "old"
+        NEW = "new"
+
+    seed = models.BigIntegerField()
+    seats = models.PositiveSmallIntegerField(help_text="Table size = number of rotations.")
+    tournament = models.ForeignKey(
+        Tournament, null=True, blank=True, on_delete=models.CASCADE, related_name="deals"
+    )
+    comparison = models.ForeignKey(
+        VersionComparison,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="deal_set",
+    )
+    comparison_index = models.PositiveSmallIntegerField(null=True, blank=True)
+    comparison_side = models.CharField(max_length=3, blank=True, choices=Side.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(seed__gte=0), name="deal_seed_nonnegative"),
+            models.UniqueConstraint(
+                fields=["comparison", "comparison_index", "comparison_side"],
+                name="deal_comparison_unique",
+                condition=Q(comparison__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"deal {self.pk}"
 
 
 class Match(models.Model):
@@ -57,6 +182,19 @@ class Match(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     tournament = models.ForeignKey(
         Tournament, null=True, blank=True, on_delete=models.PROTECT, related_name="matches"
+    )
+    tournament_round = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Swiss: the round it belongs to (from 1)."
+    )
+    deal = models.ForeignKey(
+        Deal, null=True, blank=True, on_delete=models.PROTECT, related_name="matches"
+    )
+    deal_rotation = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Seat rotation within its deal (0..seats-1)."
+    )
+    priority = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Queue priority: 0 ladder; higher is played first (tournaments, comparisons).",
     )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -88,6 +226,16 @@ class Match(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(rated=False) | ~Q(ladder=""), name="match_rated_has_ladder"
+            ),
+            models.CheckConstraint(
+                condition=Q(deal__isnull=True, deal_rotation__isnull=True)
+                | Q(deal__isnull=False, deal_rotation__isnull=False),
+                name="match_deal_has_rotation",
+            ),
+            models.UniqueConstraint(
+                fields=["deal", "deal_rotation"],
+                name="match_deal_rotation_unique",
+                condition=Q(deal__isnull=False),
             ),
         ]
         indexes = [

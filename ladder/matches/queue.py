@@ -16,7 +16,15 @@ from ladder.common.tasks import task_send
 log = logging.getLogger("ladder.matches.queue")
 
 
-def match_enqueue(*, match_id: int) -> None:
-    """Send the play-match task for one match (to the ``matches`` queue, by the settings)."""
-    task_send(settings.LADDER_TASK_PLAY_MATCH, match_id)
-    log.info("match %d enqueued", match_id)
+def match_enqueue(*, match_id: int, priority: int = 0) -> None:
+    """Send the play-match task for one match (to the ``matches`` queue, by the settings).
+
+    ``priority`` is the match's (``Match.priority``): 0, a ladder match, is sent
+    at ``LADDER_PRIORITY_LADDER``; above 0 (tournaments, version comparisons) at
+    ``LADDER_PRIORITY_EVENTS``, which the Redis broker hands out first.
+    """
+    broker_priority = (
+        settings.LADDER_PRIORITY_EVENTS if priority > 0 else settings.LADDER_PRIORITY_LADDER
+    )
+    task_send(settings.LADDER_TASK_PLAY_MATCH, match_id, priority=broker_priority)
+    log.info("match %d enqueued (priority %d)", match_id, broker_priority)

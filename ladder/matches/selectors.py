@@ -26,10 +26,15 @@ from django.db.models.functions import Coalesce
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.selectors import with_rating
-from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
-from ladder.matches.models import Match, MatchSeat, Tournament
+from ladder.matches.models import Deal, Match, MatchSeat, Tournament
+from ladder.ratings.elo import pair_score
 from ladder.tournaments.standings import Outcome, Standing, standings
+
+DEAL_OPEN = (
+    "the replay is shown once every rotation of its duplicate deal is played (they share the cave)"
+)
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
@@ -52,9 +57,13 @@ def seats_shown() -> QuerySet[MatchSeat]:
 
 
 def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
-    """Seats as ``seats_shown``; the result and tournament (a primary-key join each)."""
-    return qs.select_related("result", "tournament").prefetch_related(
-        Prefetch("seats", queryset=seats_shown())
+    """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
+    the matches of its deal, if any (``deal.matches.all``: one query per page)."""
+    siblings = Match.objects.order_by("deal_rotation").only(
+        "id", "deal_id", "deal_rotation", "status"
+    )
+    return qs.select_related("result", "tournament", "deal").prefetch_related(
+        Prefetch("seats", queryset=seats_shown()), Prefetch("deal__matches", queryset=siblings)
     )
 
 
@@ -81,6 +90,18 @@ def match_list(
 def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
     """Matches of one bot (the gRPC 'matches of a bot')."""
     return match_list(bot_id=bot_id, status=status)
+
+
+def match_seed_shown(match: Match) -> bool:
+    """Whether a match's seed may be shown: the seed determines the whole cave, so only
+    once the match is finished and, in a duplicate deal, every match of the deal is too
+    (``_with_seats`` prefetches the deal's matches: no query)."""
+    if match.status != Match.Status.FINISHED:
+        return False
+    return match.deal is None or all(
+        m.status not in (Match.Status.QUEUED, Match.Status.RUNNING)
+        for m in match.deal.matches.all()
+    )
 
 
 def match_detail(*, match_id: int) -> Match:
@@ -211,15 +232,28 @@ class ReplayFile:
     size: int
 
 
+def deal_still_open(*, deal_id: int | None) -> bool:
+    """Whether a duplicate deal has matches still to play: its cave (the seed, the
+    replays of its played rotations) stays hidden until then."""
+    return deal_id is not None and (
+        Match.objects.filter(
+            deal_id=deal_id, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+        ).exists()
+    )
+
+
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored, or NotFound (no match, or no replay yet)."""
+    """Where a match's replay is stored, or NotFound (no match, or no replay yet);
+    Conflict while other rotations of its duplicate deal are still to be played."""
     row = (
         Match.objects.filter(pk=match_id)
-        .values_list("replay", "replay_sha256", "replay_size")
+        .values_list("replay", "replay_sha256", "replay_size", "deal_id")
         .first()
     )
     if row is None or not row[0] or not row[1]:
         raise NotFound("this match has no replay")
+    if deal_still_open(deal_id=row[3]):
+        raise Conflict(DEAL_OPEN)
     return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
 
 
@@ -271,10 +305,11 @@ class StandingLine:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
-    """Standings of a tournament from its played matches, best first; two queries.
+    """Standings of a tournament from its played matches, best first; three queries.
 
     Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
-    tie-breaks and shared ranks); errored matches are counted, not scored.
+    tie-breaks and shared ranks); errored matches are counted, not scored; a Swiss
+    bye scores a win.
     Participants without a match yet are listed with nothing. Names come with
     the rows (no list of ids sent back): a tournament may have thousands of bots.
     """
@@ -301,8 +336,137 @@ def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
     ]
     entered = tournament.participants.values_list("pk", "name", "owner__username")
     names.update((pk, (name, owner)) for pk, name, owner in entered)
-    table = standings(names, outcomes, swiss=tournament.format == Tournament.Format.SWISS)
+    byes = list(tournament.byes.values_list("bot_id", flat=True))
+    table = standings(
+        names, outcomes, byes=byes, swiss=tournament.format == Tournament.Format.SWISS
+    )
     return [
         StandingLine(standing=row, bot_name=names[row.bot][0], owner=names[row.bot][1])
         for row in table
     ]
+
+
+@dataclass(frozen=True)
+class DealBotResult:
+    """One bot's result over a duplicate deal: its rank in each rotation (None: not
+    played yet, or errored), first places, mean rank and pairwise points over the
+    rotations played (1 per opponent out-ranked, ½ per tie, as tournaments count)."""
+
+    bot_id: int
+    bot_name: str
+    ranks: list[int | None]
+    firsts: int
+    mean_rank: float | None
+    points: float
+
+
+@dataclass(frozen=True)
+class DealSummary:
+    deal: Deal
+    matches: list[Match]  # by rotation, with ``seats_shown`` seats
+    results: list[DealBotResult]  # best first: points, then mean rank
+
+    @property
+    def complete(self) -> bool:
+        return all(
+            m.status not in (Match.Status.QUEUED, Match.Status.RUNNING) for m in self.matches
+        )
+
+
+def deal_get(*, deal_id: int) -> DealSummary:
+    """A duplicate deal: its matches by rotation and each bot's result over the set."""
+    deal = Deal.objects.filter(pk=deal_id).first()
+    if deal is None:
+        raise NotFound("no such deal")
+    matches = list(
+        Match.objects.filter(deal=deal)
+        .order_by("deal_rotation")
+        .prefetch_related(Prefetch("seats", queryset=seats_shown()))
+    )
+    return DealSummary(deal=deal, matches=matches, results=deal_results(matches))
+
+
+def deal_results(matches: list[Match]) -> list[DealBotResult]:
+    """Each bot's result over the rotations ``matches`` (of one deal, ``seats_shown``
+    seats prefetched), best first. Only finished matches count."""
+    rows: dict[int, tuple[str, list[int | None]]] = {}
+    points: dict[int, float] = {}
+    for rotation, match in enumerate(matches):
+        seats = list(match.seats.all())
+        finished = match.status == Match.Status.FINISHED
+        for seat in seats:
+            name, ranks = rows.setdefault(seat.bot_id, (seat.bot_name, [None] * len(matches)))  # type: ignore[attr-defined]
+            rank = seat.rank if finished else None
+            ranks[rotation] = rank
+            if rank is None:
+                continue
+            points[seat.bot_id] = points.get(seat.bot_id, 0.0) + sum(
+                pair_score(rank, other.rank) for other in seats if other is not seat and other.rank
+            )
+    results = []
+    for bot_id, (name, ranks) in rows.items():
+        played = [r for r in ranks if r is not None]
+        results.append(
+            DealBotResult(
+                bot_id=bot_id,
+                bot_name=name,
+                ranks=ranks,
+                firsts=sum(r == 1 for r in played),
+                mean_rank=sum(played) / len(played) if played else None,
+                points=points.get(bot_id, 0.0),
+            )
+        )
+    return sorted(results, key=lambda r: (-r.points, r.mean_rank or 99, r.bot_id))
+
+
+@dataclass(frozen=True)
+class BotDeal:
+    """One bot's result over one duplicate deal, for its page: ranks by rotation
+    (None: not finished), first places and mean rank over the rotations played."""
+
+    deal_id: int
+    match_id: int  # its first rotation, to link to
+    ranks: list[int | None]
+    firsts: int
+    mean_rank: float | None
+
+
+def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
+    """The bot's latest ``limit`` duplicate deals, newest first (two index reads)."""
+    recent = (
+        MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
+        .order_by("-match_id")
+        .values_list("match__deal_id", flat=True)[: limit * 4]
+    )
+    deal_ids: list[int] = []
+    for deal_id in recent:
+        if deal_id is not None and deal_id not in deal_ids:
+            deal_ids.append(deal_id)
+    deal_ids = deal_ids[:limit]
+    rows = MatchSeat.objects.filter(bot_id=bot_id, match__deal_id__in=deal_ids).values_list(
+        "match__deal_id", "match__deal__seats", "match__deal_rotation", "match_id",
+        "match__status", "rank",
+    )  # fmt: skip
+    ranks: dict[int, list[int | None]] = {}
+    first_match: dict[int, int] = {}
+    for deal_id, seats, rotation, match_id, status, rank in rows:
+        line = ranks.setdefault(deal_id, [None] * seats)
+        if rotation is not None and rotation < seats:
+            line[rotation] = rank if status == Match.Status.FINISHED else None
+        if rotation == 0:
+            first_match[deal_id] = match_id
+        else:
+            first_match.setdefault(deal_id, match_id)
+    out = []
+    for deal_id in deal_ids:
+        played = [r for r in ranks.get(deal_id, []) if r is not None]
+        out.append(
+            BotDeal(
+                deal_id=deal_id,
+                match_id=first_match[deal_id],
+                ranks=ranks.get(deal_id, []),
+                firsts=sum(r == 1 for r in played),
+                mean_rank=sum(played) / len(played) if played else None,
+            )
+        )
+    return out

@@ -28,19 +28,28 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotRating
+from ladder.bots.models import Bot, BotRating, BotVersion
 from ladder.bots.services import bot_ratings_ensure
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
-from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament
+from ladder.matches.models import (
+    Deal,
+    Match,
+    MatchResult,
+    MatchSeat,
+    Tournament,
+    VersionComparison,
+)
 from ladder.matches.queue import match_enqueue
 from ladder.matches.replays import replay_store
+from ladder.matches.suspensions import bots_suspend_failing
+from ladder.matchmaking.deals import rotations
 from ladder.ratings import elo
 
 log = logging.getLogger("ladder.matches")
@@ -67,7 +76,7 @@ class JanitorReport:
         return bool(self.requeued or self.resent or self.errored)
 
 
-def _enqueue_on_commit(match_id: int) -> None:
+def _enqueue_on_commit(match_id: int, priority: int = 0) -> None:
     """Send the match to the workers once the transaction that made it queued commits.
 
     ``robust``: a broker that is down must not undo or fail the write; the match
@@ -75,7 +84,7 @@ def _enqueue_on_commit(match_id: int) -> None:
     """
 
     def send() -> None:  # a named function: Django logs a robust callback's failure by name
-        match_enqueue(match_id=match_id)
+        match_enqueue(match_id=match_id, priority=priority)
 
     transaction.on_commit(send, robust=True)
 
@@ -126,16 +135,145 @@ def match_create(
     rated: bool = True,
     tournament: Tournament | None = None,
     ladder: str | None = None,
+    versions: Mapping[int, int] | None = None,
+    priority: int = 0,
+    tournament_round: int | None = None,
 ) -> Match:
     """Queue a match between 2-4 distinct playable bots, seated in the given order.
 
     A user (a challenge) must own one of the bots unless staff; ``requested_by=None``
     is the matchmaker. Each seat plays the bot's current version (its newest valid
-    one). ``ladder`` (a key; default: the default ladder) decides the ruleset, the
-    difficulty and whose ratings a rated match changes (``match_ladder``). The match
+    one) unless ``versions`` pins one (bot id -> a VALID version of that bot: a
+    version comparison). ``ladder`` (a key; default: the default ladder) decides the
+    ruleset, the difficulty and whose ratings a rated match changes
+    (``match_ladder``). ``priority`` > 0 is played before ladder matches. The match
     is sent to the workers when the transaction commits.
     """
+    seed = _seed(seed)
+    with transaction.atomic():
+        match = _matches_create(
+            tables=[list(bot_ids)],
+            requested_by=requested_by,
+            seed=seed,
+            difficulty=difficulty,
+            rated=rated,
+            tournament=tournament,
+            ladder=ladder,
+            versions=versions,
+            priority=priority,
+            tournament_round=tournament_round,
+        )[0]
+    return match
+
+
+def deal_create(
+    *,
+    bot_ids: Sequence[int],
+    requested_by: User | None = None,
+    seed: int | None = None,
+    difficulty: str | None = None,
+    rated: bool = True,
+    tournament: Tournament | None = None,
+    ladder: str | None = None,
+    versions: Mapping[int, int] | None = None,
+    priority: int = 0,
+    tournament_round: int | None = None,
+    comparison: VersionComparison | None = None,
+    comparison_index: int | None = None,
+    comparison_side: str = "",
+) -> Deal:
+    """Queue a duplicate deal: one seed, one match per seat rotation of ``bot_ids``.
+
+    Rotation r seats ``bot_ids[(s - r) mod n]`` in seat s
+    (``ladder.matchmaking.deals.rotations``), so each bot plays every seat of the
+    same cave. The deal and its n matches are created in one transaction (all or
+    nothing) and sent to the workers when it commits. Arguments as ``match_create``;
+    the comparison ones tie the deal to a version comparison.
+    """
     ids = list(bot_ids)
+    seed = _seed(seed)
+    with transaction.atomic():
+        deal = Deal(
+            seed=seed,
+            seats=len(ids),
+            tournament=tournament,
+            comparison=comparison,
+            comparison_index=comparison_index,
+            comparison_side=comparison_side,
+        )
+        deal.save()
+        _matches_create(
+            tables=rotations(ids),
+            requested_by=requested_by,
+            seed=seed,
+            difficulty=difficulty,
+            rated=rated,
+            tournament=tournament,
+            ladder=ladder,
+            versions=versions,
+            priority=priority,
+            tournament_round=tournament_round,
+            deal=deal,
+        )
+    return deal
+
+
+def _seed(seed: int | None) -> int:
+    if seed is None:
+        return secrets.randbelow(2**63)
+    if not 0 <= seed < 2**63:
+        raise ApplicationError("seed must be in [0, 2^63)")
+    return seed
+
+
+def _versions(bots: Mapping[int, Bot], pinned: Mapping[int, int] | None) -> dict[int, int]:
+    """The version each bot plays: its current one, or the VALID one ``pinned`` names."""
+    pinned = dict(pinned or {})
+    stray = set(pinned) - set(bots)
+    if stray:
+        raise ApplicationError(f"versions given for bots not seated: {sorted(stray)}")
+    if pinned:
+        found = {v.pk: v for v in BotVersion.objects.filter(pk__in=list(pinned.values()))}
+        for bot_id, version_id in pinned.items():
+            version = found.get(version_id)
+            if version is None or version.bot_id != bot_id:
+                raise NotFound(f"bot {bots[bot_id].name} has no version with id {version_id}")
+            if version.status != BotVersion.Status.VALID:
+                raise Conflict(f"{version} is {version.status}: only valid versions play")
+    versions: dict[int, int] = {}
+    for bot in bots.values():
+        if not bot.playable:
+            raise Conflict(f"bot {bot.name} is not active")
+        if bot.pk in pinned:
+            versions[bot.pk] = pinned[bot.pk]
+            continue
+        if bot.current_version_id is None:
+            raise Conflict(
+                f"bot {bot.name} has no valid version yet (a new hosted version becomes "
+                "valid once it has played its smoke match)"
+            )
+        versions[bot.pk] = bot.current_version_id
+    return versions
+
+
+def _matches_create(
+    *,
+    tables: Sequence[Sequence[int]],
+    requested_by: User | None,
+    seed: int,
+    difficulty: str | None,
+    rated: bool,
+    tournament: Tournament | None,
+    ladder: str | None,
+    versions: Mapping[int, int] | None,
+    priority: int,
+    tournament_round: int | None,
+    deal: Deal | None = None,
+) -> list[Match]:
+    """Create one match per table (the same bots in every table, in seat order), on
+    ``seed``; rotation index = table index when ``deal`` is given. Call inside a
+    transaction: the matches are sent to the workers when it commits."""
+    ids = list(tables[0])
     if not 2 <= len(ids) <= 4:
         raise ApplicationError("a match has 2 to 4 bots")
     if len(set(ids)) != len(ids):
@@ -143,28 +281,16 @@ def match_create(
     chosen, ruleset, difficulty = match_ladder(
         seats=len(ids), ladder=ladder, difficulty=difficulty, rated=rated
     )
-    if seed is None:
-        seed = secrets.randbelow(2**63)
-    elif not 0 <= seed < 2**63:
-        raise ApplicationError("seed must be in [0, 2^63)")
-    with transaction.atomic():
-        bots = {b.pk: b for b in Bot.objects.filter(pk__in=ids)}
-        missing = [i for i in ids if i not in bots]
-        if missing:
-            raise NotFound(f"no such bot: {', '.join(map(str, missing))}")
-        owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
-        if owner is not None and not any(b.owner_id == owner for b in bots.values()):
-            raise PermissionDenied("a challenge must include one of your own bots")
-        versions: dict[int, int] = {}
-        for bot in bots.values():
-            if not bot.playable:
-                raise Conflict(f"bot {bot.name} is not active")
-            if bot.current_version_id is None:
-                raise Conflict(
-                    f"bot {bot.name} has no valid version yet (a new hosted version becomes "
-                    "valid once it has played its smoke match)"
-                )
-            versions[bot.pk] = bot.current_version_id
+    bots = {b.pk: b for b in Bot.objects.filter(pk__in=ids)}
+    missing = [i for i in ids if i not in bots]
+    if missing:
+        raise NotFound(f"no such bot: {', '.join(map(str, missing))}")
+    owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
+    if owner is not None and not any(b.owner_id == owner for b in bots.values()):
+        raise PermissionDenied("a challenge must include one of your own bots")
+    chosen_versions = _versions(bots, versions)
+    matches = []
+    for rotation, table in enumerate(tables):
         match = Match(
             ladder=chosen.key if chosen else "",
             ruleset=ruleset,
@@ -172,19 +298,24 @@ def match_create(
             difficulty=difficulty,
             rated=rated,
             tournament=tournament,
+            tournament_round=tournament_round,
+            deal=deal,
+            deal_rotation=rotation if deal is not None else None,
+            priority=priority,
             requested_by=requested_by,
             enqueued_at=timezone.now(),
         )
         # Field checks only: the rows it points at were just read, and the database
         # enforces the constraints itself (checking them here costs a query each).
-        match.full_clean(exclude=["requested_by", "tournament"], validate_constraints=False)
+        match.full_clean(exclude=["requested_by", "tournament", "deal"], validate_constraints=False)
         match.save()
         MatchSeat.objects.bulk_create(
-            MatchSeat(match=match, seat=n, bot_id=i, version_id=versions[i])
-            for n, i in enumerate(ids)
+            MatchSeat(match=match, seat=n, bot_id=i, version_id=chosen_versions[i])
+            for n, i in enumerate(table)
         )
-        _enqueue_on_commit(match.pk)
-    return match
+        _enqueue_on_commit(match.pk, priority)
+        matches.append(match)
+    return matches
 
 
 def match_start(
@@ -307,8 +438,11 @@ def match_requeue_stale(
     )
     report.resent = list(lost.order_by("enqueued_at", "pk").values_list("pk", flat=True)[:limit])
     Match.objects.filter(pk__in=report.resent, status=Match.Status.QUEUED).update(enqueued_at=now)
+    priorities = dict(
+        Match.objects.filter(pk__in=report.requeued + report.resent).values_list("pk", "priority")
+    )
     for match_id in report.requeued + report.resent:
-        _enqueue_on_commit(match_id)
+        _enqueue_on_commit(match_id, priorities.get(match_id, 0))
     if report:
         log.info(
             "janitor: requeued %s (lease expired), resent %s (message lost), errored %s",
@@ -373,7 +507,8 @@ def match_record_result(
     (one per match, enforced by the database), the seats, the entries' ratings
     and counters and the finished state. A second call for a finished match
     changes nothing and returns ``recorded=False``; a cancelled or errored match
-    is refused with Conflict.
+    is refused with Conflict. Once recorded, the seats that forfeited or faulted
+    are checked for auto-suspend (``ladder.matches.suspensions``).
     """
     current = Match.objects.filter(pk=match_id).values_list("status", "ladder").first()
     if current is None:
@@ -447,6 +582,12 @@ def match_record_result(
                 "replay_size", "error",
             ]
         )  # fmt: skip
+    # After the commit, on its own: a bot that keeps failing is taken off the ladder. The
+    # result stands whatever happens here (the next failing match checks again).
+    try:
+        bots_suspend_failing(match_id=match.pk)
+    except DatabaseError:
+        log.exception("auto-suspend check after match %s failed", match.pk)
     return RecordOutcome(match=match, recorded=True)
 
 

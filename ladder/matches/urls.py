@@ -14,11 +14,17 @@ urlpatterns = [
         apis.SeatLogApi.as_view(),
         name="match-seat-log",
     ),
+    path("deals/<int:deal_id>/", apis.DealDetailApi.as_view(), name="deal-detail"),
     path("tournaments/", apis.TournamentListApi.as_view(), name="tournament-list"),
     path(
         "tournaments/<int:tournament_id>/",
         apis.TournamentDetailApi.as_view(),
         name="tournament-detail",
+    ),
+    path(
+        "tournaments/<int:tournament_id>/standings/",
+        apis.TournamentStandingsApi.as_view(),
+        name="tournament-standings",
     ),
     path(
         "tournaments/<int:tournament_id>/participants/",

@@ -72,6 +72,19 @@ def parse_seat_mix(text: str) -> dict[int, float]:
     return mix
 
 
+@dataclass(frozen=True)
+class PlannedTable:
+    """One planned table: bot ids in seat order, played once or as a duplicate set."""
+
+    bots: list[int]
+    duplicate: bool = False
+
+    @property
+    def matches(self) -> int:
+        """Matches it makes: one, or one per seat rotation for a duplicate set."""
+        return len(self.bots) if self.duplicate else 1
+
+
 def plan_tables(
     candidates: Sequence[Candidate],
     count: int,
@@ -83,30 +96,99 @@ def plan_tables(
     Fewer tables come back when the eligible bots run out (fewer than two
     owners left with a free slot). The input is not modified.
     """
+    return [t.bots for t in plan_sets(candidates, count, rng, config)]
+
+
+def plan_sets(
+    candidates: Sequence[Candidate],
+    count: int,
+    rng: random.Random,
+    config: PlannerConfig | None = None,
+    duplicate_share: float = 0.0,
+) -> list[PlannedTable]:
+    """Tables making up to ``count`` matches; about ``duplicate_share`` of them duplicate sets.
+
+    A duplicate set of n seats is n matches (every seat rotation of one cave),
+    so each of its bots is in n matches at once and gets n games: it is only
+    drawn with a seat count that fits both the matches still wanted and every
+    seated bot's ``max_concurrent``; otherwise the table is played once. With
+    ``duplicate_share`` 0 no random number is spent on it, so the plan is the
+    same as ``plan_tables``'.
+    """
     config = config or PlannerConfig()
     games = {c.bot_id: c.recent_games for c in candidates}
     busy = {c.bot_id: c.active_matches for c in candidates}
-    tables: list[list[int]] = []
-    for _ in range(count):
-        free = [c for c in candidates if busy[c.bot_id] < config.max_concurrent]
-        owners = {c.owner_id for c in free}
-        if len(owners) < 2:
+    tables: list[PlannedTable] = []
+    planned = 0
+    while planned < count:
+        duplicate = duplicate_share > 0 and rng.random() < duplicate_share
+        table = None
+        if duplicate and count - planned >= 2:
+            table = _draw_table(candidates, games, busy, rng, config, count - planned)
+        if table is None:
+            duplicate = False
+            table = _draw_table(candidates, games, busy, rng, config, 1)
+        if table is None:
             break
-        seats = _draw_seats(config.seat_mix, len(owners), rng)
-        fewest = min(games[c.bot_id] for c in free)
-        anchor = rng.choice([c for c in free if games[c.bot_id] == fewest])
-        table = [anchor]
-        while len(table) < seats:
-            taken = {c.owner_id for c in table}
-            pool = [c for c in free if c.owner_id not in taken]
-            weights = [_weight(anchor, c, games, fewest, config) for c in pool]
-            table.append(rng.choices(pool, weights=weights)[0])
-        rng.shuffle(table)
+        n = len(table) if duplicate else 1
         for c in table:
-            games[c.bot_id] += 1
-            busy[c.bot_id] += 1
-        tables.append([c.bot_id for c in table])
+            games[c.bot_id] += n
+            busy[c.bot_id] += n
+        tables.append(PlannedTable([c.bot_id for c in table], duplicate))
+        planned += n
     return tables
+
+
+def _draw_table(
+    candidates: Sequence[Candidate],
+    games: Mapping[int, int],
+    busy: Mapping[int, int],
+    rng: random.Random,
+    config: PlannerConfig,
+    room: int,
+) -> list[Candidate] | None:
+    """One shuffled table, or None when it cannot be filled.
+
+    ``room`` 1 is a single match; above 1 a duplicate set of at most ``room``
+    seats, each seated bot needing as many free slots as the set has seats.
+    """
+    if room == 1:
+        mix: Mapping[int, float] = config.seat_mix
+        free = [c for c in candidates if busy[c.bot_id] < config.max_concurrent]
+    else:
+        mix = {n: w for n, w in config.seat_mix.items() if n <= room}
+        # The smallest set: every bot of it needs that many free slots.
+        need = min(mix, default=0)
+        free = [c for c in candidates if busy[c.bot_id] + need <= config.max_concurrent]
+        if not mix:
+            return None
+    owners = {c.owner_id for c in free}
+    if len(owners) < 2:
+        return None
+    if room == 1:
+        seats = _draw_seats(mix, len(owners), rng)
+    else:
+        fit = {
+            n: w
+            for n, w in mix.items()
+            if n <= len({c.owner_id for c in free if busy[c.bot_id] + n <= config.max_concurrent})
+        }
+        if not fit:
+            return None
+        seats = _draw_seats(fit, len(owners), rng)
+        free = [c for c in free if busy[c.bot_id] + seats <= config.max_concurrent]
+        if len({c.owner_id for c in free}) < seats:
+            return None
+    fewest = min(games[c.bot_id] for c in free)
+    anchor = rng.choice([c for c in free if games[c.bot_id] == fewest])
+    table = [anchor]
+    while len(table) < seats:
+        taken = {c.owner_id for c in table}
+        pool = [c for c in free if c.owner_id not in taken]
+        weights = [_weight(anchor, c, games, fewest, config) for c in pool]
+        table.append(rng.choices(pool, weights=weights)[0])
+    rng.shuffle(table)
+    return table
 
 
 def _draw_seats(mix: Mapping[int, float], owners: int, rng: random.Random) -> int:

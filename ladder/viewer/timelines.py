@@ -24,6 +24,7 @@ from engine.timeline import TIMELINE_FORMAT, ReplayDocumentError, build_timeline
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound
 from ladder.matches.models import Match
 from ladder.matches.replays import replay_open
+from ladder.matches.selectors import DEAL_OPEN, deal_still_open
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 256 * 1024
@@ -158,7 +159,7 @@ def finished_match(match_id: int) -> Match:
     """A match whose replay may be shown: it exists and it is finished (nothing hidden left)."""
     match = (
         Match.objects.filter(pk=match_id)
-        .only("pk", "status", "replay", "replay_sha256", "replay_size")
+        .only("pk", "status", "replay", "replay_sha256", "replay_size", "deal_id")
         .first()
     )
     if match is None:
@@ -167,6 +168,8 @@ def finished_match(match_id: int) -> Match:
         raise Conflict(f"match {match.pk} is {match.status}; its replay is shown once it finished")
     if not match.replay_sha256 or not match.replay.name:
         raise NotFound("this match has no replay")
+    if deal_still_open(deal_id=match.deal_id):
+        raise Conflict(DEAL_OPEN)
     return match
 
 

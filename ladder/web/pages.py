@@ -26,6 +26,7 @@ from ladder.web.rows import board_lines, bot_status, ladder_lines, points, versi
 MATCHES_PER_PAGE = 20
 VERSIONS_SHOWN = 20
 NOW_LIMIT = 25
+DEALS_SHOWN = 10  # the bot's latest duplicate deals on its page
 OPPONENTS_SHOWN = 50
 STANDINGS_PER_PAGE = 100
 LOG_SHOWN_BYTES = 16 * 1024
@@ -163,6 +164,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         "matches": matches.get_page(request.GET.get("page")),
         "opponents": match_selectors.bot_opponent_records(bot_id=bot.pk, limit=OPPONENTS_SHOWN),
         "opponents_shown": OPPONENTS_SHOWN,
+        "deals": match_selectors.bot_deals(bot_id=bot.pk, limit=DEALS_SHOWN),
     }
     return render(request, "web/bot.html", context)
 
@@ -189,6 +191,9 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
             user=request.user, match=match, cap=LOG_SHOWN_BYTES
         ),
         "log_shown": LOG_SHOWN_BYTES,
+        "seed_shown": match_selectors.match_seed_shown(match),
+        # A duplicate deal's matches (by rotation) and each bot's result over the set.
+        "deal": match_selectors.deal_get(deal_id=match.deal_id) if match.deal_id else None,
     }
     return render(request, "web/match.html", context)
 

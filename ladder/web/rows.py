@@ -60,7 +60,8 @@ def rating_of(rated: Rated | Bot) -> Rating:
 
 
 def bot_status(bot: Bot) -> tuple[str, str]:
-    """(status, why): active, suspended (with the staff's reason), retired or inactive."""
+    """(status, why): active, suspended (with the staff's or the auto-suspend's reason),
+    retired or inactive."""
     if bot.retired_at is not None:
         return "retired", ""
     if not bot.is_active:

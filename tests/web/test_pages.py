@@ -403,3 +403,26 @@ def test_versions_show_their_status_smoke_outcome_and_log(make_user: Any, make_b
     public = other.get(f"/bots/{bot.pk}/").content.decode()
     assert "failed: faulted 3 times" in public  # the outcome is public, as in the API
     assert "Traceback" not in public  # the smoke log is the owner's
+
+
+def test_a_suspended_bot_page_says_why_and_its_owner_how_to_lift_it(
+    make_user: Any, make_bot: Any
+) -> None:
+    from ladder.bots.services import bot_auto_suspend, bot_suspend
+
+    alice, bob = make_user("alice"), make_user("bob")
+    staff = make_user("staff", staff=True)
+    bot = make_bot(alice, "alpha")
+    bot_auto_suspend(bot_id=bot.pk, reason="forfeited its last 3 matches (last: dead)")
+    owner, other = Client(), Client()
+    owner.force_login(alice)
+    other.force_login(bob)
+    mine = owner.get(f"/bots/{bot.pk}/").content.decode()
+    assert '<p class="big" id="bot-status">suspended</p>' in mine
+    assert "automatically suspended: forfeited its last 3 matches (last: dead)" in mine
+    assert f"POST /api/v1/bots/{bot.pk}/unsuspend/" in mine and "new valid version" in mine
+    public = other.get(f"/bots/{bot.pk}/").content.decode()
+    assert "automatically suspended: forfeited" in public and "unsuspend" not in public
+    bot_suspend(user=staff, bot_id=bot.pk, reason="collusion")
+    mine = owner.get(f"/bots/{bot.pk}/").content.decode()
+    assert "Why: collusion" in mine and "only staff can lift it" in mine

@@ -8,6 +8,7 @@ import). Checked on the live Celery apps, not on the settings module's text.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,32 @@ def test_no_grpc_channel_is_created_at_import() -> None:
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_beat_runs_the_matchmaker_unless_its_target_is_zero() -> None:
+    """On the live app: the matchmake task on beat at its interval, expiring with it;
+    routed to the ladder's queue (not behind the matches); gone with a target of 0."""
+    code = (
+        "import json, workers.celery_app as c\n"
+        "c.app.loader.import_default_modules()\n"
+        "entry = c.app.conf.beat_schedule.get('matchmake')\n"
+        "task = c.app.tasks['workers.matchmake']\n"
+        "print(json.dumps([entry, c.app.amqp.router.route({}, task.name)['queue'].name]))\n"
+    )
+    outputs = []
+    for target in ("3", "0"):
+        env = {
+            **default_env(),
+            "DJANGO_SETTINGS_MODULE": "ladder.settings",
+            "LADDER_MATCHMAKER_TARGET": target,
+            "LADDER_MATCHMAKER_INTERVAL_S": "7",
+        }
+        run = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        outputs.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    (on, queue), (off, _) = outputs
+    assert on == {"task": "workers.matchmake", "schedule": 7.0, "options": {"expires": 7.0}}
+    assert queue == "ladder" and off is None

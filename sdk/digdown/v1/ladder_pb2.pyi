@@ -56,6 +56,8 @@ class LadderBot(_message.Message):
     CURRENT_VERSION_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    SUSPENDED_REASON_FIELD_NUMBER: _builtins.int
+    SUSPENSION_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """Ladder-wide id."""
     name: _builtins.str
@@ -78,6 +80,16 @@ class LadderBot(_message.Message):
     """When it was created."""
     ladder: _builtins.str
     """The ladder of `rating` and `games`."""
+    suspended_reason: _builtins.str
+    """Why it is not matched: the staff's reason, or for an automatic suspension
+    what its recent matches showed (e.g. "automatically suspended: forfeited its
+    last 3 matches (last: ...)"); empty when active.
+    """
+    suspension: _builtins.str
+    """Who suspended it: "" (not suspended), "STAFF" (only staff lift it) or
+    "AUTO" (the ladder, for repeated forfeits or faults: a new valid version or
+    ReactivateBot lifts it).
+    """
     @_builtins.property
     def current_version(self) -> Global___BotVersion:
         """Hosted bots: the version matches use (highest valid one); absent otherwise."""
@@ -96,10 +108,12 @@ class LadderBot(_message.Message):
         current_version: Global___BotVersion | None = ...,
         created_at: _builtins.str = ...,
         ladder: _builtins.str = ...,
+        suspended_reason: _builtins.str = ...,
+        suspension: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "current_version", b"current_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "active", b"active", "created_at", b"created_at", "current_version", b"current_version", "endpoint", b"endpoint", "games", b"games", "id", b"id", "kind", b"kind", "ladder", b"ladder", "name", b"name", "owner", b"owner", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_current_version", b"_current_version", "active", b"active", "created_at", b"created_at", "current_version", b"current_version", "endpoint", b"endpoint", "games", b"games", "id", b"id", "kind", b"kind", "ladder", b"ladder", "name", b"name", "owner", b"owner", "rating", b"rating", "suspended_reason", b"suspended_reason", "suspension", b"suspension"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__current_version: _TypeAlias = _typing.Literal["current_version"]  # noqa: Y015
     _WhichOneofArgType__current_version: _TypeAlias = _typing.Literal["_current_version", b"_current_version"]  # noqa: Y015
@@ -315,6 +329,46 @@ class SetEndpointResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetEndpointResponse: _TypeAlias = SetEndpointResponse  # noqa: Y015
+
+@_typing.final
+class ReactivateBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """Name of the caller's automatically suspended bot."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReactivateBotRequest: _TypeAlias = ReactivateBotRequest  # noqa: Y015
+
+@_typing.final
+class ReactivateBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bot(self) -> Global___LadderBot: ...
+    def __init__(
+        self,
+        *,
+        bot: Global___LadderBot | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReactivateBotResponse: _TypeAlias = ReactivateBotResponse  # noqa: Y015
 
 @_typing.final
 class ListMyBotsRequest(_message.Message):
@@ -548,6 +602,10 @@ class Match(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     RATED_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    DEAL_ID_FIELD_NUMBER: _builtins.int
+    DEAL_ROTATION_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ROUND_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     ruleset: _builtins.str
     """Ruleset id, e.g. "dd-1" (docs/rules.md; its data: GetRuleset)."""
@@ -582,6 +640,15 @@ class Match(_message.Message):
     """The ladder it is played on (whose ratings a rated match changes); empty
     for an unrated match that no ladder plays.
     """
+    deal_id: _builtins.int
+    """The duplicate deal it belongs to (0: none): the deal's matches share the
+    seed with the seats rotated; `seed` stays 0 until all of them finished.
+    """
+    deal_rotation: _builtins.int
+    """Its seat rotation within the deal (seat s holds the table's bot (s - r) mod n)."""
+    tournament_id: _builtins.int
+    """The tournament it belongs to (0: none) and its Swiss round (0: none)."""
+    tournament_round: _builtins.int
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSeat]:
         """Seats in seat order."""
@@ -605,10 +672,14 @@ class Match(_message.Message):
         error: _builtins.str = ...,
         rated: _builtins.bool = ...,
         ladder: _builtins.str = ...,
+        deal_id: _builtins.int = ...,
+        deal_rotation: _builtins.int = ...,
+        tournament_id: _builtins.int = ...,
+        tournament_round: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "difficulty", b"difficulty", "end_reason", b"end_reason", "error", b"error", "finished_at", b"finished_at", "id", b"id", "ladder", b"ladder", "rated", b"rated", "replay_sha256", b"replay_sha256", "replay_size", b"replay_size", "ruleset", b"ruleset", "seats", b"seats", "seed", b"seed", "started_at", b"started_at", "status", b"status", "turns", b"turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "deal_id", b"deal_id", "deal_rotation", b"deal_rotation", "difficulty", b"difficulty", "end_reason", b"end_reason", "error", b"error", "finished_at", b"finished_at", "id", b"id", "ladder", b"ladder", "rated", b"rated", "replay_sha256", b"replay_sha256", "replay_size", b"replay_size", "ruleset", b"ruleset", "seats", b"seats", "seed", b"seed", "started_at", b"started_at", "status", b"status", "tournament_id", b"tournament_id", "tournament_round", b"tournament_round", "turns", b"turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1007,3 +1078,405 @@ class ListLaddersResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListLaddersResponse: _TypeAlias = ListLaddersResponse  # noqa: Y015
+
+@_typing.final
+class CreateTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    PARTICIPANTS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Unique name."""
+    format: _builtins.str
+    """"ROUND_ROBIN" (default when empty) or "SWISS"."""
+    seats: _builtins.int
+    """Seats per match, 2-4 (0 = 2); Swiss: 2."""
+    duplicate: _builtins.bool
+    """Play each table as a duplicate deal (one seed, every seat rotation)."""
+    rated: _builtins.bool
+    """Whether its matches change ladder ratings (default: no)."""
+    rounds: _builtins.int
+    """Swiss: rounds (0 = ceil(log2 participants))."""
+    ladder: _builtins.str
+    """Ladder key whose game it plays (empty = default)."""
+    @_builtins.property
+    def participants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Bot names (at least `seats`)."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        format: _builtins.str = ...,
+        participants: _abc.Iterable[_builtins.str] | None = ...,
+        seats: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+        rated: _builtins.bool = ...,
+        rounds: _builtins.int = ...,
+        ladder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "format", b"format", "ladder", b"ladder", "name", b"name", "participants", b"participants", "rated", b"rated", "rounds", b"rounds", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class GetTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentRequest: _TypeAlias = GetTournamentRequest  # noqa: Y015
+
+@_typing.final
+class Standing(_message.Message):
+    """One line of a tournament's standings. Points are pairwise: 1 for every
+    opponent finished ahead of, 0.5 for every tie, 1 for a Swiss bye; ties are
+    broken by head-to-head points, then Buchholz (Swiss), then first places.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    PLAYED_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    ERRORED_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
+    BUCHHOLZ_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    """Shared by bots equal on every tie-break."""
+    bot: _builtins.str
+    points: _builtins.float
+    played: _builtins.int
+    wins: _builtins.int
+    """First places."""
+    errored: _builtins.int
+    """Errored matches (played by nobody; not scored)."""
+    byes: _builtins.int
+    head_to_head: _builtins.float
+    buchholz: _builtins.float
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        points: _builtins.float = ...,
+        played: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        errored: _builtins.int = ...,
+        byes: _builtins.int = ...,
+        head_to_head: _builtins.float = ...,
+        buchholz: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "buchholz", b"buchholz", "byes", b"byes", "errored", b"errored", "head_to_head", b"head_to_head", "played", b"played", "points", b"points", "rank", b"rank", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Standing: _TypeAlias = Standing  # noqa: Y015
+
+@_typing.final
+class Tournament(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    PARTICIPANTS_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    name: _builtins.str
+    format: _builtins.str
+    """"ROUND_ROBIN" or "SWISS"."""
+    status: _builtins.str
+    """"PENDING", "RUNNING" or "FINISHED"."""
+    seats: _builtins.int
+    duplicate: _builtins.bool
+    rated: _builtins.bool
+    rounds: _builtins.int
+    """Swiss: rounds to play (0 for a round robin)."""
+    ladder: _builtins.str
+    created_at: _builtins.str
+    started_at: _builtins.str
+    finished_at: _builtins.str
+    @_builtins.property
+    def participants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Bot names."""
+
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
+        """Best first."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        name: _builtins.str = ...,
+        format: _builtins.str = ...,
+        status: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+        rated: _builtins.bool = ...,
+        rounds: _builtins.int = ...,
+        ladder: _builtins.str = ...,
+        participants: _abc.Iterable[_builtins.str] | None = ...,
+        created_at: _builtins.str = ...,
+        started_at: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+        standings: _abc.Iterable[Global___Standing] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "duplicate", b"duplicate", "finished_at", b"finished_at", "format", b"format", "id", b"id", "ladder", b"ladder", "name", b"name", "participants", b"participants", "rated", b"rated", "rounds", b"rounds", "seats", b"seats", "standings", b"standings", "started_at", b"started_at", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class TournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___Tournament: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___Tournament | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentResponse: _TypeAlias = TournamentResponse  # noqa: Y015
+
+@_typing.final
+class CompareVersionsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    OLD_VERSION_FIELD_NUMBER: _builtins.int
+    NEW_VERSION_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """One of the caller's bots."""
+    old_version: _builtins.int
+    """Version numbers (both VALID)."""
+    new_version: _builtins.int
+    deals: _builtins.int
+    """Deals to play (2 to the server's limit); each is played once per seat
+    rotation by each version.
+    """
+    ladder: _builtins.str
+    """Ladder key whose game it plays (empty = default)."""
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Opponent bot names (1-3): every deal seats the bot and all of them."""
+
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        old_version: _builtins.int = ...,
+        new_version: _builtins.int = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        deals: _builtins.int = ...,
+        ladder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "deals", b"deals", "ladder", b"ladder", "new_version", b"new_version", "old_version", b"old_version", "opponents", b"opponents"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompareVersionsRequest: _TypeAlias = CompareVersionsRequest  # noqa: Y015
+
+@_typing.final
+class GetComparisonRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPARISON_ID_FIELD_NUMBER: _builtins.int
+    comparison_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        comparison_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["comparison_id", b"comparison_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetComparisonRequest: _TypeAlias = GetComparisonRequest  # noqa: Y015
+
+@_typing.final
+class Estimate(_message.Message):
+    """A difference (new minus old) and its 95% confidence interval over the deals."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEAN_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    mean: _builtins.float
+    low: _builtins.float
+    high: _builtins.float
+    def __init__(
+        self,
+        *,
+        mean: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["high", b"high", "low", b"low", "mean", b"mean"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Estimate: _TypeAlias = Estimate  # noqa: Y015
+
+@_typing.final
+class Comparison(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    OLD_VERSION_FIELD_NUMBER: _builtins.int
+    NEW_VERSION_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    OPEN_FIELD_NUMBER: _builtins.int
+    ERRORED_FIELD_NUMBER: _builtins.int
+    COMPLETE_DEALS_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    HAS_RESULT_FIELD_NUMBER: _builtins.int
+    OLD_FIRST_SHARE_FIELD_NUMBER: _builtins.int
+    NEW_FIRST_SHARE_FIELD_NUMBER: _builtins.int
+    OLD_MEAN_RANK_FIELD_NUMBER: _builtins.int
+    NEW_MEAN_RANK_FIELD_NUMBER: _builtins.int
+    FIRST_SHARE_DIFF_FIELD_NUMBER: _builtins.int
+    MEAN_RANK_DIFF_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    bot: _builtins.str
+    old_version: _builtins.int
+    new_version: _builtins.int
+    deals: _builtins.int
+    """Deals asked for."""
+    status: _builtins.str
+    """"RUNNING" (matches left to play) or "FINISHED"."""
+    matches: _builtins.int
+    open: _builtins.int
+    """Matches queued or running; errored or cancelled (their deals do not count)."""
+    errored: _builtins.int
+    complete_deals: _builtins.int
+    """Deals complete for both versions: what the answer is computed from."""
+    summary: _builtins.str
+    """The answer in one sentence, e.g. "v3 - v2: +0.08 rank-1 share, 95% CI
+    [+0.02, +0.14]; -0.10 mean rank, 95% CI [-0.18, -0.02] over 120 deals".
+    """
+    has_result: _builtins.bool
+    """Whether the numbers below are set (from 2 complete deals on)."""
+    old_first_share: _builtins.float
+    new_first_share: _builtins.float
+    old_mean_rank: _builtins.float
+    new_mean_rank: _builtins.float
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def first_share_diff(self) -> Global___Estimate: ...
+    @_builtins.property
+    def mean_rank_diff(self) -> Global___Estimate:
+        """Negative: the new version ranks better."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        old_version: _builtins.int = ...,
+        new_version: _builtins.int = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        deals: _builtins.int = ...,
+        status: _builtins.str = ...,
+        matches: _builtins.int = ...,
+        open: _builtins.int = ...,
+        errored: _builtins.int = ...,
+        complete_deals: _builtins.int = ...,
+        summary: _builtins.str = ...,
+        has_result: _builtins.bool = ...,
+        old_first_share: _builtins.float = ...,
+        new_first_share: _builtins.float = ...,
+        old_mean_rank: _builtins.float = ...,
+        new_mean_rank: _builtins.float = ...,
+        first_share_diff: Global___Estimate | None = ...,
+        mean_rank_diff: Global___Estimate | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["first_share_diff", b"first_share_diff", "mean_rank_diff", b"mean_rank_diff"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "complete_deals", b"complete_deals", "deals", b"deals", "errored", b"errored", "first_share_diff", b"first_share_diff", "has_result", b"has_result", "id", b"id", "matches", b"matches", "mean_rank_diff", b"mean_rank_diff", "new_first_share", b"new_first_share", "new_mean_rank", b"new_mean_rank", "new_version", b"new_version", "old_first_share", b"old_first_share", "old_mean_rank", b"old_mean_rank", "old_version", b"old_version", "open", b"open", "opponents", b"opponents", "status", b"status", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Comparison: _TypeAlias = Comparison  # noqa: Y015
+
+@_typing.final
+class ComparisonResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPARISON_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def comparison(self) -> Global___Comparison: ...
+    def __init__(
+        self,
+        *,
+        comparison: Global___Comparison | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["comparison", b"comparison"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["comparison", b"comparison"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ComparisonResponse: _TypeAlias = ComparisonResponse  # noqa: Y015

@@ -100,6 +100,31 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
                 _registered_method=True)
+        self.ReactivateBot = channel.unary_unary(
+                '/digdown.v1.Ladder/ReactivateBot',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotResponse.FromString,
+                _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/digdown.v1.Ladder/CreateTournament',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.TournamentResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/digdown.v1.Ladder/GetTournament',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.TournamentResponse.FromString,
+                _registered_method=True)
+        self.CompareVersions = channel.unary_unary(
+                '/digdown.v1.Ladder/CompareVersions',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.CompareVersionsRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
+                _registered_method=True)
+        self.GetComparison = channel.unary_unary(
+                '/digdown.v1.Ladder/GetComparison',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -204,6 +229,51 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReactivateBot(self, request, context):
+        """Make one of the caller's bots active again after the ladder suspended it
+        automatically (LadderBot.suspension "AUTO"). A suspension by staff
+        ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateTournament(self, request, context):
+        """Staff: create a tournament of bots (by name): a round robin (every group of
+        `seats` bots plays, seats balanced, or each group as a duplicate deal) or a
+        Swiss (2 seats, paired round by round as results come in). It is scheduled
+        at once and its matches are played before ladder matches. Unrated unless
+        `rated`. Not staff: PERMISSION_DENIED; a taken name: ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """A tournament with its standings (final once FINISHED). No token needed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompareVersions(self, request, context):
+        """Is version `new_version` of one of the caller's bots better than
+        `old_version`? Plays `deals` duplicate deals with each version against the
+        same opponents (every seat rotation of the same cave; unrated, before ladder
+        matches) and answers with each version's rank-1 share and mean rank, their
+        differences and 95% confidence intervals. Follow it with GetComparison.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetComparison(self, request, context):
+        """A comparison of one of the caller's bots, with its answer so far.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -271,6 +341,31 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.ListLadders,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.SerializeToString,
+            ),
+            'ReactivateBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReactivateBot,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ReactivateBotResponse.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.TournamentResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetTournamentRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.TournamentResponse.SerializeToString,
+            ),
+            'CompareVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompareVersions,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.CompareVersionsRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.SerializeToString,
+            ),
+            'GetComparison': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetComparison,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -624,6 +719,141 @@ class Ladder:
             '/digdown.v1.Ladder/ListLadders',
             digdown_dot_v1_dot_ladder__pb2.ListLaddersRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.ListLaddersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReactivateBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/ReactivateBot',
+            digdown_dot_v1_dot_ladder__pb2.ReactivateBotRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ReactivateBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/CreateTournament',
+            digdown_dot_v1_dot_ladder__pb2.CreateTournamentRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.TournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/GetTournament',
+            digdown_dot_v1_dot_ladder__pb2.GetTournamentRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.TournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompareVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/CompareVersions',
+            digdown_dot_v1_dot_ladder__pb2.CompareVersionsRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetComparison(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/GetComparison',
+            digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -91,6 +91,29 @@ class LadderStub:
     """
     ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
     """The ladders the server rates, the default one first. No token needed."""
+    ReactivateBot: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ReactivateBotRequest, _ladder_pb2.ReactivateBotResponse]
+    """Make one of the caller's bots active again after the ladder suspended it
+    automatically (LadderBot.suspension "AUTO"). A suspension by staff
+    ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+    """
+    CreateTournament: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.CreateTournamentRequest, _ladder_pb2.TournamentResponse]
+    """Staff: create a tournament of bots (by name): a round robin (every group of
+    `seats` bots plays, seats balanced, or each group as a duplicate deal) or a
+    Swiss (2 seats, paired round by round as results come in). It is scheduled
+    at once and its matches are played before ladder matches. Unrated unless
+    `rated`. Not staff: PERMISSION_DENIED; a taken name: ALREADY_EXISTS.
+    """
+    GetTournament: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetTournamentRequest, _ladder_pb2.TournamentResponse]
+    """A tournament with its standings (final once FINISHED). No token needed."""
+    CompareVersions: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.CompareVersionsRequest, _ladder_pb2.ComparisonResponse]
+    """Is version `new_version` of one of the caller's bots better than
+    `old_version`? Plays `deals` duplicate deals with each version against the
+    same opponents (every seat rotation of the same cave; unrated, before ladder
+    matches) and answers with each version's rank-1 share and mean rank, their
+    differences and 95% confidence intervals. Follow it with GetComparison.
+    """
+    GetComparison: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetComparisonRequest, _ladder_pb2.ComparisonResponse]
+    """A comparison of one of the caller's bots, with its answer so far."""
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -133,6 +156,29 @@ class LadderAsyncStub(LadderStub):
     """
     ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
     """The ladders the server rates, the default one first. No token needed."""
+    ReactivateBot: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ReactivateBotRequest, _ladder_pb2.ReactivateBotResponse]  # type: ignore[assignment]
+    """Make one of the caller's bots active again after the ladder suspended it
+    automatically (LadderBot.suspension "AUTO"). A suspension by staff
+    ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+    """
+    CreateTournament: _aio.UnaryUnaryMultiCallable[_ladder_pb2.CreateTournamentRequest, _ladder_pb2.TournamentResponse]  # type: ignore[assignment]
+    """Staff: create a tournament of bots (by name): a round robin (every group of
+    `seats` bots plays, seats balanced, or each group as a duplicate deal) or a
+    Swiss (2 seats, paired round by round as results come in). It is scheduled
+    at once and its matches are played before ladder matches. Unrated unless
+    `rated`. Not staff: PERMISSION_DENIED; a taken name: ALREADY_EXISTS.
+    """
+    GetTournament: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetTournamentRequest, _ladder_pb2.TournamentResponse]  # type: ignore[assignment]
+    """A tournament with its standings (final once FINISHED). No token needed."""
+    CompareVersions: _aio.UnaryUnaryMultiCallable[_ladder_pb2.CompareVersionsRequest, _ladder_pb2.ComparisonResponse]  # type: ignore[assignment]
+    """Is version `new_version` of one of the caller's bots better than
+    `old_version`? Plays `deals` duplicate deals with each version against the
+    same opponents (every seat rotation of the same cave; unrated, before ladder
+    matches) and answers with each version's rank-1 share and mean rank, their
+    differences and 95% confidence intervals. Follow it with GetComparison.
+    """
+    GetComparison: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetComparisonRequest, _ladder_pb2.ComparisonResponse]  # type: ignore[assignment]
+    """A comparison of one of the caller's bots, with its answer so far."""
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -250,5 +296,58 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.ListLaddersResponse, _abc.Awaitable[_ladder_pb2.ListLaddersResponse]]:
         """The ladders the server rates, the default one first. No token needed."""
+
+    @_abc_1.abstractmethod
+    def ReactivateBot(
+        self,
+        request: _ladder_pb2.ReactivateBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ReactivateBotResponse, _abc.Awaitable[_ladder_pb2.ReactivateBotResponse]]:
+        """Make one of the caller's bots active again after the ladder suspended it
+        automatically (LadderBot.suspension "AUTO"). A suspension by staff
+        ("STAFF") is lifted by staff only: PERMISSION_DENIED for its owner.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateTournament(
+        self,
+        request: _ladder_pb2.CreateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.TournamentResponse, _abc.Awaitable[_ladder_pb2.TournamentResponse]]:
+        """Staff: create a tournament of bots (by name): a round robin (every group of
+        `seats` bots plays, seats balanced, or each group as a duplicate deal) or a
+        Swiss (2 seats, paired round by round as results come in). It is scheduled
+        at once and its matches are played before ladder matches. Unrated unless
+        `rated`. Not staff: PERMISSION_DENIED; a taken name: ALREADY_EXISTS.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTournament(
+        self,
+        request: _ladder_pb2.GetTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.TournamentResponse, _abc.Awaitable[_ladder_pb2.TournamentResponse]]:
+        """A tournament with its standings (final once FINISHED). No token needed."""
+
+    @_abc_1.abstractmethod
+    def CompareVersions(
+        self,
+        request: _ladder_pb2.CompareVersionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ComparisonResponse, _abc.Awaitable[_ladder_pb2.ComparisonResponse]]:
+        """Is version `new_version` of one of the caller's bots better than
+        `old_version`? Plays `deals` duplicate deals with each version against the
+        same opponents (every seat rotation of the same cave; unrated, before ladder
+        matches) and answers with each version's rank-1 share and mean rank, their
+        differences and 95% confidence intervals. Follow it with GetComparison.
+        """
+
+    @_abc_1.abstractmethod
+    def GetComparison(
+        self,
+        request: _ladder_pb2.GetComparisonRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ComparisonResponse, _abc.Awaitable[_ladder_pb2.ComparisonResponse]]:
+        """A comparison of one of the caller's bots, with its answer so far."""
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -38,6 +38,8 @@ WORKER_SETTINGS = {
     "LADDER_MATCH_RETRY_BACKOFF_S": "1",
     "LADDER_ENGINE_RESUME_S": "10",
     "LADDER_MATCH_MAX_ATTEMPTS": "3",
+    # The drills count the matches they make; the matchmaker's test switches it on.
+    "LADDER_MATCHMAKER_TARGET": "0",
 }
 
 

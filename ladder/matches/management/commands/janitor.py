@@ -4,7 +4,8 @@ The same service beat runs every LADDER_JANITOR_INTERVAL_S through the
 workers' ``janitor`` task (docs/workers.md): running matches whose lease
 expired go back to the queue (or are errored on their last attempt), queued
 matches whose message is older than LADDER_QUEUED_GRACE_S are sent again, and
-so are the smoke matches of hosted versions left pending that long. Safe to
+so are the smoke matches of hosted versions left pending that long; running
+tournaments with no open match are advanced (next Swiss round, or finished). Safe to
 run at any time: claiming a match is conditional, and a smoke match skips a
 version that is no longer pending.
 """
@@ -19,6 +20,7 @@ from django.core.management.base import BaseCommand
 from digdown import serving
 from ladder.bots.services import bot_versions_resend_pending
 from ladder.matches.services import match_requeue_stale
+from ladder.tournaments.services import tournaments_advance_running
 
 
 class Command(BaseCommand):
@@ -40,9 +42,11 @@ class Command(BaseCommand):
             queued_grace_s=opts["grace"], max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS
         )
         smoke = bot_versions_resend_pending(grace_s=opts["grace"])
+        advanced = tournaments_advance_running()
         self.stdout.write(
             f"requeued {len(report.requeued)} (lease expired) {report.requeued}, "
             f"resent {len(report.resent)} (message lost) {report.resent}, "
             f"errored {len(report.errored)} (last attempt) {report.errored}, "
-            f"smoke matches resent {len(smoke)} (version pending) {smoke}"
+            f"smoke matches resent {len(smoke)} (version pending) {smoke}, "
+            f"tournaments advanced {advanced}"
         )
