@@ -12,9 +12,11 @@ is not installed); registers the example bots (random, heuristic, starter) for a
 demo user as hosted bots (sandboxed; docs/sandbox.md) and prints how to sign in,
 an API token, what runs where and what to try next.
 
-Why a small supervisor here rather than honcho or foreman: they stop a Procfile by
-signalling each process group, and Celery's pool children reset SIGTERM to its
-default, so a running match would be killed mid-game instead of finished. Here
+Why a small supervisor here rather than a Procfile runner (honcho, foreman): a
+signal sent to a whole process group (a terminal's Ctrl-C, or a runner stopping its
+processes that way) reaches Celery's pool children, which reset SIGTERM to its
+default, so a running match would be killed mid-game instead of finished; and the
+order matters (no new matches, then the workers' warm shutdown, then the engine). Here
 each process runs in a session of its own (the terminal's Ctrl-C reaches only this
 supervisor) and is stopped through its own main process, in order: no new
 matches (beat, the fallback matchmaker), no new requests (web, gRPC), the workers'
