@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from deploy.run import release_orphaned_matches
+from deploy.ladder import release_orphaned_matches
 from ladder.matches.models import Match
 from ladder.matches.services import match_create, match_start
 from tests.support.broker import use_broker
