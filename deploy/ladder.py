@@ -34,9 +34,13 @@ def setup_django() -> None:
 
 
 def migrate() -> None:
+    """The schema, and with DJANGO_DEBUG=0 the static files WhiteNoise serves (hashed names)."""
+    from django.conf import settings
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+    if not settings.DEBUG:
+        call_command("collectstatic", interactive=False, verbosity=0)
 
 
 def sandbox_refusal() -> str:
@@ -107,9 +111,16 @@ def wait_valid(bot_ids: list[int], check_stack: Callable[[], None]) -> list[int]
 
 def register_remote(user: Any, ports: Sequence[int]) -> list[int]:
     """The example bots as remote bots of ``user`` at the loopback ports served here."""
+    from django.conf import settings
+
     from ladder.bots.models import Bot
     from ladder.bots.services import bot_create, bot_set_endpoint
 
+    if not settings.LADDER_DEV_MODE:
+        raise RuntimeError(
+            "the example bots would be remote bots on loopback, which only development mode "
+            "allows (LADDER_DEV_MODE=1, the default with DJANGO_DEBUG=1); or install bubblewrap"
+        )
     ids = []
     for (_, name, _), port in zip(DEMO_BOTS, ports, strict=True):
         endpoint = f"{HOST}:{port}"
