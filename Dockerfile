@@ -1,6 +1,11 @@
 # One image for every Python service of docker-compose.yml: engine, ladder-grpc, web,
-# migrate (and the Celery workers when they arrive). The service's `command` picks the role.
+# migrate, worker, beat. The service's `command` picks the role.
 FROM python:3.11-slim
+
+# bubblewrap: the workers' sandbox for hosted bots (docs/sandbox.md).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -25,6 +30,7 @@ COPY ladder ./ladder
 COPY workers ./workers
 COPY examples ./examples
 COPY protos ./protos
+COPY deploy ./deploy
 COPY manage.py ./
 RUN pip install --no-deps ".[s3]"
 

@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint protos protos-check rulesets rulesets-check bench clean
+.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean
 PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py \
 	tests/web/test_pages.py tests/web/test_browser.py
 
@@ -16,14 +16,19 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 
 venv: $(STAMP)
 
+# The whole ladder on this machine (deploy/run.py): engine, workers, beat, web, gRPC, example
+# bots; Ctrl-C stops it. `make run MATCHES=5` plays 5 matches, prints the leaderboard, exits.
+run: $(STAMP)
+	$(PY) -m deploy.run $(if $(MATCHES),--matches $(MATCHES))
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder
+	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder deploy
 	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
-	$(VENV)/bin/mypy ladder
+	$(VENV)/bin/mypy ladder deploy
 
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint
@@ -64,10 +69,12 @@ rulesets: $(STAMP)
 rulesets-check: $(STAMP)
 	$(PY) -m engine.ruleset_json --out $(RULESET_DIR) --check
 
+# Every benchmark, repeated, into one markdown report (bench/run_all.py, docs/benchmarks.md):
+# `make bench` (< 15 min on two cores), `make bench QUICK=1` (about 2 min). The read and page
+# benchmarks run when DATABASE_URL names a PostgreSQL database they may fill.
+BENCH_OUT ?= var/bench-report.md
 bench: $(STAMP)
-	$(PY) bench/engine_bench.py
-	$(PY) bench/training_bench.py
-	$(PY) bench/workers_bench.py
+	$(PY) bench/run_all.py --out $(BENCH_OUT) $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .mypy_cache .import_linter_cache

@@ -322,7 +322,13 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
 
 def describe() -> DataSet:
     """The data set now in the database."""
-    busiest = BotRating.objects.order_by("-games").values_list("bot_id", flat=True).first()
+    # The busiest bot that can still play: RequestChallenge is timed with it.
+    busiest = (
+        BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
+        .order_by("-games")
+        .values_list("bot_id", flat=True)
+        .first()
+    )
     assert busiest is not None, "no data set: run bench/ladder_data.py"
     owner = Bot.objects.get(pk=busiest).owner.username
     tournament = Tournament.objects.order_by("id").values_list("pk", flat=True).first() or 0

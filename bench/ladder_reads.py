@@ -120,6 +120,7 @@ def summary(timed: tuple[list[float], float], queries: int) -> dict[str, float]:
     return {
         "p50_ms": round(statistics.median(samples), 2),
         "p95_ms": round(cuts[94], 2),
+        "p99_ms": round(cuts[98], 2),
         "max_ms": round(max(samples), 2),
         "cpu_ms": round(cpu, 2),
         "queries": queries,

@@ -135,6 +135,7 @@ def measure(data: Any, requests: int, seed: int) -> dict[str, dict[str, Any]]:
         figures[name] = {
             "p50_ms": round(statistics.median(times), 1),
             "p95_ms": round(times[max(0, int(len(times) * 0.95) - 1)], 1),
+            "p99_ms": round(times[max(0, int(len(times) * 0.99) - 1)], 1),
             "max_ms": round(times[-1], 1),
             "queries": len(executed),
             "kb": round(len(response.content) / 1024, 1),

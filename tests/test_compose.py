@@ -27,10 +27,41 @@ SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 OURS = sorted(name for name, spec in SERVICES.items() if "build" in spec)
 
 
+def check_celery_argv(args: list[str]) -> None:
+    """``celery ARGS``: click refuses an unknown option even before ``--help`` (exit 2)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", *args, "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def check_gunicorn_argv(args: list[str]) -> None:
+    """``gunicorn ARGS``: gunicorn's own parser accepts them and the config file loads."""
+    from gunicorn.config import Config
+
+    parsed = Config().parser().parse_args(args)
+    config = ROOT / parsed.config
+    assert config.is_file(), parsed.config
+    namespace: dict[str, Any] = {"__file__": str(config)}
+    exec(compile(config.read_text(), str(config), "exec"), namespace)
+    assert namespace["bind"] and namespace["workers"] >= 1
+    module, _, attribute = parsed.args[0].partition(":")
+    assert callable(getattr(importlib.import_module(module), attribute)), parsed.args
+
+
 def check_python_argv(argv: list[str]) -> None:
     """``python -m MODULE ARGS`` or ``python manage.py COMMAND ARGS``: it exists, ARGS parse."""
     assert argv[0] == "python", argv
-    if argv[1] == "-m":
+    if argv[1:3] == ["-m", "celery"]:
+        check_celery_argv(argv[3:])
+    elif argv[1:3] == ["-m", "gunicorn"]:
+        check_gunicorn_argv(argv[3:])
+    elif argv[1] == "-m":
         module = importlib.import_module(argv[2])
         parse_args = getattr(module, "parse_args", None)
         assert parse_args is not None, f"{argv[2]} has no parse_args to check {argv[3:]}"
@@ -45,8 +76,52 @@ def check_python_argv(argv: list[str]) -> None:
 
 
 def test_our_services_are_the_expected_ones() -> None:
-    assert OURS == ["engine", "ladder-grpc", "migrate", "web"]
+    assert OURS == ["beat", "engine", "ladder-grpc", "migrate", "web", "worker"]
     assert {"postgres", "redis"} <= set(SERVICES)
+
+
+def test_every_long_running_service_has_a_healthcheck_and_migrate_is_one_shot() -> None:
+    for name, spec in SERVICES.items():
+        if name == "migrate":
+            assert spec["restart"] == "no" and "healthcheck" not in spec
+        else:
+            assert "healthcheck" in spec, f"{name} has no healthcheck"
+    for name in OURS:
+        if name not in {"migrate", "engine"}:
+            # Nothing of the ladder starts on a schema older than its code.
+            assert SERVICES[name]["depends_on"]["migrate"]["condition"] == (
+                "service_completed_successfully"
+            ), name
+
+
+def test_one_beat_many_workers_engine_replicas_and_the_shared_broker() -> None:
+    beat, worker, engine = SERVICES["beat"], SERVICES["worker"], SERVICES["engine"]
+    assert beat["deploy"]["replicas"] == 1 and "ports" not in beat
+    assert beat["command"][4:6] == ["workers.celery_app", "beat"]
+    # --scale worker=N needs a service without a fixed container name or host port.
+    assert "container_name" not in worker and "ports" not in worker
+    assert worker["command"][4:6] == ["workers.celery_app", "worker"]
+    assert "seccomp=unconfined" in worker["security_opt"]  # the sandbox's user namespace
+    assert worker["depends_on"]["engine"]["condition"] == "service_healthy"
+    assert str(engine["deploy"]["replicas"]).startswith("${ENGINE_REPLICAS:-")
+    assert "ports" not in engine, "the engine is internal (docs/security.md)"
+    for name in ("beat", "worker", "web", "ladder-grpc", "migrate"):
+        env = SERVICES[name]["environment"]
+        assert env["CELERY_BROKER_URL"] == "redis://redis:6379/0", name
+    assert "bubblewrap" in (ROOT / "Dockerfile").read_text()
+
+
+def test_web_is_gunicorn_and_no_service_runs_a_development_server() -> None:
+    assert SERVICES["web"]["command"][:3] == ["python", "-m", "gunicorn"]
+    for name, spec in SERVICES.items():
+        assert "runserver" not in (spec.get("command") or []), name
+
+
+def test_database_replays_and_schedule_are_on_volumes() -> None:
+    assert "pgdata:/var/lib/postgresql/data" in SERVICES["postgres"]["volumes"]
+    for name in ("web", "worker", "ladder-grpc"):
+        assert "media:/data/media" in SERVICES[name]["volumes"], name
+    assert "beat:/data/var" in SERVICES["beat"]["volumes"]
 
 
 @pytest.mark.parametrize("service", OURS)
@@ -60,8 +135,8 @@ def test_command_names_an_existing_module_or_management_command(service: str) ->
 def test_our_healthchecks_are_runnable(service: str) -> None:
     test = SERVICES[service]["healthcheck"]["test"]
     assert test[0] == "CMD", test
-    check_python_argv(test[1:])
     assert test[2] == "-m", "our healthchecks are python modules"
+    check_python_argv(test[1:])
     help_run = subprocess.run(
         [sys.executable, "-m", test[3], "--help"],
         cwd=ROOT,

@@ -1,0 +1,259 @@
+"""Latency under a bounded load: the site served by gunicorn on loopback, at ladder scale.
+
+    DATABASE_URL=postgres://.../NAME .venv/bin/python bench/load_bench.py \\
+        [--bots 10000] [--matches 200000] [--clients 8] [--seconds 20] [--json]
+
+Not a test. The data set is ``bench/ladder_data.py``'s (built only when the
+database does not hold that size). The ladder's web process runs as production
+runs it: gunicorn with ``ladder/gunicorn.conf.py`` (``--web-workers`` processes),
+``DJANGO_DEBUG=0``, collected static files, database connections kept
+(``LADDER_DB_CONN_MAX_AGE=60``). ``--clients`` threads, each with its own
+keep-alive connection, send requests back to back for ``--seconds`` (a closed
+loop: the load is bounded by the number of clients, never more requests in
+flight than clients), cycling through: the leaderboard, a bot page (a random
+bot, and the busiest one with thousands of matches), a match page, a match's
+replay timeline (the viewer's endpoint; built once, then served from the cache,
+as repeated views are) and the REST leaderboard. It reports p50/p95/p99 and max
+per kind, the requests served per second, and every non-200 answer.
+
+One finished match gets a real replay file (a 4-seat hardcore game from the
+tests) so that its timeline can be built; nothing else in the data set changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.client
+import importlib.util
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+REPLAY = ROOT / "tests" / "engine_service" / "replays" / "dd-1-hardcore-4.replay.json.gz"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--database", default=os.environ.get("DATABASE_URL", ""))
+    p.add_argument("--bots", type=int, default=10_000)
+    p.add_argument("--matches", type=int, default=200_000)
+    p.add_argument("--clients", type=int, default=8, help="concurrent clients (the bound)")
+    p.add_argument("--seconds", type=float, default=20.0, help="how long the load lasts")
+    p.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    return p.parse_args(argv)
+
+
+def production_env(database: str, static_root: str, media_root: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": database,
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "bench-only-" + "b" * 40,
+        "DJANGO_SETTINGS_MODULE": "ladder.settings",
+        "LADDER_STATIC_ROOT": static_root,
+        "LADDER_MEDIA_ROOT": media_root,
+        "LADDER_DB_CONN_MAX_AGE": os.environ.get("LADDER_DB_CONN_MAX_AGE", "60"),
+        "LADDER_THROTTLE_ANON": "100000000/min",
+        "LADDER_THROTTLE_USER": "100000000/min",
+        "LADDER_WEB_ACCESS_LOG": "",
+        "LADDER_LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def place_replay(match_id: int, media_root: Path) -> None:
+    """Give one finished match a real replay file, recorded as the ladder records one."""
+    from ladder.matches.models import Match
+
+    data = REPLAY.read_bytes()
+    match = Match.objects.get(pk=match_id)
+    name = f"replays/{match_id}/bench-{hashlib.sha256(data).hexdigest()[:16]}.json.gz"
+    (media_root / name).parent.mkdir(parents=True, exist_ok=True)
+    (media_root / name).write_bytes(data)
+    match.replay = name
+    match.replay_sha256 = hashlib.sha256(data).hexdigest()
+    match.replay_size = len(data)
+    match.save(update_fields=["replay", "replay_sha256", "replay_size"])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_gunicorn(
+    env: dict[str, str], port: int, workers: int, log: Path
+) -> subprocess.Popen[bytes]:
+    config = str(ROOT / "ladder" / "gunicorn.conf.py")
+    argv = [sys.executable, "-m", "gunicorn", "-c", config, "--bind", f"127.0.0.1:{port}",
+            "--workers", str(workers), "ladder.wsgi:application"]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gunicorn exited: {log.read_text()[-2000:]}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/api/v1/ladders/")
+            if conn.getresponse().status == 200:
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("gunicorn did not answer within 60 s")
+
+
+def kinds(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
+    from ladder.bots.models import Bot
+    from ladder.matches.models import Match
+
+    bot_ids = list(Bot.objects.values_list("pk", flat=True))
+    match_ids = list(Match.objects.filter(status="finished").values_list("pk", flat=True)[::50])
+    return {
+        "leaderboard": lambda: "/",
+        "bot": lambda: f"/bots/{rng.choice(bot_ids)}/",
+        "bot (busiest)": lambda: f"/bots/{data.busiest_bot}/",
+        "match": lambda: f"/matches/{rng.choice(match_ids)}/",
+        "replay timeline": lambda: f"/api/v1/matches/{data.largest_match}/timeline/",
+        "API leaderboard": lambda: "/api/v1/leaderboard/",
+    }
+
+
+def load(port: int, urls: dict[str, Callable[[], str]], clients: int, seconds: float) -> dict:
+    """``clients`` closed-loop clients for ``seconds``; every answer timed by its kind."""
+    names = list(urls)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    errors: dict[str, int] = {}
+    lock = threading.Lock()
+    start = threading.Barrier(clients + 1)
+    stop_at: list[float] = []
+
+    def client(k: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        i = k  # each client starts at a different kind
+        start.wait()
+        while time.monotonic() < stop_at[0]:
+            name = names[i % len(names)]
+            i += 1
+            with lock:
+                url = urls[name]()  # the URL choosers share one seeded RNG
+            began = time.perf_counter()
+            try:
+                conn.request("GET", url, headers={"Accept-Encoding": "gzip"})
+                reply = conn.getresponse()
+                reply.read()
+                status = reply.status
+            except OSError as exc:
+                status = -1
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                url = f"{url} ({exc.__class__.__name__})"
+            took = (time.perf_counter() - began) * 1000
+            with lock:
+                if status == 200:
+                    samples[name].append(took)
+                else:
+                    key = f"{name}: {status}"
+                    errors[key] = errors.get(key, 0) + 1
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(clients)]
+    for t in threads:
+        t.start()
+    stop_at.append(time.monotonic() + seconds)
+    began = time.monotonic()
+    start.wait()
+    for t in threads:
+        t.join(seconds + 120)
+    elapsed = time.monotonic() - began
+    figures = {}
+    for name, times in samples.items():
+        if len(times) < 2:
+            figures[name] = {"n": len(times)}
+            continue
+        cuts = statistics.quantiles(times, n=100, method="inclusive")
+        figures[name] = {
+            "n": len(times),
+            "p50_ms": round(statistics.median(times), 1),
+            "p95_ms": round(cuts[94], 1),
+            "p99_ms": round(cuts[98], 1),
+            "max_ms": round(max(times), 1),
+        }
+    served = sum(len(t) for t in samples.values())
+    return {"kinds": figures, "requests_per_s": round(served / elapsed, 1), "errors": errors}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not args.database.startswith("postgres"):
+        sys.exit("--database (or DATABASE_URL) must be a PostgreSQL URL")
+    if importlib.util.find_spec("gunicorn") is None:
+        sys.exit("gunicorn is not installed")
+    with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
+        static_root, media_root = Path(tmp) / "static", Path(tmp) / "media"
+        env = production_env(args.database, str(static_root), str(media_root))
+        os.environ.update(env)  # before Django is set up: the same settings as the server
+        sys.path.insert(0, str(BENCH))
+        from django.core.management import call_command
+        from ladder_data import ensure  # the project's one builder (sets Django up)
+
+        data = ensure(bots=args.bots, matches=args.matches)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        place_replay(data.largest_match, media_root)
+        urls = kinds(data, random.Random(args.seed))
+        port = free_port()
+        server = start_gunicorn(env, port, args.web_workers, Path(tmp) / "gunicorn.log")
+        try:
+            figures = load(port, urls, args.clients, args.seconds)
+        finally:
+            server.terminate()
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    report = {
+        "data": {"bots": data.bots, "matches": data.matches},
+        "clients": args.clients,
+        "seconds": args.seconds,
+        "web_workers": args.web_workers,
+        "machine": {"cpus": os.cpu_count(), "load": [round(x, 2) for x in os.getloadavg()]},
+        **figures,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"{data.bots} bots, {data.matches} matches; {args.clients} clients for {args.seconds:g} s "
+        f"on gunicorn ({args.web_workers} workers): {figures['requests_per_s']} requests/s"
+    )
+    print(f"{'kind':<20}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for name, f in figures["kinds"].items():
+        print(
+            f"{name:<20}{f['n']:>6}{f.get('p50_ms', '-'):>9}{f.get('p95_ms', '-'):>9}"
+            f"{f.get('p99_ms', '-'):>9}{f.get('max_ms', '-'):>9}"
+        )
+    for what, n in figures["errors"].items():
+        print(f"not 200: {what} x{n}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

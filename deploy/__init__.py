@@ -1,0 +1,1 @@
+"""Running the whole ladder: ``make run`` (``python -m deploy.run``), on one machine."""

@@ -1,0 +1,284 @@
+"""The ladder's side of ``make run`` (Django): the database, the demo user and its bots,
+the fallback matchmaker, matches shown as they end, the leaderboard, and matches whose
+worker had to be killed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import secrets
+import socket
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from deploy.processes import HOST, POLL_S, done, process_exists, say, step
+
+DEMO_USER = "demo"
+# The example bots: (name when hosted, name when served here as a remote bot, module).
+DEMO_BOTS = (
+    ("random", "local-random", "examples.random_bot"),
+    ("heuristic", "local-heuristic", "examples.heuristic_bot"),
+    ("starter", "local-starter", "examples.starter_bot"),
+)
+VALIDATE_TIMEOUT_S = 180.0
+
+
+def setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
+    import django
+
+    django.setup()
+
+
+def migrate() -> None:
+    """The schema, and with DJANGO_DEBUG=0 the static files WhiteNoise serves (hashed names)."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+    if not settings.DEBUG:
+        call_command("collectstatic", interactive=False, verbosity=0)
+
+
+def sandbox_refusal() -> str:
+    """Why hosted bots cannot run here ("" when they can), as the workers will see it."""
+    from workers.hosted import hosted_refusal
+
+    return hosted_refusal()
+
+
+def demo_user() -> tuple[Any, str, str]:
+    """The demo user (created once), a fresh password and a fresh API token for this run."""
+    from ladder.accounts.models import User
+    from ladder.accounts.services import token_create
+
+    user = User.objects.filter(username=DEMO_USER).first()
+    if user is None:
+        user = User.objects.create_user(username=DEMO_USER, email="demo@example.org")
+    password = secrets.token_urlsafe(9)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    return user, password, token_create(user=user, name="make run").secret
+
+
+def register_hosted(user: Any) -> list[int]:
+    """The example bots as hosted bots of ``user``; a new version when an example changed."""
+    from examples.hosted_bundle import build
+    from ladder.bots.models import Bot
+    from ladder.bots.services import bot_create, bot_version_upload
+
+    ids = []
+    for name, _, _ in DEMO_BOTS:
+        bot = Bot.objects.filter(name__iexact=name).first()
+        if bot is None:
+            bot = bot_create(owner=user, name=name, kind=Bot.Kind.HOSTED, description="example")
+        elif bot.owner_id != user.pk or bot.kind != Bot.Kind.HOSTED:
+            say(f"  !!  a bot named {name} exists and is not the demo's hosted bot: left out")
+            continue
+        filename, data = build(name)
+        digest = hashlib.sha256(data).hexdigest()
+        if not bot.versions.filter(archive_sha256=digest).exclude(status="invalid").exists():
+            bot_version_upload(user=user, bot_id=bot.pk, filename=filename, data=data)
+            step(f"uploaded {name} ({len(data)} bytes): its smoke match makes it valid")
+        ids.append(bot.pk)
+    return ids
+
+
+def wait_valid(bot_ids: list[int], check_stack: Callable[[], None]) -> list[int]:
+    """Wait until each bot has a current (valid) version; drop those whose smoke match failed."""
+    from ladder.bots.models import Bot, BotVersion
+
+    deadline = time.monotonic() + VALIDATE_TIMEOUT_S
+    while True:
+        bots = list(Bot.objects.filter(pk__in=bot_ids))
+        waiting = [b for b in bots if b.current_version_id is None]
+        for bot in waiting:
+            newest = bot.versions.order_by("-number").first()
+            if newest is not None and newest.status == BotVersion.Status.INVALID:
+                say(f"  !!  {bot.name}: smoke match failed: {newest.smoke_outcome}")
+                bot_ids = [i for i in bot_ids if i != bot.pk]
+        if not [b for b in waiting if b.pk in bot_ids]:
+            return bot_ids
+        if time.monotonic() > deadline:
+            names = ", ".join(b.name for b in waiting)
+            raise RuntimeError(f"hosted bots {names} not valid after {VALIDATE_TIMEOUT_S:g} s")
+        check_stack()
+        time.sleep(POLL_S)
+
+
+def register_remote(user: Any, ports: Sequence[int]) -> list[int]:
+    """The example bots as remote bots of ``user`` at the loopback ports served here."""
+    from django.conf import settings
+
+    from ladder.bots.models import Bot
+    from ladder.bots.services import bot_create, bot_set_endpoint
+
+    if not settings.LADDER_DEV_MODE:
+        raise RuntimeError(
+            "the example bots would be remote bots on loopback, which only development mode "
+            "allows (LADDER_DEV_MODE=1, the default with DJANGO_DEBUG=1); or install bubblewrap"
+        )
+    ids = []
+    for (_, name, _), port in zip(DEMO_BOTS, ports, strict=True):
+        endpoint = f"{HOST}:{port}"
+        bot = Bot.objects.filter(name__iexact=name).first()
+        if bot is None:
+            bot = bot_create(owner=user, name=name, kind=Bot.Kind.REMOTE, endpoint=endpoint)
+        elif bot.owner_id != user.pk or bot.kind != Bot.Kind.REMOTE:
+            say(f"  !!  a bot named {name} exists and is not the demo's remote bot: left out")
+            continue
+        elif bot.current_version is None or bot.current_version.endpoint != endpoint:
+            bot_set_endpoint(user=user, bot_id=bot.pk, endpoint=endpoint)
+        ids.append(bot.pk)
+    return ids
+
+
+def requeue_leftovers() -> None:
+    """Matches left queued or lost by an earlier run are sent to the workers again now."""
+    from django.conf import settings
+
+    from ladder.matches.services import match_requeue_stale
+
+    report = match_requeue_stale(queued_grace_s=0, max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS)
+    if report.requeued or report.resent:
+        done(f"sent again: {len(report.requeued) + len(report.resent)} match(es) of earlier runs")
+
+
+def release_orphaned_matches() -> list[int]:
+    """Give back to the queue the running matches of this machine's workers that are gone.
+
+    After a worker was killed (a second Ctrl-C, or it did not stop in time) its
+    matches would wait for their lease to expire and the janitor; here they are
+    released at once (fenced by the claim, as the worker itself would) and sent again.
+    """
+    from ladder.matches.models import Match
+    from ladder.matches.queue import match_enqueue
+    from ladder.matches.services import match_release
+
+    host = socket.gethostname()
+    released = []
+    running = Match.objects.filter(status=Match.Status.RUNNING, claimed_by__startswith=f"{host}:")
+    for match in running:
+        pid = match.claimed_by.rsplit(":", 1)[1]
+        if pid.isdigit() and process_exists(int(pid)):
+            continue
+        if match_release(
+            match_id=match.pk,
+            worker=match.claimed_by,
+            attempt=match.attempts,
+            error="its worker was stopped by make run",
+        ):
+            match_enqueue(match_id=match.pk)
+            released.append(match.pk)
+    return released
+
+
+def matchmaking_scheduled() -> bool:
+    """Is a matchmaking task in beat's schedule (then beat keeps the ladder playing)?"""
+    from django.conf import settings
+
+    schedule: dict[str, dict[str, Any]] = settings.CELERY_BEAT_SCHEDULE
+    return any("matchmak" in str(entry.get("task")) for entry in schedule.values())
+
+
+def demo_playable(user_id: int, remote_examples: bool) -> list[int]:
+    """The demo user's bots that can be seated now (the examples and whatever they upload).
+
+    Examples of the other kind, registered by an earlier run on this database (the
+    sandbox was installed or removed since), are left out: they cannot play now.
+    """
+    from ladder.bots.models import Bot
+
+    other = [hosted if remote_examples else remote for hosted, remote, _ in DEMO_BOTS]
+    return list(
+        Bot.objects.filter(
+            owner_id=user_id,
+            is_active=True,
+            retired_at__isnull=True,
+            current_version__isnull=False,
+        )
+        .exclude(name__in=other)
+        .values_list("pk", flat=True)
+    )
+
+
+def in_flight(bot_ids: list[int]) -> int:
+    """Queued or running matches that seat any of ``bot_ids``."""
+    from ladder.matches.models import Match
+
+    return (
+        Match.objects.filter(
+            status__in=[Match.Status.QUEUED, Match.Status.RUNNING], seats__bot_id__in=bot_ids
+        )
+        .distinct()
+        .count()
+    )
+
+
+def queue_demo_match(bot_ids: list[int], rng: random.Random) -> int:
+    """FALLBACK MATCHMAKER of make run: a random table of the demo user's bots.
+
+    The ladder's matchmaker never seats two bots of one owner (collusion), and
+    every example bot is the demo user's, so without this they would never meet.
+    """
+    from ladder.matches.services import match_create
+
+    seats = rng.randint(2, min(4, len(bot_ids)))
+    return match_create(bot_ids=rng.sample(bot_ids, seats)).pk
+
+
+def finished_since(after_id: int, shown: set[int]) -> list[tuple[int, str]]:
+    """(id, one line) for each match after ``after_id`` that ended and is not in ``shown``."""
+    from ladder.matches.models import Match
+    from ladder.ratings.elo import points
+
+    done_statuses = [Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED]
+    lines = []
+    for match in (
+        Match.objects.filter(pk__gt=after_id, status__in=done_statuses)
+        .exclude(pk__in=shown)
+        .prefetch_related("seats__bot")
+        .order_by("pk")
+    ):
+        if match.status != Match.Status.FINISHED:
+            lines.append((match.pk, f"match {match.pk} {match.status}: {match.error[:200]}"))
+            continue
+        seats = sorted(match.seats.all(), key=lambda s: (s.rank or 9, s.seat))
+        who = ", ".join(
+            f"{s.rank}. {s.bot.name}"
+            + ("" if s.rating_delta is None else f" ({points(s.rating_delta):+.1f})")
+            for s in seats
+        )
+        lines.append((match.pk, f"match {match.pk} finished: {who}"))
+    return lines
+
+
+def last_match_id() -> int:
+    from ladder.matches.models import Match
+
+    return Match.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def leaderboard_table() -> str:
+    from django.conf import settings
+
+    from ladder.ratings.elo import points
+    from ladder.ratings.selectors import leaderboard_list
+
+    key = settings.LADDER_DEFAULT_LADDER
+    rows = [f"Leaderboard ({key})", "", "  #  bot                   kind     rating  games  wins"]
+    for n, bot in enumerate(leaderboard_list(ladder=key)[:20], start=1):
+        rows.append(
+            f"{n:>3}  {bot.name:<20}  {bot.kind:<7} {points(bot.rating):>7.1f}  "  # type: ignore[attr-defined]
+            f"{bot.games:>5}  {bot.wins:>4}"  # type: ignore[attr-defined]
+        )
+    return "\n".join(rows)
+
+
+def running_count() -> int:
+    from ladder.matches.models import Match
+
+    return Match.objects.filter(status=Match.Status.RUNNING).count()
