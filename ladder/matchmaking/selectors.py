@@ -45,10 +45,17 @@ def matchmaking_candidates(*, ladder: str, recent_since: datetime) -> list[Candi
     ratings = dict(
         BotRating.objects.filter(ladder=ladder, bot_id__in=ids).values_list("bot_id", "rating")
     )
+    # Match ids are allocated in creation order: the recent matches are those after the
+    # newest older one, found walking the primary key down from the newest match (the
+    # recent rows only), then read through the (bot, match) index of the seats.
+    boundary = (
+        Match.objects.filter(created_at__lt=recent_since)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    ) or 0
     recent = dict(
-        MatchSeat.objects.filter(
-            bot_id__in=ids, match__ladder=ladder, match__created_at__gte=recent_since
-        )
+        MatchSeat.objects.filter(bot_id__in=ids, match_id__gt=boundary, match__ladder=ladder)
         .exclude(match__status=Match.Status.CANCELLED)
         .values("bot_id")
         .annotate(n=Count("id"))

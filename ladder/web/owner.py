@@ -165,6 +165,20 @@ def bot_endpoint(request: HttpRequest, bot_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def bot_reactivate(request: HttpRequest, bot_id: int) -> HttpResponse:
+    """The owner lifts an automatic suspension (a staff one stays: the service refuses)."""
+    bot = _own_bot(request, bot_id)
+    try:
+        bot_services.bot_unsuspend(user=request_user(request), bot_id=bot.pk)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{bot.name} is active again: the matchmaker seats it.")
+    return redirect("web:bot-manage", bot_id=bot.pk)
+
+
+@login_required
+@require_POST
 def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
     bot = _own_bot(request, bot_id)
     form = ChallengeForm(request.POST)

@@ -21,6 +21,7 @@ urlpatterns = [
     path("me/bots/<int:bot_id>/upload/", owner.bot_upload, name="bot-upload"),
     path("me/bots/<int:bot_id>/endpoint/", owner.bot_endpoint, name="bot-endpoint"),
     path("me/bots/<int:bot_id>/challenge/", owner.bot_challenge, name="bot-challenge"),
+    path("me/bots/<int:bot_id>/reactivate/", owner.bot_reactivate, name="bot-reactivate"),
     path("me/tokens/", owner.tokens, name="tokens"),
     path("me/tokens/<int:token_id>/revoke/", owner.token_revoke, name="token-revoke"),
 ]

@@ -272,3 +272,25 @@ def test_duplicate_sets_rotate_one_cave_within_the_limits(
     settings.LADDER_MATCHMAKER_DUPLICATES = "sometimes"
     with pytest.raises(ApplicationError, match="off, on or a share"):
         matchmake(target=9)
+
+
+def test_only_recent_games_count(make_user: Any, make_bot: Any) -> None:
+    """Games older than LADDER_MATCHMAKER_RECENT_H do not count; recent open or finished do."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ladder.matchmaking.selectors import matchmaking_candidates
+
+    a, b, c = _world(make_user, make_bot, owners=3, per_owner=1)
+    old = match_create(bot_ids=[a.pk, b.pk])
+    record(old, [1, 2])
+    Match.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=30))
+    record(match_create(bot_ids=[a.pk, c.pk]), [1, 2])
+    match_create(bot_ids=[a.pk, b.pk])  # open
+    cancelled = match_create(bot_ids=[b.pk, c.pk])
+    Match.objects.filter(pk=cancelled.pk).update(status=Match.Status.CANCELLED)
+    since = timezone.now() - timedelta(hours=24)
+    seen = {x.bot_id: (x.recent_games, x.active_matches) for x in matchmaking_candidates(
+        ladder="dd-1", recent_since=since)}  # fmt: skip
+    assert seen == {a.pk: (2, 1), b.pk: (1, 1), c.pk: (1, 0)}

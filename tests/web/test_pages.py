@@ -426,3 +426,31 @@ def test_a_suspended_bot_page_says_why_and_its_owner_how_to_lift_it(
     bot_suspend(user=staff, bot_id=bot.pk, reason="collusion")
     mine = owner.get(f"/bots/{bot.pk}/").content.decode()
     assert "Why: collusion" in mine and "only staff can lift it" in mine
+
+
+def test_the_owner_reactivates_an_auto_suspended_bot_from_its_manage_page(
+    make_user: Any, make_bot: Any
+) -> None:
+    from ladder.bots.models import Bot
+    from ladder.bots.services import bot_auto_suspend, bot_suspend
+
+    alice, bob = make_user("alice"), make_user("bob")
+    staff = make_user("staff", staff=True)
+    bot = make_bot(alice, "alpha")
+    bot_auto_suspend(bot_id=bot.pk, reason="forfeited its last 3 matches")
+    owner, other = Client(), Client()
+    owner.force_login(alice)
+    other.force_login(bob)
+    page = owner.get(f"/me/bots/{bot.pk}/").content.decode()
+    assert 'id="reactivate"' in page and "forfeited its last 3 matches" in page
+    assert other.post(f"/me/bots/{bot.pk}/reactivate/").status_code == 403
+    assert not Bot.objects.get(pk=bot.pk).is_active
+    done = owner.post(f"/me/bots/{bot.pk}/reactivate/", follow=True).content.decode()
+    assert "is active again" in done and 'id="reactivate"' not in done
+    assert Bot.objects.get(pk=bot.pk).is_active
+    bot_suspend(user=staff, bot_id=bot.pk, reason="collusion")
+    page = owner.get(f"/me/bots/{bot.pk}/").content.decode()
+    assert 'id="staff-suspension"' in page and 'id="reactivate"' not in page
+    refused = owner.post(f"/me/bots/{bot.pk}/reactivate/", follow=True).content.decode()
+    assert "only staff can lift it" in refused
+    assert not Bot.objects.get(pk=bot.pk).is_active
