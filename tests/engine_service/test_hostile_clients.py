@@ -49,7 +49,9 @@ def test_only_the_creators_token_controls_a_game(engine: EngineProcess) -> None:
         engine_pb2.StepRequest(game_id="no-such-game", control_token="t" * 43, seat=0, fault="x"),
     )
     assert unknown[0] == grpc.StatusCode.NOT_FOUND
-    for token in ("guessed-" + "x" * 35, other.control_token, game.control_token[:-1] + "A"):
+    real = game.control_token
+    one_off = real[:-1] + ("B" if real.endswith("A") else "A")  # never the real token itself
+    for token in ("guessed-" + "x" * 35, other.control_token, one_off):
         calls = [
             (
                 engine.stub.Step,
