@@ -34,7 +34,10 @@ class LadderCollector(OperationsCollector):
         from prometheus_client.core import GaugeMetricFamily
 
         if isinstance(default_storage, FileSystemStorage):
-            usage = shutil.disk_usage(settings.MEDIA_ROOT)
+            try:
+                usage = shutil.disk_usage(settings.MEDIA_ROOT)
+            except OSError:  # not made yet (nothing stored): no figure rather than an error
+                return
             yield GaugeMetricFamily(
                 "ladder_media_disk_used_ratio",
                 "Share of the media filesystem (replays, uploads) in use",
