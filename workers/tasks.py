@@ -66,8 +66,8 @@ def play_match(self: Task, match_id: int) -> str:
     """
     with bound(match_id=int(match_id), worker=worker_name()):
         report = play_queued_match(int(match_id))
-    metrics.observe_delivery(report)
-    log.info("%s", report.line())
+        metrics.observe_delivery(report)
+        log.info("%s", report.line())
     if report.status == "released":
         raise self.retry(countdown=retry_delay(report.attempt))
     return report.status

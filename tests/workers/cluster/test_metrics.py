@@ -3,6 +3,7 @@ over HTTP while matches play, and after a worker is killed mid-match."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -34,7 +35,10 @@ def test_counters_equal_the_matches_played(make_cluster: Any, tmp_path: Any) -> 
         cluster = make_cluster("redis")
         for port in (w1_port, w2_port):
             cluster.start_worker(
-                concurrency=2, LADDER_METRICS_PORT=str(port), ENGINE_ADDRESS=engine.address
+                concurrency=2,
+                LADDER_METRICS_PORT=str(port),
+                ENGINE_ADDRESS=engine.address,
+                LADDER_LOG_FORMAT="json",
             )
         ids = create_matches(cluster, 6, random.Random(6))
         wait_until(lambda: finished(ids), 180, "6 matches finished")
@@ -50,6 +54,14 @@ def test_counters_equal_the_matches_played(make_cluster: Any, tmp_path: Any) -> 
         assert decisions == asked
         # Both pool processes of a worker are summed: the counts above came from 4 processes.
         assert sum(total(w, "ladder_worker_sandbox_mode") for w in workers) == 2
+
+        # JSON logs: each delivery's line carries its match and worker as fields.
+        lines = [json.loads(line) for line in cluster.logs().splitlines() if line.startswith("{")]
+        reports = [line for line in lines if line.get("logger") == "workers.tasks"]
+        assert len(reports) == 6, cluster.logs()[-3000:]
+        for line in reports:
+            assert line["message"].startswith(f"match {line['match_id']} ")
+            assert line["worker"] and line["level"] == "INFO" and line["time"]
 
         eng = scrape(f"http://127.0.0.1:{engine_port}/metrics")
         assert total(eng, "engine_steps_total") == asked
