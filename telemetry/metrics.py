@@ -90,7 +90,7 @@ def registry(extra: Any = None) -> Any:
 
     if multiprocess():
         reg = CollectorRegistry()
-        mp.MultiProcessCollector(reg)
+        mp.MultiProcessCollector(reg)  # type: ignore[no-untyped-call]
     else:
         reg = REGISTRY
     if extra is None:
@@ -144,4 +144,4 @@ def mark_dead(pid: int) -> None:
     if multiprocess():
         from prometheus_client import multiprocess as mp
 
-        mp.mark_process_dead(pid)
+        mp.mark_process_dead(pid)  # type: ignore[no-untyped-call]

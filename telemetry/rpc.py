@@ -10,8 +10,9 @@ calls refused with RESOURCE_EXHAUSTED are counted too.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import grpc
 from prometheus_client import Counter, Histogram
@@ -37,7 +38,9 @@ SECONDS = Histogram(
 class MetricsInterceptor(serving.HandlerInterceptor):
     """Counts and times every call of the served services."""
 
-    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def wrap(
+        self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
+    ) -> grpc.RpcMethodHandler[Any, Any]:
         if method.startswith(serving.HEALTH_PREFIX) or method.startswith(
             serving.REFLECTION_PREFIXES
         ):
@@ -48,19 +51,25 @@ class MetricsInterceptor(serving.HandlerInterceptor):
         def measured(context: grpc.ServicerContext) -> Iterator[None]:
             STARTED.labels(service, name).inc()
             started = time.perf_counter()
-            code = grpc.StatusCode.UNKNOWN
+            code: object = grpc.StatusCode.UNKNOWN
             try:
                 yield
-                code = context.code() or grpc.StatusCode.OK
+                code = _status(context) or grpc.StatusCode.OK
             except BaseException:
                 # context.abort raises after setting the code; anything else is UNKNOWN.
-                code = context.code() or grpc.StatusCode.UNKNOWN
+                code = _status(context) or grpc.StatusCode.UNKNOWN
                 raise
             finally:
                 HANDLED.labels(service, name, _code_name(code)).inc()
                 SECONDS.labels(service, name).observe(time.perf_counter() - started)
 
         return serving.wrap_handler(handler, measured)
+
+
+def _status(context: grpc.ServicerContext) -> object:
+    """The status the handler set (grpcio has ``code()``; its type stubs do not say so)."""
+    code: Callable[[], object] = context.code  # type: ignore[attr-defined]
+    return code()
 
 
 def _code_name(code: object) -> str:
