@@ -31,8 +31,9 @@ from telemetry.logs import bound
 from workers import metrics
 from workers.celery_app import app
 from workers.hosted import sandbox_mode, version_smoke
-from workers.queued_match import engine_pool, play_queued_match, shutdown, worker_name
+from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
+from workers.runner.engines import engine_pool, shutdown
 
 log = logging.getLogger("workers.tasks")
 
@@ -93,7 +94,9 @@ def smoke_version(self: Task, version_id: int) -> str:
     if not pending.exists():
         return "skipped"
     try:
-        done = version_smoke(version_id=int(version_id), engine_address=engine_pool())
+        done = version_smoke(
+            version_id=int(version_id), engine_address=engine_pool(settings.ENGINE_ADDRESS)
+        )
     except RunnerError as exc:
         log.warning("smoke match of version %s: engine trouble, retrying: %s", version_id, exc)
         raise self.retry(countdown=retry_delay(self.request.retries + 1)) from exc
