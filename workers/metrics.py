@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -58,6 +58,12 @@ JANITOR = Counter(
     ["action"],
 )
 SMOKE = Counter("ladder_worker_smoke_matches_total", "Smoke matches by outcome", ["outcome"])
+HOSTED_START_SECONDS = Histogram(
+    "ladder_worker_hosted_start_seconds",
+    "Time from launching a hosted seat's sandbox to the bot serving (or failing to)",
+    ["started"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30),
+)
 SANDBOX_MODE = Gauge(
     "ladder_worker_sandbox_mode",
     "1 for the sandbox mode this worker runs hosted bots in (root, userns, unsafe, none)",
@@ -109,6 +115,11 @@ def observe_result(outcome: Any, seat_kinds: Sequence[str]) -> None:
         FAULTS.labels(kind, fault.kind, str(fault.forfeit).lower()).inc()
     if outcome.resumes:
         RESUMES.inc(outcome.resumes)
+
+
+def observe_hosted_starts(seats: Iterable[Any]) -> None:
+    for seat in seats:
+        HOSTED_START_SECONDS.labels(str(not seat.start_error).lower()).observe(seat.start_s)
 
 
 def observe_janitor(report: dict[str, list[int]]) -> None:

@@ -153,6 +153,7 @@ def play_queued_match(
             mark = time.monotonic()
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
+            metrics.observe_hosted_starts(bots.hosted.values())
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
