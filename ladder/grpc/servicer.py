@@ -32,12 +32,14 @@ from ladder.grpc.auth import GrpcError, require_user
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
-from ladder.matches.models import Match, MatchSeat, Tournament
+from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
+from ladder.matches.spec import MatchSpec
 from ladder.ratings.elo import points
 from ladder.ratings.selectors import leaderboard_list, opponents_near, rating_uncertainty
 from ladder.tournaments import selectors as tournament_selectors
 from ladder.tournaments import services as tournament_services
+from ladder.tournaments.models import Tournament
 from ladder.tournaments.selectors import ComparisonReport
 
 log = logging.getLogger("ladder.grpc")
@@ -175,7 +177,7 @@ def match_pb(m: Match) -> ladder_pb2.Match:
 
 
 def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
-    """A tournament with its standings (``match_selectors.tournament_standings``)."""
+    """A tournament with its standings (``tournament_selectors.tournament_standings``)."""
     return ladder_pb2.Tournament(
         id=t.pk,
         name=t.name,
@@ -202,7 +204,7 @@ def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
                 head_to_head=line.standing.head_to_head,
                 buchholz=line.standing.buchholz,
             )
-            for line in match_selectors.tournament_standings(tournament=t)
+            for line in tournament_selectors.tournament_standings(tournament=t)
         ],
     )
 
@@ -408,11 +410,13 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     f" {ladder.key}; {seats - 1} needed"
                 )
         match = match_services.match_create(
-            bot_ids=[bot.pk, *(o.pk for o in opponents)],
-            requested_by=user,
-            ladder=request.ladder or None,
-            difficulty=request.difficulty.strip().lower() or None,
-            rated=request.rated,
+            MatchSpec(
+                bot_ids=[bot.pk, *(o.pk for o in opponents)],
+                requested_by=user,
+                ladder=request.ladder or None,
+                difficulty=request.difficulty.strip().lower() or None,
+                rated=request.rated,
+            )
         )
         return ladder_pb2.RequestChallengeResponse(
             match=match_pb(match_selectors.match_detail(match_id=match.pk))
@@ -445,11 +449,13 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                 raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
             raise
         return ladder_pb2.TournamentResponse(
-            tournament=tournament_pb(match_selectors.tournament_get(tournament_id=tournament.pk))
+            tournament=tournament_pb(
+                tournament_selectors.tournament_get(tournament_id=tournament.pk)
+            )
         )
 
     def GetTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
-        tournament = match_selectors.tournament_get(tournament_id=request.tournament_id)
+        tournament = tournament_selectors.tournament_get(tournament_id=request.tournament_id)
         return ladder_pb2.TournamentResponse(tournament=tournament_pb(tournament))
 
     def CompareVersions(self, request: Any, context: grpc.ServicerContext) -> Any:

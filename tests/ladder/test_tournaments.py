@@ -12,9 +12,10 @@ from django.db import connection
 
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, PermissionDenied
-from ladder.matches import selectors
-from ladder.matches.models import Match, Tournament, TournamentBye
+from ladder.matches.models import Match
 from ladder.matches.services import match_fail
+from ladder.tournaments import selectors
+from ladder.tournaments.models import Tournament, TournamentBye
 from ladder.tournaments.services import (
     EVENT_PRIORITY,
     tournament_advance,

@@ -134,8 +134,8 @@ def played_ladder(
     from examples.hosted_bundle import build
     from ladder.accounts.models import User
     from ladder.bots.services import bot_create, bot_suspend, bot_version_upload
-    from ladder.matches.models import Tournament
     from ladder.matches.services import match_create
+    from ladder.tournaments.models import Tournament
     from workers.hosted import version_smoke
     from workers.sandbox import sandbox_check
 

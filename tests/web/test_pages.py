@@ -14,9 +14,10 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from ladder.matches.models import Match, Tournament
+from ladder.matches.models import Match
 from ladder.matches.services import match_create, match_seat_logs_store
 from ladder.ratings import selectors as rating_selectors
+from ladder.tournaments.models import Tournament
 from tests.ladder.conftest import record
 
 pytestmark = pytest.mark.django_db
@@ -161,7 +162,8 @@ def test_rating_trend_and_first_places(make_user: Any, make_bot: Any) -> None:
 
 
 def test_opponent_records_and_standings(make_user: Any, make_bot: Any) -> None:
-    from ladder.matches.selectors import bot_opponent_records, tournament_standings
+    from ladder.matches.selectors import bot_opponent_records
+    from ladder.tournaments.selectors import tournament_standings
 
     alice = make_user("alice")
     a, b, c = (make_bot(alice, n) for n in ("alpha", "bravo", "charlie"))
