@@ -57,7 +57,7 @@ def match_finish(
             match_id=match_id, result=result, replay_bytes=replay_bytes, k=k
         )
         if outcome.recorded and seat_logs:
-            match_seat_logs_store(match_id=match_id, logs=seat_logs)
+            _keep_logs(match_id, seat_logs)
         if outcome.recorded:
             _after_record(match_id)
         _after_tournament_match(outcome.match)
@@ -80,9 +80,18 @@ def match_finish_errored(
     with transaction.atomic():
         match = match_fail(match_id=match_id, error=error, worker=worker, attempt=attempt)
         if seat_logs:
-            match_seat_logs_store(match_id=match_id, logs=seat_logs)
+            _keep_logs(match_id, seat_logs)
         _after_tournament_match(match)
     return match
+
+
+def _keep_logs(match_id: int, seat_logs: Mapping[int, bytes]) -> None:
+    """Store the seats' logs (owner-only; never in the replay) in a savepoint: logs that
+    cannot be stored are a warning, never a lost result."""
+    try:
+        match_seat_logs_store(match_id=match_id, logs=seat_logs)
+    except (ApplicationError, DatabaseError, OSError) as exc:
+        log.warning("match %d: seats' logs not stored: %s", match_id, exc)
 
 
 def _after_tournament_match(match: Match) -> None:

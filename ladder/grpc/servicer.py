@@ -151,11 +151,11 @@ def match_pb(m: Match) -> ladder_pb2.Match:
     finished = m.status == Match.Status.FINISHED
     result = getattr(m, "result", None) if finished else None
     # The seed (and the replay it decides) would reveal the cave before the end.
-    revealed = match_selectors.deal_revealed(m)
+    reveal = match_selectors.match_reveal(m)
     return ladder_pb2.Match(
         id=m.pk,
         ruleset=m.ruleset,
-        seed=m.seed if revealed else 0,
+        seed=reveal.seed or 0,
         difficulty=m.difficulty,
         status=m.status.upper(),
         seats=[seat_pb(s) for s in m.seats.all()],
@@ -164,8 +164,8 @@ def match_pb(m: Match) -> ladder_pb2.Match:
         created_at=_time(m.created_at),
         started_at=_time(m.started_at),
         finished_at=_time(m.finished_at),
-        replay_sha256=m.replay_sha256 if revealed else "",
-        replay_size=m.replay_size if revealed else 0,
+        replay_sha256=reveal.replay.sha256 if reveal.replay else "",
+        replay_size=reveal.replay.size if reveal.replay else 0,
         error=m.error[:2000],
         rated=m.rated,
         ladder=m.ladder,
@@ -357,18 +357,19 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
 
     def DownloadReplay(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         match = match_selectors.match_detail(match_id=request.match_id)
+        reveal = match_selectors.match_reveal(match)
         if match.status != Match.Status.FINISHED:
             raise Conflict(
                 f"match {match.pk} is {match.status}: only a finished match has a replay"
             )
-        if not match.replay_sha256 or not match.replay.name:
+        if not reveal.stored:
             raise NotFound(f"match {match.pk} has no replay")
-        if not match_selectors.deal_revealed(match):
-            raise Conflict(match_selectors.DEAL_IN_PLAY)
+        if reveal.replay is None:
+            raise Conflict(reveal.hidden)
         try:
-            fh = replay_open(match.replay.name)
+            fh = replay_open(reveal.replay.name)
         except FileNotFoundError as exc:
-            log.error("replay of match %s missing from storage: %s", match.pk, match.replay.name)
+            log.error("replay of match %s missing from storage: %s", match.pk, reveal.replay.name)
             raise NotFound(f"the replay file of match {match.pk} is missing") from exc
         with fh:
             offset = 0
@@ -378,8 +379,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     break
                 chunk = ladder_pb2.ReplayChunk(data=data, offset=offset)
                 if offset == 0:
-                    chunk.total_size = match.replay_size
-                    chunk.sha256 = match.replay_sha256
+                    chunk.total_size = reveal.replay.size
+                    chunk.sha256 = reveal.replay.sha256
                     chunk.content_type = "application/gzip"
                 yield chunk
                 offset += len(data)

@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from ladder.accounts.requests import request_user
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match, MatchResult, MatchSeat
+from ladder.matches.selectors import match_reveal
 from ladder.matches.services import match_cancel
 
 
@@ -38,11 +39,27 @@ class MatchAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "difficulty", "rated", "tournament", "created_at")
     search_fields = ("=id", "seats__bot__name", "claimed_by", "error")
+    # The seed and the replay are shown as everyone sees them (``match_reveal``): hidden
+    # until the match's deal is done, staff included (staff own bots too).
+    exclude = ("seed", "replay", "replay_sha256", "replay_size")
     readonly_fields = (
-        "replay", "replay_sha256", "replay_size", "attempts", "claimed_by",
+        "shown_seed", "shown_replay", "attempts", "claimed_by",
         "lease_expires_at", "started_at", "finished_at", "created_at", "status",
     )  # fmt: skip
     inlines = [MatchSeatInline]
+
+    @admin.display(description="seed")
+    def shown_seed(self, match: Match) -> str:
+        reveal = match_reveal(match)
+        return reveal.hidden if reveal.seed is None else str(reveal.seed)
+
+    @admin.display(description="replay")
+    def shown_replay(self, match: Match) -> str:
+        reveal = match_reveal(match)
+        if reveal.replay is None:
+            return reveal.hidden or "none"
+        return f"{reveal.replay.name} ({reveal.replay.size} bytes, sha256 {reveal.replay.sha256})"
+
     actions = ["cancel"]
 
     @admin.action(description="Cancel selected matches")

@@ -67,10 +67,11 @@ class _WholeMatchField(serializers.Field):
 @extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
 class SeedField(_WholeMatchField):
     """64-bit, as a string so JavaScript keeps every digit; null until the match is finished
-    (and no other match still plays the same deal: ``selectors.deal_revealed``)."""
+    (and no other match still plays the same deal: ``selectors.match_reveal``)."""
 
     def to_representation(self, match: Match) -> str | None:
-        return str(match.seed) if selectors.deal_revealed(match) else None
+        seed = selectors.match_reveal(match).seed
+        return None if seed is None else str(seed)
 
 
 class DealMatchSerializer(serializers.Serializer):
@@ -128,16 +129,17 @@ class ReplayOutputSerializer(serializers.Serializer):
 @extend_schema_field(ReplayOutputSerializer(allow_null=True))
 class ReplayField(_WholeMatchField):
     """Where to download the replay (needs ``request`` in the context); null without one,
-    and while the seed is hidden (``selectors.deal_revealed``)."""
+    and while the seed is hidden (``selectors.match_reveal``)."""
 
     def to_representation(self, match: Match) -> dict[str, Any] | None:
-        if not match.replay_sha256 or not selectors.deal_revealed(match):
+        replay = selectors.match_reveal(match).replay
+        if replay is None:
             return None  # none yet, or its deal's other rotations still to play this cave
         url = reverse("match-replay", kwargs={"match_id": match.pk})
         request = self.context.get("request")
         return {
-            "sha256": match.replay_sha256,
-            "size": match.replay_size,
+            "sha256": replay.sha256,
+            "size": replay.size,
             "url": request.build_absolute_uri(url) if request else url,
         }
 

@@ -48,11 +48,12 @@ def seats_shown() -> QuerySet[MatchSeat]:
 
 
 DEAL_IN_PLAY = "the same deal is still being played in another match: its replay is shown then"
+NOT_FINISHED = "its seed and replay are shown once it has finished"
 _OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 
 def _revealed() -> ExpressionWrapper:
-    """SQL for ``deal_revealed``: finished, and no open match deals from the same seed.
+    """SQL for ``match_reveal``'s rule: finished, and no open match deals from the same seed.
 
     The ``status`` index finds the open matches (few), so this costs little per row.
     """
@@ -62,27 +63,91 @@ def _revealed() -> ExpressionWrapper:
     )
 
 
-def deal_revealed(match: Match) -> bool:
-    """May anyone see this match's seed, replay and timeline (everything its deal decides)?
+@dataclass(frozen=True)
+class ReplayFile:
+    match_id: int
+    name: str
+    sha256: str
+    size: int
 
-    Only once it is finished: the seed determines the whole dealt cave, so before
-    the end it would show every hidden card. And only once no queued or running
-    match deals from the same seed (a duplicate deal played by other seats): the
-    finished twin's seed or replay would show that game's cave too. Matches read
-    through this module carry the answer as ``revealed``; others are asked here.
+
+@dataclass(frozen=True)
+class MatchReveal:
+    """What anyone may see of the cave a match was dealt, on any interface.
+
+    Its seed determines the whole dealt cave, and its replay (and the viewer's
+    timeline, built from the replay) shows every card of it. So all of it is
+    shown only once the match is finished and no queued or running match deals
+    from the same seed (a duplicate deal's other rotations, played by other
+    seats, would see their cave); before that, none of it, to anyone, staff
+    included. ``hidden`` says why, for whoever asked; ``stored`` says whether a
+    replay exists at all (not a secret: the page says one is coming).
+    """
+
+    match_id: int
+    status: str
+    revealed: bool
+    seed: int | None  # None while hidden
+    replay: ReplayFile | None  # None while hidden, or when none is stored
+    stored: bool
+    hidden: str  # "" when revealed
+
+
+def match_reveal(match: Match) -> MatchReveal:
+    """The one rule that hides a match's seed, replay and timeline until its deal is done.
+
+    Every interface that shows a match (REST, gRPC, pages, viewer, admin) renders
+    this, never the match's own ``seed`` / ``replay*`` fields. Matches read
+    through this module carry the answer as ``revealed`` (no query); others are
+    asked here (one index read).
     """
     known = getattr(match, "revealed", None)
     if known is not None:
-        return bool(known)
-    if match.status != Match.Status.FINISHED:
-        return False
-    return not Match.objects.filter(seed=match.seed, status__in=_OPEN).exists()
+        revealed = bool(known)
+    elif match.status != Match.Status.FINISHED:
+        revealed = False
+    else:
+        revealed = not Match.objects.filter(seed=match.seed, status__in=_OPEN).exists()
+    stored = bool(match.replay_sha256 and match.replay.name)
+    hidden = ""
+    if not revealed:
+        hidden = DEAL_IN_PLAY if match.status == Match.Status.FINISHED else NOT_FINISHED
+    replay = None
+    if revealed and stored:
+        replay = ReplayFile(
+            match_id=match.pk,
+            name=match.replay.name,
+            sha256=match.replay_sha256,
+            size=match.replay_size,
+        )
+    return MatchReveal(
+        match_id=match.pk,
+        status=match.status,
+        revealed=revealed,
+        seed=match.seed if revealed else None,
+        replay=replay,
+        stored=stored,
+        hidden=hidden,
+    )
+
+
+def match_reveal_get(*, match_id: int) -> MatchReveal:
+    """``match_reveal`` of a match by id (one query), or NotFound."""
+    match = (
+        Match.objects.filter(pk=match_id)
+        .annotate(revealed=_revealed())
+        .only("pk", "status", "seed", "replay", "replay_sha256", "replay_size")
+        .first()
+    )
+    if match is None:
+        raise NotFound("no such match")
+    return match_reveal(match)
 
 
 def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
     """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
     the matches of its deal, if any (``deal.matches.all``: one query per page);
-    ``revealed`` (``deal_revealed``)."""
+    ``revealed`` (``match_reveal`` answers without a query)."""
     siblings = Match.objects.order_by("deal_rotation").only(
         "id", "deal_id", "deal_rotation", "status"
     )
@@ -240,25 +305,12 @@ def bot_match_count(*, bot_id: int) -> int:
     return MatchSeat.objects.filter(bot_id=bot_id).count()
 
 
-@dataclass(frozen=True)
-class ReplayFile:
-    match_id: int
-    name: str
-    sha256: str
-    size: int
-
-
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored: NotFound when there is no match or no replay
-    yet, Conflict while its deal is hidden (``deal_revealed``)."""
-    row = (
-        Match.objects.filter(pk=match_id)
-        .annotate(revealed=_revealed())
-        .values_list("replay", "replay_sha256", "replay_size", "status", "revealed")
-        .first()
-    )
-    if row is None or not row[0] or not row[1] or row[3] != Match.Status.FINISHED:
-        raise NotFound("this match has no replay")
-    if not row[4]:
+    """Where a match's replay is stored (``match_reveal``): NotFound when there is no
+    match or no replay yet, Conflict while another match still plays its deal."""
+    reveal = match_reveal_get(match_id=match_id)
+    if reveal.replay is not None:
+        return reveal.replay
+    if reveal.stored and reveal.hidden == DEAL_IN_PLAY:
         raise Conflict(DEAL_IN_PLAY)
-    return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
+    raise NotFound("this match has no replay")

@@ -11,6 +11,8 @@ from django.http import HttpRequest
 
 from ladder.accounts.requests import request_user
 from ladder.common.exceptions import ApplicationError
+from ladder.matches.models import Match
+from ladder.matches.selectors import match_reveal
 from ladder.matches.services import match_ladder
 from ladder.tournaments.models import Deal, Tournament, VersionComparison
 from ladder.tournaments.services import tournament_start
@@ -87,10 +89,18 @@ class TournamentAdmin(admin.ModelAdmin):
 @admin.register(Deal)
 class DealAdmin(admin.ModelAdmin):
     list_display = ("id", "seats", "tournament", "comparison", "comparison_side", "created_at")
-    readonly_fields = [f.name for f in Deal._meta.fields]
+    # Its seed is its matches' seed: shown as they show it (``match_reveal``).
+    readonly_fields = [*(f.name for f in Deal._meta.fields if f.name != "seed"), "shown_seed"]
+    exclude = ("seed",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="seed")
+    def shown_seed(self, deal: Deal) -> str:
+        reveals = [match_reveal(m) for m in Match.objects.filter(deal=deal)]
+        hidden = next((r.hidden for r in reveals if r.seed is None), "")
+        return hidden or str(deal.seed)
 
 
 @admin.register(VersionComparison)

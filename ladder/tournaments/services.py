@@ -5,8 +5,8 @@ become matches (``ladder.matches.services``) or duplicate deals (``deal_create``
 transaction per step; the matches are sent to the workers on commit, with
 ``EVENT_PRIORITY`` so a free worker plays them before ladder matches).
 
-A tournament advances in ``tournament_advance``: called by the worker right
-after it recorded (or failed) a tournament match, and by the janitor's periodic
+A tournament advances in ``tournament_advance``: called once a tournament match
+is recorded or errored (``ladder.finishing.services``), and by the janitor's periodic
 pass for anything missed (a cancelled match, a worker that died between the
 two). It locks the tournament row and acts only when no match of it is open,
 so however often and concurrently it is called, each Swiss round is created
@@ -298,14 +298,6 @@ def tournament_advance(*, tournament_id: int) -> Tournament | None:
         tournament.save(update_fields=["status", "finished_at"])
         log.info("tournament %s finished", tournament.pk)
         return tournament
-
-
-def tournament_advance_for_match(*, match_id: int) -> Tournament | None:
-    """``tournament_advance`` for the tournament of a match that just closed (if any)."""
-    tournament_id = (
-        Match.objects.filter(pk=match_id).values_list("tournament_id", flat=True).first()
-    )
-    return None if tournament_id is None else tournament_advance(tournament_id=tournament_id)
 
 
 def tournaments_advance_running() -> list[int]:

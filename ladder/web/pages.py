@@ -192,7 +192,8 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
             user=request.user, match=match, cap=LOG_SHOWN_BYTES
         ),
         "log_shown": LOG_SHOWN_BYTES,
-        "seed_shown": match_selectors.deal_revealed(match),
+        # Its seed and replay as anyone may see them (hidden until its deal is done).
+        "reveal": match_selectors.match_reveal(match),
         # A duplicate deal's matches (by rotation) and each bot's result over the set.
         "deal": tournament_selectors.deal_get(deal_id=match.deal_id) if match.deal_id else None,
     }
