@@ -30,7 +30,7 @@ import socket
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -95,6 +95,14 @@ class PlayReport:
         return asdict(self)
 
 
+class Claim(TypedDict):
+    """Who holds a match: every write the worker makes is fenced by it."""
+
+    match_id: int
+    worker: str
+    attempt: int
+
+
 def worker_name() -> str:
     """Who holds a claim: ``host:pid`` of the process playing the match."""
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -136,7 +144,7 @@ def play_queued_match(
     finally:
         timings["claim"] = time.monotonic() - started
     report.attempt = match.attempts
-    claim = {"match_id": match_id, "worker": worker, "attempt": match.attempts}
+    claim = Claim(match_id=match_id, worker=worker, attempt=match.attempts)
     bots = SeatBots([])
     try:
         seats, report.seats = _seat_labels(match)
@@ -201,7 +209,7 @@ def _logs(bots: SeatBots) -> dict[int, bytes] | None:
     return bots.logs() if bots.hosted or bots.notes else None
 
 
-def _fail(report: PlayReport, claim: dict[str, Any], error: str, bots: SeatBots) -> None:
+def _fail(report: PlayReport, claim: Claim, error: str, bots: SeatBots) -> None:
     report.status, report.error = "errored", error
     try:
         match_finish_errored(error=error, seat_logs=_logs(bots), **claim)
@@ -212,7 +220,7 @@ def _fail(report: PlayReport, claim: dict[str, Any], error: str, bots: SeatBots)
         report.status, report.error = "aborted", f"{error}; marking it errored failed: {exc}"
 
 
-def _release(report: PlayReport, claim: dict[str, Any], error: str, bots: SeatBots) -> None:
+def _release(report: PlayReport, claim: Claim, error: str, bots: SeatBots) -> None:
     """Back to the queue for a retry, or errored when this was the last attempt."""
     if claim["attempt"] >= settings.LADDER_MATCH_MAX_ATTEMPTS:
         _fail(report, claim, f"gave up after {claim['attempt']} attempts: {error}", bots)

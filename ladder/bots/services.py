@@ -350,7 +350,7 @@ def bot_auto_suspend(*, bot_id: int, reason: str) -> bool:
     """The ladder itself: take a failing bot off the matchmaker, with a reason its owner sees.
 
     Called by the recording side when a bot's recent matches cross the
-    thresholds (``ladder.matches.suspensions``). Only an active bot is
+    thresholds (``ladder.finishing.suspensions``). Only an active bot is
     suspended (a staff suspension or a retirement is left as it is); True when
     this call suspended it. A new version or the owner lifts it.
     """

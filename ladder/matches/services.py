@@ -236,7 +236,7 @@ def match_start(
     second delivery of the same match finds it taken (Conflict). With
     ``max_attempts``, a match already claimed that many times is errored
     instead of claimed again (Conflict too): a match that kills its worker
-    every time must not loop forever (pitfall C2).
+    every time must not loop forever (each redelivery would kill the next worker).
     """
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()

@@ -70,11 +70,12 @@ def deal_create(
     comparison.
     """
     spec = MatchSpec.of(spec, fields)
-    spec = replace(spec, seed=match_seed(spec.seed))
+    seed = match_seed(spec.seed)  # one seed for the deal and every rotation
+    spec = replace(spec, seed=seed)
     ids = list(spec.bot_ids)
     with transaction.atomic():
         deal = Deal(
-            seed=spec.seed,
+            seed=seed,
             seats=len(ids),
             tournament_id=spec.tournament_id,
             comparison=comparison,
