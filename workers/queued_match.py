@@ -40,6 +40,7 @@ from ladder.common.exceptions import ApplicationError
 from ladder.finishing.services import match_finish, match_finish_errored
 from ladder.matches.models import Match
 from ladder.matches.services import match_release, match_start
+from workers import metrics
 from workers.lease import LeaseKeeper
 from workers.runner import (
     EngineError,
@@ -155,6 +156,7 @@ def play_queued_match(
             mark = time.monotonic()
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
+            metrics.observe_hosted_starts(bots.hosted.values())
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
@@ -183,6 +185,8 @@ def play_queued_match(
             _fail(report, claim, f"result not recorded: {exc.message}", bots)
         else:
             report.status, report.recorded = "finished", recorded.recorded
+            if recorded.recorded:
+                metrics.observe_result(outcome, [seat.bot.kind for seat in seats])
             report.reason = str(outcome.result.get("reason", ""))
             report.ranks = list(outcome.ranks)
         timings["record"] = time.monotonic() - mark

@@ -28,7 +28,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_default
 from ladder.matches.models import Match, MatchSeat
@@ -40,6 +40,7 @@ from ladder.matches.services import (
     matches_create,
 )
 from ladder.matches.spec import MatchSpec
+from ladder.ratings.models import BotRating
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
 from ladder.tournaments.models import Deal, Tournament, TournamentBye, VersionComparison
 from ladder.tournaments.rotations import rotations

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from ladder.bots.models import BotRating
 from ladder.matches.models import Match
 from ladder.matches.services import match_create
+from ladder.ratings.models import BotRating
 from ladder.tournaments import selectors
 from ladder.tournaments.models import Tournament
 from ladder.tournaments.selectors import comparison_report
