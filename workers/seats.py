@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 
-from ladder.bots.endpoints import endpoint_check
 from ladder.bots.models import Bot
+from ladder.bots.ssrf_check import endpoint_check
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import MatchSeat
 from workers.hosted import match_hosted_seats

@@ -22,7 +22,7 @@ import grpc
 from django.db.models import QuerySet
 
 from digdown import rulesets
-from digdown.v1 import ladder_pb2, ladder_pb2_grpc
+from digdown.v1 import game_pb2, ladder_pb2, ladder_pb2_grpc
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
@@ -263,7 +263,9 @@ def _own_bot_named(name: str) -> Bot:
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
-    def CreateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CreateBot(
+        self, request: ladder_pb2.CreateBotRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.CreateBotResponse:
         kind = request.kind.strip().lower()
         if kind not in Bot.Kind.values:
             raise ApplicationError("kind must be HOSTED or REMOTE")
@@ -278,7 +280,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
         return ladder_pb2.CreateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
-    def UploadVersion(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def UploadVersion(
+        self, request: ladder_pb2.UploadVersionRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.UploadVersionResponse:
         bot = _own_bot_named(request.bot)
         if not request.filename:
             raise ApplicationError("filename is empty (name the archive: .py or .zip)")
@@ -287,23 +291,31 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         )
         return ladder_pb2.UploadVersionResponse(version=version_pb(version))
 
-    def SetEndpoint(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def SetEndpoint(
+        self, request: ladder_pb2.SetEndpointRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.SetEndpointResponse:
         bot = _own_bot_named(request.bot)
         bot_services.bot_set_endpoint(user=require_user(), bot_id=bot.pk, endpoint=request.endpoint)
         return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
-    def ReactivateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ReactivateBot(
+        self, request: ladder_pb2.ReactivateBotRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ReactivateBotResponse:
         bot = _own_bot_named(request.bot)
         bot_services.bot_unsuspend(user=require_user(), bot_id=bot.pk)
         return ladder_pb2.ReactivateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
-    def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListMyBots(
+        self, request: ladder_pb2.ListMyBotsRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListMyBotsResponse:
         bots = bot_selectors.bot_list(
             owner=require_user(), ladder=request.ladder, with_current_version=True
         )
         return ladder_pb2.ListMyBotsResponse(bots=[bot_pb(b) for b in bots])
 
-    def ListLadders(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListLadders(
+        self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListLaddersResponse:
         return ladder_pb2.ListLaddersResponse(
             ladders=[
                 ladder_pb2.LadderInfo(
@@ -318,7 +330,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             ]
         )
 
-    def Leaderboard(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Leaderboard(
+        self, request: ladder_pb2.LeaderboardRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.LeaderboardResponse:
         ladder = ladder_get(request.ladder)
         qs = leaderboard_list(include_inactive=request.include_inactive, ladder=ladder.key)
         rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
@@ -343,7 +357,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             entries=entries, next_page_token=next_token, ladder=ladder.key
         )
 
-    def ListMatches(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListMatches(
+        self, request: ladder_pb2.ListMatchesRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListMatchesResponse:
         bot = _bot_named(request.bot)
         qs = match_selectors.bot_matches(bot_id=bot.pk)
         rows, next_token = _newest_first_page(qs, request.page_size, request.page_token)
@@ -351,11 +367,15 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             matches=[match_pb(m) for m in rows], next_page_token=next_token
         )
 
-    def GetMatch(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetMatch(
+        self, request: ladder_pb2.GetMatchRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.GetMatchResponse:
         match = match_selectors.match_detail(match_id=request.match_id)
         return ladder_pb2.GetMatchResponse(match=match_pb(match))
 
-    def DownloadReplay(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+    def DownloadReplay(
+        self, request: ladder_pb2.DownloadReplayRequest, context: grpc.ServicerContext
+    ) -> Iterator[ladder_pb2.ReplayChunk]:
         match = match_selectors.match_detail(match_id=request.match_id)
         reveal = match_selectors.match_reveal(match)
         if match.status != Match.Status.FINISHED:
@@ -387,7 +407,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                 if not data or not context.is_active():
                     break
 
-    def RequestChallenge(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RequestChallenge(
+        self, request: ladder_pb2.RequestChallengeRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.RequestChallengeResponse:
         user = require_user()
         ladder = ladder_get(request.ladder)
         bot = _bot_named(request.bot, ladder.key)
@@ -423,7 +445,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             match=match_pb(match_selectors.match_detail(match_id=match.pk))
         )
 
-    def CreateTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CreateTournament(
+        self, request: ladder_pb2.CreateTournamentRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.TournamentResponse:
         user = require_user()
         if not user.is_staff:
             raise PermissionDenied("only staff can create tournaments")
@@ -455,11 +479,15 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             )
         )
 
-    def GetTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetTournament(
+        self, request: ladder_pb2.GetTournamentRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.TournamentResponse:
         tournament = tournament_selectors.tournament_get(tournament_id=request.tournament_id)
         return ladder_pb2.TournamentResponse(tournament=tournament_pb(tournament))
 
-    def CompareVersions(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CompareVersions(
+        self, request: ladder_pb2.CompareVersionsRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ComparisonResponse:
         user = require_user()
         bot = _bot_named(request.bot)
         if len(request.opponents) > 3:
@@ -477,13 +505,17 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         report = tournament_selectors.comparison_get(comparison_id=comparison.pk, user=user)
         return ladder_pb2.ComparisonResponse(comparison=comparison_pb(report))
 
-    def GetComparison(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetComparison(
+        self, request: ladder_pb2.GetComparisonRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ComparisonResponse:
         report = tournament_selectors.comparison_get(
             comparison_id=request.comparison_id, user=require_user()
         )
         return ladder_pb2.ComparisonResponse(comparison=comparison_pb(report))
 
-    def GetSeatLog(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetSeatLog(
+        self, request: ladder_pb2.GetSeatLogRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.BotLog:
         seat = match_selectors.match_seat_log_for_owner(
             user=require_user(), match_id=request.match_id, seat=request.seat
         )
@@ -496,7 +528,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             size=seat.log_size,
         )
 
-    def GetVersionLog(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetVersionLog(
+        self, request: ladder_pb2.GetVersionLogRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.BotLog:
         bot = _bot_named(request.bot)
         version = bot_selectors.bot_version_for_owner(
             user=require_user(), bot_id=bot.pk, number=request.version
@@ -511,7 +545,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             size=len(text.encode()),
         )
 
-    def GetRuleset(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetRuleset(
+        self, request: game_pb2.GetRulesetRequest, context: grpc.ServicerContext
+    ) -> game_pb2.GetRulesetResponse:
         """The ruleset document of the SDK this ladder runs (the same text as the engine's)."""
         default = ladder_default().ruleset
         try:

@@ -22,9 +22,9 @@ from ladder.matches.services import match_create
 from ladder.matchmaking.services import matchmake
 from tests.support.processes import Proc, start_engine
 from tests.support.sandbox import require_sandbox
-from workers.hosted import version_smoke
 from workers.queued_match import play_queued_match
 from workers.runner import EnginePool
+from workers.smoke import play_smoke_match
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +54,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
 
 def _smoked(owner: Any, bot: Bot, filename: str, data: bytes, engine: Proc) -> BotVersion:
     version = bot_version_upload(user=owner, bot_id=bot.pk, filename=filename, data=data)
-    checked = version_smoke(version_id=version.pk, engine_address=engine.address)
+    checked = play_smoke_match(version_id=version.pk, engine_address=engine.address)
     assert checked.status == BotVersion.Status.VALID, checked.smoke_outcome
     return checked
 

@@ -103,6 +103,10 @@ def _lenient(message_cls: type[Message]) -> Callable[[bytes], Any]:
 class BotStub:
     """The `digdown.v1.Bot` stub of the runner: replies are messages or `Undecodable`."""
 
+    # One multi-callable per method, made in __init__ with its own reply decoder.
+    Handshake: Callable[..., bot_pb2.HandshakeReply | Undecodable]
+    Act: Callable[..., bot_pb2.DecisionReply | Undecodable]
+
     def __init__(self, channel: grpc.Channel) -> None:
         service = bot_pb2.DESCRIPTOR.services_by_name["Bot"]
         for name, request_cls, reply_cls in (
