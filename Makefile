@@ -29,6 +29,8 @@ lint: $(STAMP)
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
 	$(VENV)/bin/mypy ladder deploy
+	@# The workers, the engine's service (server, sessions, timeline) and the SDK (it ships py.typed).
+	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown
 	$(VENV)/bin/mypy --strict telemetry engine/metrics.py
 
 test: $(STAMP) protos-check rulesets-check
