@@ -46,6 +46,7 @@ from ladder.matches.services import (
     match_start,
 )
 from ladder.tournaments.services import tournament_advance_for_match
+from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper
 from workers.local_engine import LocalEngine
 from workers.runner import (
@@ -206,6 +207,7 @@ def play_queued_match(
             report.status, report.recorded = "finished", recorded.recorded
             report.reason = str(outcome.result.get("reason", ""))
             report.ranks = list(outcome.ranks)
+            notify_match_end(match_id, bots.connected)
         timings["record"] = time.monotonic() - mark
     except MatchAborted as exc:
         report.status, report.error = "aborted", str(exc)

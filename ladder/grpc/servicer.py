@@ -28,7 +28,8 @@ from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
-from ladder.grpc.auth import GrpcError, require_user
+from ladder.grpc.auth import GrpcError, current_token_id, require_user
+from ladder.grpc.play import PlayHub
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
@@ -261,10 +262,20 @@ def _own_bot_named(name: str) -> Bot:
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
+    def __init__(self, hub: PlayHub | None = None) -> None:
+        self.hub = hub
+
+    def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        if self.hub is None:
+            raise GrpcError(grpc.StatusCode.UNIMPLEMENTED, "this server holds no Play streams")
+        token_id = current_token_id()
+        assert token_id is not None  # Play is not a public method: the guard wants a token
+        yield from self.hub.play(request_iterator, context, user=require_user(), token_id=token_id)
+
     def CreateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
         kind = request.kind.strip().lower()
         if kind not in Bot.Kind.values:
-            raise ApplicationError("kind must be HOSTED or REMOTE")
+            raise ApplicationError("kind must be HOSTED, REMOTE or CONNECTED")
         try:
             bot = bot_services.bot_create(
                 owner=require_user(),

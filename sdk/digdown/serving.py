@@ -160,14 +160,16 @@ class CallLimit(HandlerInterceptor):
     always find a thread.
     """
 
-    def __init__(self, *, admitted: int, running: int) -> None:
+    def __init__(self, *, admitted: int, running: int, exempt: Sequence[str] = ()) -> None:
         self.admitted, self.running = admitted, min(running, admitted)
+        # Long-lived streams that bound themselves (the Ladder's Play): outside both limits.
+        self.exempt = tuple(exempt)
         self._admitted = threading.BoundedSemaphore(admitted)
         self._running = threading.BoundedSemaphore(self.running)
         self._reflection = threading.BoundedSemaphore(REFLECTION_STREAMS)
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        if method.startswith(HEALTH_PREFIX):
+        if method.startswith(HEALTH_PREFIX) or method in self.exempt:
             return handler
         if method.startswith(REFLECTION_PREFIXES):
             return wrap_handler(handler, self._reflection_slot)
@@ -257,13 +259,17 @@ class GrpcServer:
         interceptors: Sequence[grpc.ServerInterceptor] = (),
         thread_name_prefix: str = "rpc",
         reflection_enabled: bool = True,
+        exempt_methods: Sequence[str] = (),
+        exempt_threads: int = 0,
     ) -> None:
+        """``exempt_methods`` (full names) bound themselves and get ``exempt_threads``."""
         self.services = tuple(services)
         admitted = max(max_workers, max_concurrent_rpcs or max_workers)
-        self.limit = CallLimit(admitted=admitted, running=max_workers)
+        self.limit = CallLimit(admitted=admitted, running=max_workers, exempt=exempt_methods)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
-                max_workers=admitted + RESERVED_THREADS, thread_name_prefix=thread_name_prefix
+                max_workers=admitted + RESERVED_THREADS + exempt_threads,
+                thread_name_prefix=thread_name_prefix,
             ),
             # The limit goes first, so it also covers what later interceptors do.
             interceptors=[self.limit, *interceptors],

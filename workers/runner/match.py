@@ -35,12 +35,13 @@ decision: `MatchOverrun`) and can be stopped from outside through `cancel`
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import grpc
@@ -98,6 +99,67 @@ class TimeControl:
     match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
 
 
+class SeatTransport(Protocol):
+    """How a seat reaches a bot that is not dialled at an address (a connected bot).
+
+    Failures are raised as ``grpc.RpcError`` with ``code()`` and ``details()``, so
+    they are classified as a dialled bot's. ``gone()`` is proof the bot is gone.
+    """
+
+    def handshake(
+        self, request: bot_pb2.HandshakeRequest, timeout_s: float
+    ) -> bot_pb2.HandshakeReply | Undecodable: ...
+
+    def act(
+        self, request: bot_pb2.DecisionRequest, timeout_s: float
+    ) -> bot_pb2.DecisionReply | Undecodable: ...
+
+    def gone(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class _TransportCall:
+    """A handshake run on a thread of its own, so every seat's handshake is concurrent."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._result = fn()
+            except BaseException as exc:  # re-raised by result() on the runner's thread
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="seat-handshake", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+class _TransportStub:
+    """The stub interface the loop uses (``Handshake.future``, ``Act``) over a transport."""
+
+    def __init__(self, transport: SeatTransport) -> None:
+        self.transport = transport
+        stub = self
+
+        class _Handshake:
+            @staticmethod
+            def future(request: Any, timeout: float, **_: Any) -> _TransportCall:
+                return _TransportCall(lambda: stub.transport.handshake(request, timeout))
+
+        self.Handshake = _Handshake
+
+    def Act(self, request: Any, timeout: float) -> Any:
+        return self.transport.act(request, timeout)
+
+
 @dataclass(frozen=True)
 class BotSpec:
     """One seat's bot: where it listens, plus labels and an optional liveness check."""
@@ -114,6 +176,8 @@ class BotSpec:
     # itself). The ladder passes "remote" or "hosted": its replays and match pages are
     # public, and an endpoint (or a sandbox's socket path) is its owner's business.
     shown_address: str | None = None
+    # Seats with no address to dial (connected bots): the transport the runner asks.
+    transport: Callable[[TimeControl], SeatTransport] | None = None
 
     def public(self, message: str) -> str:
         """``message`` with every spelling of the address replaced by ``shown_address``."""
@@ -172,6 +236,7 @@ class SeatState:
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
+    transport: SeatTransport | None = None
 
 
 @dataclass
@@ -349,12 +414,16 @@ class MatchRun:
         tc = self.time_control
         for st in self.seats:
             st.bank_s = tc.bank_s
+            st.name, st.version = st.spec.name, st.spec.version
+            if st.spec.transport is not None:
+                st.transport = st.spec.transport(tc)
+                st.stub = _TransportStub(st.transport)
+                continue
             st.channel = grpc.insecure_channel(
                 st.spec.address,
                 options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes),
             )
             st.stub = BotStub(st.channel)
-            st.name, st.version = st.spec.name, st.spec.version
 
     def _handshakes(self) -> list[tuple[int, str]]:
         """Handshake every bot concurrently; returns (seat, reason) of unreachable ones."""
@@ -384,7 +453,7 @@ class MatchRun:
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     if st.spec.is_alive is not None and not st.spec.is_alive():
                         dead.append((st.seat, "bot process exited before the game"))
-                    elif self._gone(st.spec.address):
+                    elif self._seat_gone(st):
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
                 # The log (operators only) keeps the address the replay leaves out.
                 log.warning(
@@ -406,6 +475,12 @@ class MatchRun:
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
         return dead
+
+    def _seat_gone(self, st: SeatState) -> bool:
+        """Proof the seat's bot is gone: its transport's word, or nothing listens any more."""
+        if st.transport is not None:
+            return st.transport.gone()
+        return self._gone(st.spec.address)
 
     def _gone(self, address: str) -> bool:
         """Nothing listens at `address` (checked a few times: proof of a dead bot)."""
@@ -517,7 +592,7 @@ class MatchRun:
                     think_ms=think_ms,
                     fault_kind="dead",
                 )
-            if self._gone(st.spec.address):
+            if self._seat_gone(st):
                 return _Answer(
                     "forfeit",
                     reason=f"dead: connection lost ({detail}) and nothing listens any more",
@@ -672,6 +747,8 @@ class MatchRun:
             for st in self.seats:
                 if st.channel is not None:
                     st.channel.close()
+                if st.transport is not None:
+                    st.transport.close()
 
     def _close_game(self) -> None:
         """Free the game on the engine (best effort: it expires anyway when idle)."""

@@ -1,0 +1,68 @@
+"""Connected bots play full rated matches through the workers, with no listening port.
+
+Real processes: Redis, ``grpcserver`` (Play streams and the relay), a Celery
+worker (relaying each decision to the stream), bot processes that only dial out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import grpc
+import pytest
+
+from digdown.v1 import ladder_pb2 as pb
+from digdown.v1 import ladder_pb2_grpc
+from tests.connected.conftest import listening_sockets, wait_connected
+from tests.ladder_grpc.conftest import bearer, manage
+from tests.support.workers import wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
+T = 10.0
+
+
+def ladder_stub(address: str) -> Any:
+    return ladder_pb2_grpc.LadderStub(grpc.insecure_channel(address))
+
+
+def create_connected(stub: Any, token: str, *names: str) -> None:
+    for name in names:
+        bot = stub.CreateBot(
+            pb.CreateBotRequest(name=name, kind="CONNECTED"), metadata=bearer(token), timeout=T
+        ).bot
+        assert bot.kind == "CONNECTED" and bot.active
+
+
+def play(env: dict[str, str], *bots: str, unrated: bool = False) -> tuple[int, str]:
+    args = ["playmatch", "--bots", ",".join(bots), "--seed", "11", "--timeout", "150"]
+    done = manage(args + (["--unrated"] if unrated else []), env, timeout_s=180)
+    out = done.stdout + done.stderr
+    found = re.search(r"match (\d+):", out)
+    assert found, out
+    return int(found.group(1)), out if done.returncode == 0 else f"FAILED {out}"
+
+
+def test_connected_bots_play_rated_matches_without_a_port(
+    server_a: Any, connect_worker: Any, connect_env: dict[str, str], user_token: Any,
+    start_connected: Any,
+) -> None:  # fmt: skip
+    from ladder.matches.models import MatchSeat
+
+    _, alice = user_token("alice")
+    stub = ladder_stub(server_a.address)
+    create_connected(stub, alice, "plug", "plug2")
+    one = start_connected("plug", alice, server_a.address)
+    two = start_connected("plug2", alice, server_a.address)
+    wait_connected(one)
+    wait_connected(two)
+    assert listening_sockets(one.proc.pid) == [] and listening_sockets(two.proc.pid) == []
+    match_id, out = play(connect_env, "plug", "plug2")
+    assert "FAILED" not in out, out + connect_worker.log()[-3000:]
+    seats = list(MatchSeat.objects.filter(match_id=match_id).order_by("seat"))
+    assert sorted(s.rank for s in seats) in ([1, 2], [1, 1]), out
+    assert all(not s.forfeit_reason for s in seats), out
+    assert all(s.rating_after is not None for s in seats)  # rated
+    # The end of the match arrives on the stream too.
+    wait_until(lambda: f"match {match_id} finished" in one.log(), 20, "the match end on the stream")
+    assert listening_sockets(one.proc.pid) == []
