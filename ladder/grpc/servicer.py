@@ -23,6 +23,7 @@ from django.db.models import QuerySet
 
 from digdown import rulesets
 from digdown.v1 import ladder_pb2, ladder_pb2_grpc
+from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
@@ -250,6 +251,12 @@ def _bot_named(name: str, ladder: str | None = None) -> Bot:
     return bot_selectors.bot_get_by_name(name=name, ladder=ladder)
 
 
+def _playable_now(bots: list[Bot]) -> list[Bot]:
+    """``bots`` without the connected ones that hold no open stream (order kept)."""
+    connected = presence.connected_bot_ids(b.pk for b in bots if b.kind == Bot.Kind.CONNECTED)
+    return [b for b in bots if b.kind != Bot.Kind.CONNECTED or b.pk in connected]
+
+
 def _own_bot_named(name: str) -> Bot:
     """A bot the caller owns: NOT_FOUND if unknown, PERMISSION_DENIED if someone else's."""
     bot = _bot_named(name)
@@ -412,12 +419,19 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         if names:
             opponents = [_bot_named(n) for n in names]
         else:
-            opponents = opponents_near(bot=bot, count=seats - 1, ladder=ladder)
+            # Connected bots without an open stream cannot play: look further, keep the others.
+            near = opponents_near(bot=bot, count=4 * (seats - 1), ladder=ladder)
+            opponents = _playable_now(near)[: seats - 1]
             if len(opponents) < seats - 1:
                 raise Conflict(
                     f"only {len(opponents)} other playable bots near {bot.name} on ladder"
                     f" {ladder.key}; {seats - 1} needed"
                 )
+        offline = [b.name for b in (bot, *opponents) if b not in _playable_now([bot, *opponents])]
+        if offline:
+            raise Conflict(
+                f"connected bot(s) {', '.join(offline)} hold no open Play stream: connect first"
+            )
         match = match_services.match_create(
             bot_ids=[bot.pk, *(o.pk for o in opponents)],
             requested_by=user,

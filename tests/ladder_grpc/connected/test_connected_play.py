@@ -7,6 +7,7 @@ worker (relaying each decision to the stream), bot processes that only dial out.
 from __future__ import annotations
 
 import re
+import shutil
 from typing import Any
 
 import grpc
@@ -14,9 +15,13 @@ import pytest
 
 from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
-from tests.connected.conftest import listening_sockets, wait_connected
 from tests.ladder_grpc.conftest import bearer, manage
+from tests.ladder_grpc.connected.conftest import listening_sockets, wait_connected
+from tests.support.matches import needed
+from tests.support.processes import ROOT
 from tests.support.workers import wait_until
+
+NODE_DIR = ROOT / "examples" / "node"
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 T = 10.0
@@ -66,3 +71,28 @@ def test_connected_bots_play_rated_matches_without_a_port(
     # The end of the match arrives on the stream too.
     wait_until(lambda: f"match {match_id} finished" in one.log(), 20, "the match end on the stream")
     assert listening_sockets(one.proc.pid) == []
+
+
+def test_the_node_example_plays_connected(
+    server_a: Any, connect_worker: Any, connect_env: dict[str, str], user_token: Any,
+    start_connected: Any,
+) -> None:  # fmt: skip
+    from ladder.matches.models import MatchSeat
+
+    node = shutil.which("node")
+    needed("node (Debian package nodejs)", node is not None)
+    needed("examples/node/node_modules (npm ci)", (NODE_DIR / "node_modules").is_dir())
+    _, carol = user_token("carol")
+    stub = ladder_stub(server_a.address)
+    create_connected(stub, carol, "nodeplug", "pyplug")
+    js = start_connected("nodeplug", carol, server_a.address, node=True)
+    py = start_connected("pyplug", carol, server_a.address)
+    wait_connected(js)
+    wait_connected(py)
+    assert listening_sockets(js.proc.pid) == []
+    match_id, out = play(connect_env, "nodeplug", "pyplug")
+    assert "FAILED" not in out, out + js.log()
+    seats = {s.bot.name: s for s in MatchSeat.objects.filter(match_id=match_id)}
+    assert seats["nodeplug"].faults == 0 and not seats["nodeplug"].forfeit_reason, out
+    wait_until(lambda: f"match {match_id} finished" in js.log(), 20, "the match end, in Node")
+    assert js.stop() == 0 and "SIGTERM: closing the stream" in js.log()

@@ -19,15 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.ladder_grpc.conftest import (  # noqa: F401  (fixtures used here)
-    LADDER_SERVICE,
-    _no_internal_errors,
-    grpc_procdir,
-    ladder_env,
-    start_manage,
-    user_token,
-)
-from tests.ladder.conftest import _ladder_settings  # noqa: F401
+from tests.ladder_grpc.conftest import LADDER_SERVICE, start_manage
 from tests.support.processes import ROOT, Proc
 from tests.support.redis import RedisServer
 from tests.support.workers import Worker, start_worker, wait_until
