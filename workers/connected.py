@@ -3,8 +3,7 @@
 A connected bot has no address to dial. Its open Play streams are in Redis
 (``ladder.bots.presence``), each with the internal relay address of the
 ``grpcserver`` process that holds it. At the handshake the seat is bound to one
-of the bot's streams (the one with the fewest seats bound by this worker, then
-the oldest); every decision of the match goes to that stream through its relay
+of the bot's streams (one with the fewest seats bound by this worker process); every decision of the match goes to that stream through its relay
 (``digdown.v1.Relay``, protos/digdown/v1/relay.proto).
 
 What can go wrong, and who is to blame (errors are ``RelayError``, a
@@ -23,6 +22,7 @@ as it does a dialled bot's):
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections import Counter
@@ -131,7 +131,9 @@ class ConnectedTransport:
                 ) from None
             if streams:
                 with _BOUND_LOCK:
-                    chosen = min(streams, key=lambda s: (_BOUND[s.stream_id], s.since))
+                    # The least used here, ties at random: several worker processes then
+                    # spread a bot's matches over its streams without talking to each other.
+                    chosen = min(streams, key=lambda s: (_BOUND[s.stream_id], random.random()))
                     _BOUND[chosen.stream_id] += 1
                     if self.stream is not None:
                         _BOUND[self.stream.stream_id] -= 1
