@@ -95,6 +95,9 @@ class TimeControl:
     engine_resume_s: float = 30.0
     max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
     match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
+    # Protocol 2: one stream per seat to bots that offer it, one Play stream per game
+    # to the engine. False: unary calls only (protocol 1), e.g. to compare the two.
+    streams: bool = True
 
 
 @dataclass(frozen=True)
@@ -372,7 +375,9 @@ class MatchRun:
                 dead.append((st.seat, st.spec.start_error))
                 continue
             asked.append(st)
-        request = bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION)
+        # The highest version offered: 2 (one stream per seat) unless streams are off.
+        offered = PROTOCOL_VERSION if tc.streams else 1
+        request = bot_pb2.HandshakeRequest(protocol_version=offered)
 
         def shake(st: SeatState) -> bot_pb2.HandshakeReply | Undecodable | grpc.RpcError:
             assert st.transport is not None
@@ -391,7 +396,7 @@ class MatchRun:
                 exc = reply
                 code = rpc_code(exc)
                 if code == grpc.StatusCode.UNIMPLEMENTED:
-                    st.handshake, st.protocol_version = "unimplemented", PROTOCOL_VERSION
+                    st.handshake, st.protocol_version = "unimplemented", 1
                     continue
                 st.handshake = st.spec.public(f"{code.name}: {rpc_details(exc)}")
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
@@ -407,14 +412,14 @@ class MatchRun:
                 continue
             if isinstance(reply, Undecodable):
                 st.handshake = f"malformed: undecodable reply ({reply.description})"
-                st.protocol_version = PROTOCOL_VERSION
+                st.protocol_version = 1
                 continue
             st.handshake = "ok"
-            st.protocol_version = reply.protocol_version or PROTOCOL_VERSION
+            st.protocol_version = reply.protocol_version or 1
             # The bot's own words: into the replay, the CLI and other bots' view.
             st.name = st.name or text.clean(reply.name, text.NAME_MAX)
             st.version = st.version or text.clean(reply.version, text.NAME_MAX)
-            if st.protocol_version != PROTOCOL_VERSION:
+            if not 1 <= st.protocol_version <= offered:
                 dead.append(
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
