@@ -49,6 +49,7 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
+from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
     EngineError,
@@ -309,7 +310,12 @@ class MatchRun:
         while True:
             for address in self.engines.addresses():
                 self.engine_address = address
-                self._engine = engine_pb2_grpc.EngineStub(self.engines.channel(address))
+                channel = self.engines.channel(address)
+                self._engine = (
+                    StreamedEngine(channel)
+                    if self.time_control.streams
+                    else engine_pb2_grpc.EngineStub(channel)
+                )
                 try:
                     created: engine_pb2.NewGameResponse = self._engine_call(
                         "NewGame", self._new_game, idempotent=True
