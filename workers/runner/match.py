@@ -65,7 +65,7 @@ from workers.runner.transport import DialledTransport, SeatTransport, TransportF
 
 log = logging.getLogger("workers.runner")
 
-RUNNER_VERSION = "runner/1"
+RUNNER_VERSION = replay_io.RUNNER_VERSION
 # Engine answers that mean "the engine (or this game on it) is gone": retry the match.
 _ENGINE_GONE = {
     grpc.StatusCode.UNAVAILABLE,
@@ -647,32 +647,28 @@ class MatchRun:
             replay_msg: engine_pb2.GetReplayResponse = self._game_call(
                 "GetReplay", engine_pb2.GetReplayRequest()
             )
-            doc = replay_io.replay_from_proto(replay_msg.replay)
             duration = time.monotonic() - started
             seats = [self._seat_summary(st) for st in self.seats]
-            for s, info in zip(doc["seats"], seats, strict=False):
-                s.update(
-                    address=info["address"],
-                    protocol_version=info["protocol_version"],
-                    handshake=info["handshake"],
-                )
-            doc["runner_version"] = RUNNER_VERSION
-            doc["time_control"] = {
-                "decision_ms": int(tc.decision_s * 1000),
-                "bank_ms": int(tc.bank_s * 1000),
-                "max_reply_bytes": tc.max_reply_bytes,
-            }
-            doc["faults"] = [asdict(f) for f in self.faults]
-            doc["match"] = {
-                "match_id": self.match_id,
-                "game_id": self.game_id,
-                "engine": self.engine_address,
-                "engines": self.engines_used,
-                "resumes": self.resumes,
-                "started_at": started_at,
-                "duration_s": round(duration, 3),
-                "seat_stats": seats,
-            }
+            doc = replay_io.build(
+                replay_msg.replay,
+                time_control={
+                    "decision_ms": int(tc.decision_s * 1000),
+                    "bank_ms": int(tc.bank_s * 1000),
+                    "max_reply_bytes": tc.max_reply_bytes,
+                },
+                faults=[asdict(f) for f in self.faults],
+                seats=seats,
+                match={
+                    "match_id": self.match_id,
+                    "game_id": self.game_id,
+                    "engine": self.engine_address,
+                    "engines": self.engines_used,
+                    "resumes": self.resumes,
+                    "started_at": started_at,
+                    "duration_s": round(duration, 3),
+                },
+                runner_version=RUNNER_VERSION,
+            )
             self._close_game()
             return MatchOutcome(
                 game_id=self.game_id,
