@@ -3,7 +3,8 @@
 A connected bot has no address to dial. Its open Play streams are in Redis
 (``ladder.bots.presence``), each with the internal relay address of the
 ``grpcserver`` process that holds it. At the handshake the seat is bound to one
-of the bot's streams (one with the fewest seats bound by this worker process); every decision of the match goes to that stream through its relay
+of the bot's streams (one with the fewest seats bound by this worker process);
+every decision of the match goes to that stream through its relay
 (``digdown.v1.Relay``, protos/digdown/v1/relay.proto).
 
 What can go wrong, and who is to blame (errors are ``RelayError``, a
@@ -35,7 +36,7 @@ import grpc
 from digdown.v1 import bot_pb2, relay_pb2, relay_pb2_grpc
 from ladder.bots import presence
 from workers.runner.match import TimeControl
-from workers.runner.net import Undecodable, _lenient, rpc_code, rpc_details
+from workers.runner.net import TransportError, Undecodable, _lenient, rpc_code, rpc_details
 
 log = logging.getLogger("workers.connected")
 
@@ -45,18 +46,12 @@ CONNECTED_SHOWN = "<connected bot stream>"
 REBIND_POLL_S = 0.05
 
 
-class RelayError(grpc.RpcError):
-    """A relayed call's failure, shaped like a gRPC error for the runner's classification."""
+class RelayError(TransportError):
+    """A relayed call's failure, shaped like a gRPC error for the runner's classification.
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(details)
-        self._code, self._details = code, details
-
-    def code(self) -> grpc.StatusCode:
-        return self._code
-
-    def details(self) -> str:
-        return self._details
+    Its details start with "bot stream closed" (the bot's doing) or "relay lost" (the
+    ladder's), which is what a blame rule tells them apart by.
+    """
 
 
 class _Channels:

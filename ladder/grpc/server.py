@@ -56,9 +56,10 @@ class LadderServer(serving.GrpcServer):
             register=lambda server: ladder_pb2_grpc.add_LadderServicer_to_server(
                 LadderServicer(self.hub), server
             ),
-            # Each Play stream parks one pool thread (its writer) for its whole life.
-            exempt_methods=[f"/{SERVICE_NAME}/Play"],
-            exempt_threads=streams,
+            # Each Play stream parks one pool thread (its writer) for its whole life; the
+            # hub refuses streams past its own limit first, with its own message.
+            max_streams=streams + 8,
+            streamed=[f"/{SERVICE_NAME}/Play"],
             max_workers=max_workers,
             max_concurrent_rpcs=max_concurrent_rpcs,
             # An upload may be as large as the upload limit plus framing.

@@ -35,13 +35,13 @@ decision: `MatchOverrun`) and can be stopped from outside through `cancel`
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 import grpc
@@ -49,24 +49,23 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
+from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
-    BotStub,
     EngineError,
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
     Undecodable,
-    bot_channel_options,
     engine_channel_options,
-    probe,
     rpc_code,
     rpc_details,
 )
+from workers.runner.transport import DialledTransport, SeatTransport, TransportFactory
 
 log = logging.getLogger("workers.runner")
 
-RUNNER_VERSION = "runner/1"
+RUNNER_VERSION = replay_io.RUNNER_VERSION
 # Engine answers that mean "the engine (or this game on it) is gone": retry the match.
 _ENGINE_GONE = {
     grpc.StatusCode.UNAVAILABLE,
@@ -97,67 +96,9 @@ class TimeControl:
     engine_resume_s: float = 30.0
     max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
     match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
-
-
-class SeatTransport(Protocol):
-    """How a seat reaches a bot that is not dialled at an address (a connected bot).
-
-    Failures are raised as ``grpc.RpcError`` with ``code()`` and ``details()``, so
-    they are classified as a dialled bot's. ``gone()`` is proof the bot is gone.
-    """
-
-    def handshake(
-        self, request: bot_pb2.HandshakeRequest, timeout_s: float
-    ) -> bot_pb2.HandshakeReply | Undecodable: ...
-
-    def act(
-        self, request: bot_pb2.DecisionRequest, timeout_s: float
-    ) -> bot_pb2.DecisionReply | Undecodable: ...
-
-    def gone(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-class _TransportCall:
-    """A handshake run on a thread of its own, so every seat's handshake is concurrent."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self._result: Any = None
-        self._error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self._result = fn()
-            except BaseException as exc:  # re-raised by result() on the runner's thread
-                self._error = exc
-
-        self._thread = threading.Thread(target=run, name="seat-handshake", daemon=True)
-        self._thread.start()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
-
-
-class _TransportStub:
-    """The stub interface the loop uses (``Handshake.future``, ``Act``) over a transport."""
-
-    def __init__(self, transport: SeatTransport) -> None:
-        self.transport = transport
-        stub = self
-
-        class _Handshake:
-            @staticmethod
-            def future(request: Any, timeout: float, **_: Any) -> _TransportCall:
-                return _TransportCall(lambda: stub.transport.handshake(request, timeout))
-
-        self.Handshake = _Handshake
-
-    def Act(self, request: Any, timeout: float) -> Any:
-        return self.transport.act(request, timeout)
+    # Protocol 2: one stream per seat to bots that offer it, one Play stream per game
+    # to the engine. False: unary calls only (protocol 1), e.g. to compare the two.
+    streams: bool = True
 
 
 @dataclass(frozen=True)
@@ -176,8 +117,10 @@ class BotSpec:
     # itself). The ladder passes "remote" or "hosted": its replays and match pages are
     # public, and an endpoint (or a sandbox's socket path) is its owner's business.
     shown_address: str | None = None
-    # Seats with no address to dial (connected bots): the transport the runner asks.
-    transport: Callable[[TimeControl], SeatTransport] | None = None
+    # How the runner reaches the bot: a factory of the seat's transport, called with
+    # the match's time control (connected bots: the relay). None: dial `address`
+    # (unary or one stream, as the handshake negotiates; workers.runner.transport).
+    transport: TransportFactory | None = None
 
     def public(self, message: str) -> str:
         """``message`` with every spelling of the address replaced by ``shown_address``."""
@@ -222,8 +165,7 @@ class SeatState:
 
     seat: int
     spec: BotSpec
-    channel: grpc.Channel | None = None
-    stub: Any = None
+    transport: SeatTransport | None = None
     name: str = ""
     version: str = ""
     protocol_version: int = 0
@@ -236,7 +178,6 @@ class SeatState:
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
-    transport: SeatTransport | None = None
 
 
 @dataclass
@@ -369,7 +310,12 @@ class MatchRun:
         while True:
             for address in self.engines.addresses():
                 self.engine_address = address
-                self._engine = engine_pb2_grpc.EngineStub(self.engines.channel(address))
+                channel = self.engines.channel(address)
+                self._engine = (
+                    StreamedEngine(channel)
+                    if self.time_control.streams
+                    else engine_pb2_grpc.EngineStub(channel)
+                )
                 try:
                     created: engine_pb2.NewGameResponse = self._engine_call(
                         "NewGame", self._new_game, idempotent=True
@@ -415,45 +361,54 @@ class MatchRun:
         for st in self.seats:
             st.bank_s = tc.bank_s
             st.name, st.version = st.spec.name, st.spec.version
-            if st.spec.transport is not None:
-                st.transport = st.spec.transport(tc)
-                st.stub = _TransportStub(st.transport)
+            if st.spec.start_error:
                 continue
-            st.channel = grpc.insecure_channel(
-                st.spec.address,
-                options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes),
+            factory = st.spec.transport
+            st.transport = (
+                factory(tc)
+                if factory is not None
+                else DialledTransport(st.spec.address, tc, is_alive=st.spec.is_alive)
             )
-            st.stub = BotStub(st.channel)
 
     def _handshakes(self) -> list[tuple[int, str]]:
         """Handshake every bot concurrently; returns (seat, reason) of unreachable ones."""
         tc = self.time_control
-        calls = []
         dead: list[tuple[int, str]] = []
+        asked: list[SeatState] = []
         for st in self.seats:
             if st.spec.start_error:
                 st.handshake = st.spec.public(st.spec.start_error)
                 dead.append((st.seat, st.spec.start_error))
                 continue
-            fut = st.stub.Handshake.future(
-                bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                timeout=tc.handshake_s,
-                wait_for_ready=True,  # a freshly started bot may still be binding
-            )
-            calls.append((st, fut))
-        for st, fut in calls:
+            asked.append(st)
+        # The highest version offered: 2 (one stream per seat) unless streams are off.
+        offered = PROTOCOL_VERSION if tc.streams else 1
+        request = bot_pb2.HandshakeRequest(protocol_version=offered)
+
+        def shake(st: SeatState) -> bot_pb2.HandshakeReply | Undecodable | grpc.RpcError:
+            assert st.transport is not None
             try:
-                reply: bot_pb2.HandshakeReply = fut.result()
+                return st.transport.handshake(request, tc.handshake_s)
             except grpc.RpcError as exc:
+                return exc
+
+        if len(asked) > 1:  # a bot still starting must not delay the others' handshakes
+            with ThreadPoolExecutor(len(asked), thread_name_prefix="handshake") as pool:
+                replies = list(pool.map(shake, asked))
+        else:
+            replies = [shake(st) for st in asked]
+        for st, reply in zip(asked, replies, strict=True):
+            if isinstance(reply, grpc.RpcError):
+                exc = reply
                 code = rpc_code(exc)
                 if code == grpc.StatusCode.UNIMPLEMENTED:
-                    st.handshake, st.protocol_version = "unimplemented", PROTOCOL_VERSION
+                    st.handshake, st.protocol_version = "unimplemented", 1
                     continue
                 st.handshake = st.spec.public(f"{code.name}: {rpc_details(exc)}")
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     if st.spec.is_alive is not None and not st.spec.is_alive():
                         dead.append((st.seat, "bot process exited before the game"))
-                    elif self._seat_gone(st):
+                    elif self._gone(st):
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
                 # The log (operators only) keeps the address the replay leaves out.
                 log.warning(
@@ -463,34 +418,22 @@ class MatchRun:
                 continue
             if isinstance(reply, Undecodable):
                 st.handshake = f"malformed: undecodable reply ({reply.description})"
-                st.protocol_version = PROTOCOL_VERSION
+                st.protocol_version = 1
                 continue
             st.handshake = "ok"
-            st.protocol_version = reply.protocol_version or PROTOCOL_VERSION
+            st.protocol_version = reply.protocol_version or 1
             # The bot's own words: into the replay, the CLI and other bots' view.
             st.name = st.name or text.clean(reply.name, text.NAME_MAX)
             st.version = st.version or text.clean(reply.version, text.NAME_MAX)
-            if st.protocol_version != PROTOCOL_VERSION:
+            if not 1 <= st.protocol_version <= offered:
                 dead.append(
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
         return dead
 
-    def _seat_gone(self, st: SeatState) -> bool:
-        """Proof the seat's bot is gone: its transport's word, or nothing listens any more."""
-        if st.transport is not None:
-            return st.transport.gone()
-        return self._gone(st.spec.address)
-
-    def _gone(self, address: str) -> bool:
-        """Nothing listens at `address` (checked a few times: proof of a dead bot)."""
-        tc = self.time_control
-        for attempt in range(max(1, tc.probe_attempts)):
-            if attempt:
-                time.sleep(tc.probe_interval_s)
-            if probe(address, tc.probe_s) == "refused":
-                return True
-        return False
+    def _gone(self, st: SeatState) -> bool:
+        """The seat's transport has proof that the bot is gone (nothing listens, ...)."""
+        return st.transport is not None and st.transport.gone()
 
     def _ask(self, st: SeatState, decision: engine_pb2.Decision) -> _Answer:
         """Ask one bot for one decision; every failure becomes a fault or a forfeit."""
@@ -512,9 +455,10 @@ class MatchRun:
         timeout = tc.decision_s + st.bank_s
         started = time.monotonic()
         error: grpc.RpcError | None = None
-        reply: bot_pb2.DecisionReply | None = None
+        reply: bot_pb2.DecisionReply | Undecodable | None = None
+        assert st.transport is not None
         try:
-            reply = st.stub.Act(request, timeout=timeout)
+            reply = st.transport.act(request, timeout)
         except grpc.RpcError as exc:
             error = exc
         elapsed = time.monotonic() - started
@@ -592,7 +536,7 @@ class MatchRun:
                     think_ms=think_ms,
                     fault_kind="dead",
                 )
-            if self._seat_gone(st):
+            if self._gone(st):
                 return _Answer(
                     "forfeit",
                     reason=f"dead: connection lost ({detail}) and nothing listens any more",
@@ -703,32 +647,28 @@ class MatchRun:
             replay_msg: engine_pb2.GetReplayResponse = self._game_call(
                 "GetReplay", engine_pb2.GetReplayRequest()
             )
-            doc = replay_io.replay_from_proto(replay_msg.replay)
             duration = time.monotonic() - started
             seats = [self._seat_summary(st) for st in self.seats]
-            for s, info in zip(doc["seats"], seats, strict=False):
-                s.update(
-                    address=info["address"],
-                    protocol_version=info["protocol_version"],
-                    handshake=info["handshake"],
-                )
-            doc["runner_version"] = RUNNER_VERSION
-            doc["time_control"] = {
-                "decision_ms": int(tc.decision_s * 1000),
-                "bank_ms": int(tc.bank_s * 1000),
-                "max_reply_bytes": tc.max_reply_bytes,
-            }
-            doc["faults"] = [asdict(f) for f in self.faults]
-            doc["match"] = {
-                "match_id": self.match_id,
-                "game_id": self.game_id,
-                "engine": self.engine_address,
-                "engines": self.engines_used,
-                "resumes": self.resumes,
-                "started_at": started_at,
-                "duration_s": round(duration, 3),
-                "seat_stats": seats,
-            }
+            doc = replay_io.build(
+                replay_msg.replay,
+                time_control={
+                    "decision_ms": int(tc.decision_s * 1000),
+                    "bank_ms": int(tc.bank_s * 1000),
+                    "max_reply_bytes": tc.max_reply_bytes,
+                },
+                faults=[asdict(f) for f in self.faults],
+                seats=seats,
+                match={
+                    "match_id": self.match_id,
+                    "game_id": self.game_id,
+                    "engine": self.engine_address,
+                    "engines": self.engines_used,
+                    "resumes": self.resumes,
+                    "started_at": started_at,
+                    "duration_s": round(duration, 3),
+                },
+                runner_version=RUNNER_VERSION,
+            )
             self._close_game()
             return MatchOutcome(
                 game_id=self.game_id,
@@ -745,8 +685,6 @@ class MatchRun:
         finally:
             self._close_game()
             for st in self.seats:
-                if st.channel is not None:
-                    st.channel.close()
                 if st.transport is not None:
                     st.transport.close()
 

@@ -1,0 +1,182 @@
+"""One seat transport: how the match loop reaches a seat's bot, whatever the bot is.
+
+The match loop (``workers.runner.match``) asks a seat's bot two things — the
+handshake once, then one decision at a time — and needs one proof: that the bot
+is gone for good (a dead bot forfeits, a slow or broken one only faults). Every
+way of reaching a bot offers exactly that, as a ``SeatTransport``:
+
+- a *dialled* bot (a remote endpoint, or a hosted bot on its sandbox's unix
+  socket): ``DialledTransport``, over unary ``Act`` calls or, when the handshake
+  negotiates protocol 2, one bidirectional ``ActStream`` per seat;
+- a *connected* bot (it dialled the ladder and is relayed to the worker): the
+  transport of ``workers.runner.relay`` / ``workers.connected``.
+
+Failures are raised as ``grpc.RpcError`` with a ``code()`` and ``details()`` — a
+transport that is not gRPC raises a ``TransportError`` — so the loop's fault
+classification (timeout, unavailable, malformed, too large, dead bot) is one
+piece of code for every kind of bot. A reply that is not the message it should
+be comes back as ``Undecodable`` (described, never raised), so a hostile bot's
+bytes cannot fill a log with tracebacks.
+
+A ``BotSpec`` names its transport with a factory (``BotSpec.transport``) called
+with the match's ``TimeControl``; without one the runner dials ``BotSpec.address``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+import grpc
+
+from digdown.v1 import bot_pb2
+from workers.runner.net import (
+    BotStub,
+    TransportError,
+    Undecodable,
+    bot_channel_options,
+    probe,
+    rpc_code,
+    rpc_details,
+)
+from workers.runner.streams import CallStream
+
+if TYPE_CHECKING:
+    from workers.runner.match import TimeControl
+
+
+class SeatTransport(Protocol):
+    """What the match loop needs of one seat's bot (see the module's docstring)."""
+
+    def handshake(
+        self, request: bot_pb2.HandshakeRequest, timeout_s: float
+    ) -> bot_pb2.HandshakeReply | Undecodable:
+        """The bot's handshake reply; raises ``grpc.RpcError`` (UNIMPLEMENTED is accepted)."""
+        ...
+
+    def act(
+        self, request: bot_pb2.DecisionRequest, timeout_s: float
+    ) -> bot_pb2.DecisionReply | Undecodable:
+        """The bot's answer to one decision within ``timeout_s``; raises ``grpc.RpcError``
+        (DEADLINE_EXCEEDED when no answer came in time)."""
+        ...
+
+    def gone(self) -> bool:
+        """Proof that the bot is gone for good (nothing listens, the stream is closed for
+        good, its process exited). False when unsure: then a failure stays a fault."""
+        ...
+
+    def close(self) -> None:
+        """Release what the transport holds (idempotent)."""
+        ...
+
+
+TransportFactory = Callable[["TimeControl"], SeatTransport]
+
+
+__all__ = ["DialledTransport", "SeatTransport", "TransportError", "TransportFactory"]
+
+# Refusals of a fresh ActStream that mean "ask me by unary Act" (not a fault).
+_NO_STREAM = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+class DialledTransport:
+    """A bot the worker dials at ``address`` (``host:port`` or ``unix:/path``).
+
+    The handshake negotiates the protocol: a bot answering 2 (to a runner that
+    offered 2) is asked over one ``ActStream`` for the game, any other by unary
+    ``Act``. A stream that failed is dropped and the next decision opens a new one,
+    so a late reply is never read as a later decision's; a bot that refuses a
+    fresh stream (UNIMPLEMENTED, or RESOURCE_EXHAUSTED short of "message larger
+    than max": its stream limit) is asked by unary Act from then on, this
+    decision included, within what is left of its time.
+
+    ``is_alive`` (hosted bots: the sandbox's process) makes ``gone`` certain without
+    probing; otherwise ``gone`` probes the address a few times: only "connection
+    refused" (nothing listens any more) is proof.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        time_control: TimeControl,
+        *,
+        is_alive: Callable[[], bool] | None = None,
+    ) -> None:
+        self.address = address
+        self.time_control = time_control
+        self.is_alive = is_alive
+        tc = time_control
+        self.channel = grpc.insecure_channel(
+            address, options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes)
+        )
+        self.stub = BotStub(self.channel)
+        self.streaming = False  # negotiated in the handshake
+        self._stream: CallStream | None = None
+
+    def handshake(
+        self, request: bot_pb2.HandshakeRequest, timeout_s: float
+    ) -> bot_pb2.HandshakeReply | Undecodable:
+        reply: bot_pb2.HandshakeReply | Undecodable = self.stub.Handshake(
+            request,
+            timeout=timeout_s,
+            wait_for_ready=True,  # a freshly started bot may still be binding
+        )
+        if not isinstance(reply, Undecodable):
+            self.streaming = request.protocol_version >= 2 and reply.protocol_version == 2
+        return reply
+
+    def act(
+        self, request: bot_pb2.DecisionRequest, timeout_s: float
+    ) -> bot_pb2.DecisionReply | Undecodable:
+        if self.streaming:
+            return self._act_streamed(request, timeout_s)
+        reply: bot_pb2.DecisionReply | Undecodable = self.stub.Act(request, timeout=timeout_s)
+        return reply
+
+    def _act_streamed(
+        self, request: bot_pb2.DecisionRequest, timeout_s: float
+    ) -> bot_pb2.DecisionReply | Undecodable:
+        started = time.monotonic()
+        if self._stream is None:
+            self._stream = CallStream(self.stub.ActStream)
+        stream = self._stream
+        try:
+            reply: bot_pb2.DecisionReply | Undecodable = stream.ask(request, timeout_s)
+        except grpc.RpcError as exc:
+            self._stream = None
+            if (
+                stream.exchanges == 0
+                and rpc_code(exc) in _NO_STREAM
+                and "larger than max" not in rpc_details(exc)
+            ):
+                self.streaming = False
+                left = timeout_s - (time.monotonic() - started)
+                if left <= 0:
+                    raise TransportError(
+                        grpc.StatusCode.DEADLINE_EXCEEDED, "stream refused; no time left"
+                    ) from None
+                fallback: bot_pb2.DecisionReply | Undecodable = self.stub.Act(request, timeout=left)
+                return fallback
+            raise
+        if stream.broken:
+            self._stream = None
+        return reply
+
+    def gone(self) -> bool:
+        if self.is_alive is not None and not self.is_alive():
+            return True
+        tc = self.time_control
+        for attempt in range(max(1, tc.probe_attempts)):
+            if attempt:
+                time.sleep(tc.probe_interval_s)
+            if probe(self.address, tc.probe_s) == "refused":
+                return True
+        return False
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        self.channel.close()
