@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bots', '0005_bot_suspension'),
+        ('bots', '0006_botrating_to_ratings'),
     ]
 
     operations = [
