@@ -256,13 +256,16 @@ class PlayStream:
                 f"a message is not a PlayClientMessage ({message.description})",
             )
             return False
-        if not self._bucket.take():
+        kind = message.WhichOneof("kind")
+        # Answers to what the server asked are bounded by what it asks; everything else a
+        # bot sends of its own accord (pings, pongs, strays) is rate-limited.
+        asked = kind in ("handshake", "decision") and self._asked(getattr(message, kind))
+        if not asked and not self._bucket.take():
             self.close(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {limits.messages_per_s} messages per second",
             )
             return False
-        kind = message.WhichOneof("kind")
         if kind == "pong":
             sent = self.ping_sent
             if sent is not None and message.pong.nonce == sent[0]:
@@ -294,6 +297,10 @@ class PlayStream:
         if kind == "hello":
             return self._stray("a second hello")
         return self._stray("a message of no known kind")
+
+    def _asked(self, answer: Any) -> bool:
+        with self._lock:
+            return answer.correlation_id in self._pending
 
     def _stray(self, what: str) -> bool:
         self.stray += 1

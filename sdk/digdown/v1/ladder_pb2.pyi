@@ -1625,7 +1625,10 @@ class PlayWelcome(_message.Message):
     """
     ping_timeout_ms: _builtins.int
     max_messages_per_second: _builtins.int
-    """Client messages per second allowed (a short burst of twice that is accepted)."""
+    """Messages per second a client may send of its own accord (pings, pongs, anything
+    that is not the answer to a request; a burst of twice that is accepted). Answers
+    to handshakes and decisions are not counted: the server bounds what it asks.
+    """
     max_message_bytes: _builtins.int
     """Largest client message, in bytes; larger closes the stream."""
     max_reply_bytes: _builtins.int
