@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 
 from django.conf import settings
 
@@ -154,3 +155,21 @@ def relay_key() -> str:
     import hmac
 
     return hmac.new(settings.SECRET_KEY.encode(), b"digdown-relay/1", hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class StreamShown:
+    """A stream as its owner's page shows it."""
+
+    since_at: datetime
+    label: str
+
+
+def streams_shown(bot_id: int) -> list[StreamShown] | None:
+    """The bot's live streams for its owner's page; None when presence cannot be read."""
+    try:
+        found = streams_of_bot(bot_id)
+    except Exception as exc:  # no Redis configured, or unreachable: say "unknown"
+        log.info("presence of bot %s unreadable: %s", bot_id, exc)
+        return None
+    return [StreamShown(datetime.fromtimestamp(s.since, UTC), s.label) for s in found]

@@ -200,13 +200,14 @@ def test_the_matchmaker_offers_a_connected_bot_only_while_it_is_connected(
 ) -> None:
     from datetime import timedelta
 
+    from django.test import Client
     from django.utils import timezone
 
     from ladder.bots.models import Bot
     from ladder.ladders import ladder_default
     from ladder.matchmaking.selectors import matchmaking_candidates
 
-    _, ivy = user_token("ivy")
+    ivy_user, ivy = user_token("ivy")
     create_connected(ladder_stub(server_a.address), ivy, "shy")
     shy = Bot.objects.get(name="shy")
 
@@ -215,9 +216,30 @@ def test_the_matchmaker_offers_a_connected_bot_only_while_it_is_connected(
         found = matchmaking_candidates(ladder=ladder_default().key, recent_since=since)
         return any(c.bot_id == shy.pk for c in found)
 
+    owner = Client()
+    owner.force_login(ivy_user)
+    stranger = Client()
+    stranger.force_login(user_token("jay")[0])
+
+    def page(client: Any) -> str:
+        response = client.get(f"/bots/{shy.pk}/")
+        assert response.status_code == 200
+        return response.content.decode()
+
     assert not offered()
+    assert "<strong>0</strong> open streams" in page(owner)
     bot = start_connected("shy", ivy, server_a.address)
     wait_connected(bot)
     assert offered()
+    # Its owner sees the live stream (how many, since when, its label); nobody else does.
+    shown = page(owner)
+    assert "<strong>1</strong> open stream:" in shown and f"pid {bot.proc.pid}" in shown
+    manage = owner.get(f"/me/bots/{shy.pk}/").content.decode()
+    assert "<strong>1</strong> open stream:" in manage
+    assert (
+        'id="streams"' not in page(stranger)
+        and 'id="streams"' not in Client().get(f"/bots/{shy.pk}/").content.decode()
+    )
     assert bot.stop() == 0  # a clean close forgets the stream at once
     wait_until(lambda: not offered(), 20, "shy no longer offered")
+    assert "<strong>0</strong> open streams" in page(owner)
