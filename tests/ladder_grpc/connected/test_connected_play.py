@@ -6,8 +6,11 @@ worker (relaying each decision to the stream), bot processes that only dial out.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 from typing import Any
 
 import grpc
@@ -96,3 +99,58 @@ def test_the_node_example_plays_connected(
     assert seats["nodeplug"].faults == 0 and not seats["nodeplug"].forfeit_reason, out
     wait_until(lambda: f"match {match_id} finished" in js.log(), 20, "the match end, in Node")
     assert js.stop() == 0 and "SIGTERM: closing the stream" in js.log()
+
+
+def _snippet(language: str, after: str) -> str:
+    """The first ``language`` code block after the line containing ``after`` in the guide."""
+    text = (ROOT / "docs" / "writing-a-bot.md").read_text()
+    rest = text[text.index(after) :]
+    start = rest.index(f"```{language}\n") + len(f"```{language}\n")
+    return rest[start : rest.index("```", start)]
+
+
+def test_the_guides_minimal_bots_play_as_written(
+    server_a: Any, connect_worker: Any, connect_env: dict[str, str], user_token: Any,
+    grpc_procdir: Any,
+) -> None:  # fmt: skip
+    """The two minimal connected bots of docs/writing-a-bot.md, run as printed (only the
+    ladder's address and the bot's name swapped), play a match against each other."""
+    from ladder.matches.models import MatchSeat
+
+    needed("node (Debian package nodejs)", shutil.which("node") is not None)
+    needed("examples/node/node_modules (npm ci)", (NODE_DIR / "node_modules").is_dir())
+    _, lee = user_token("lee")
+    create_connected(ladder_stub(server_a.address), lee, "docpy", "docjs")
+    python = _snippet("python", "A minimal connected bot in Python")
+    js = _snippet("js", "A minimal connected bot in JavaScript")
+    swap = {"ladder.example.org:50052": server_a.address}
+    for old, new in swap.items():
+        python, js = python.replace(old, new), js.replace(old, new)
+    python = python.replace('"digger"', '"docpy"')
+    js = js.replace("'digger'", "'docjs'").replace("['protos']", json.dumps([str(ROOT / "protos")]))
+    (grpc_procdir / "doc_bot.py").write_text(python)
+    (NODE_DIR / "doc_bot.test.js").write_text(js)
+    env = {**connect_env, "DIGDOWN_TOKEN": lee}
+    procs = []
+    try:
+        with (grpc_procdir / "doc-bots.log").open("wb") as out:
+            procs.append(subprocess.Popen(
+                [sys.executable, str(grpc_procdir / "doc_bot.py")], cwd=ROOT, env=env,
+                stdout=out, stderr=subprocess.STDOUT))  # fmt: skip
+            procs.append(subprocess.Popen(
+                ["node", "doc_bot.test.js"], cwd=NODE_DIR, env=env,
+                stdout=out, stderr=subprocess.STDOUT))  # fmt: skip
+        from ladder.bots import presence
+        from ladder.bots.models import Bot
+
+        ids = [Bot.objects.get(name=n).pk for n in ("docpy", "docjs")]
+        wait_until(lambda: presence.connected_bot_ids(ids) == set(ids), 30, "both connected")
+        match_id, out = play(connect_env, "docpy", "docjs")
+        assert "FAILED" not in out, out + (grpc_procdir / "doc-bots.log").read_text()
+        seats = list(MatchSeat.objects.filter(match_id=match_id))
+        assert all(s.faults == 0 and not s.forfeit_reason for s in seats), out
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(10)
+        (NODE_DIR / "doc_bot.test.js").unlink(missing_ok=True)
