@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -51,15 +50,20 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
             )
         return stream
 
-    @staticmethod
-    def _forward(
-        stream: Any,
-        kind: str,
-        build: Callable[[str], Any],
-        timeout_ms: int,
-        context: grpc.ServicerContext,
-    ) -> Any:
-        timeout = min(max(timeout_ms, 1) / 1000, MAX_WAIT_S)
+    def _forward(self, kind: str, request: Any, context: grpc.ServicerContext) -> Any:
+        """Send ``request`` (a RelayHandshake or RelayDecision) on its stream as a ``kind``
+        message and wait for the bot's answer (a status when there is none)."""
+        stream = self._stream(request.stream_id, context)
+        fields = {"match_id": request.match_id, "seat": request.seat, "request": request.request}
+        if kind == "handshake":
+            fields["timeout_ms"] = request.timeout_ms
+        message_cls = ladder_pb2.PlayHandshake if kind == "handshake" else ladder_pb2.PlayDecision
+
+        def build(correlation: str) -> Any:
+            inner = message_cls(correlation_id=correlation, **fields)
+            return ladder_pb2.PlayServerMessage(**{kind: inner})
+
+        timeout = min(max(request.timeout_ms, 1) / 1000, MAX_WAIT_S)
         remaining = context.time_remaining()
         if remaining is not None:
             timeout = min(timeout, remaining)
@@ -69,36 +73,11 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
             context.abort(exc.code, exc.message)
 
     def Handshake(self, request: Any, context: grpc.ServicerContext) -> Any:
-        stream = self._stream(request.stream_id, context)
-
-        def build(correlation: str) -> Any:
-            return ladder_pb2.PlayServerMessage(
-                handshake=ladder_pb2.PlayHandshake(
-                    correlation_id=correlation,
-                    match_id=request.match_id,
-                    seat=request.seat,
-                    request=request.request,
-                    timeout_ms=request.timeout_ms,
-                )
-            )
-
-        answer = self._forward(stream, "handshake", build, request.timeout_ms, context)
+        answer = self._forward("handshake", request, context)
         return relay_pb2.RelayAnswer(handshake=answer.reply)
 
     def Act(self, request: Any, context: grpc.ServicerContext) -> Any:
-        stream = self._stream(request.stream_id, context)
-
-        def build(correlation: str) -> Any:
-            return ladder_pb2.PlayServerMessage(
-                decision=ladder_pb2.PlayDecision(
-                    correlation_id=correlation,
-                    match_id=request.match_id,
-                    seat=request.seat,
-                    request=request.request,
-                )
-            )
-
-        answer = self._forward(stream, "decision", build, request.timeout_ms, context)
+        answer = self._forward("decision", request, context)
         if answer.error:
             context.abort(grpc.StatusCode.INTERNAL, f"bot error: {answer.error[:500]}")
         return relay_pb2.RelayAnswer(decision=answer.reply.SerializeToString())
