@@ -164,6 +164,8 @@ class ConnectedTransport:
             if details.startswith(STREAM_CLOSED):
                 self.closed_reason = details
                 raise RelayError(code, details) from None
+            if details.startswith("server busy"):  # the relay's own call limit: ours, not the bot's
+                raise RelayError(grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: {details}") from None
             if details.startswith(RELAY_LOST) or (
                 code == grpc.StatusCode.UNAVAILABLE
             ):  # a stopping relay, or one that cannot be reached at all

@@ -17,9 +17,9 @@ change every few seconds per stream and must expire by themselves when a
 process dies; a row would need a janitor and a write per heartbeat.
 
 Keys (all under ``LADDER_PRESENCE_PREFIX``): ``connect:bot:<id>`` and
-``connect:user:<id>`` are sorted sets of stream ids scored by expiry time;
-``connect:bots`` scores bot ids by the expiry of their newest stream;
-``connect:stream:<id>`` is the stream's hash (with a TTL of its own).
+``connect:user:<id>`` are sorted sets of stream ids scored by expiry time (the
+sets themselves expire with their last stream); ``connect:stream:<id>`` is the
+stream's hash (with a TTL of its own).
 """
 
 from __future__ import annotations
@@ -80,8 +80,9 @@ def heartbeat(records: Sequence[StreamRecord]) -> None:
         pipe.pexpire(key, int(TTL_S * 1000))
         for owner in (_key("bot", r.bot_id), _key("user", r.user_id)):
             pipe.zadd(owner, {r.stream_id: expires})
+            # Members of a killed process's streams expire by score: drop them here.
+            pipe.zremrangebyscore(owner, "-inf", time.time())
             pipe.pexpire(owner, int(TTL_S * 1000))
-        pipe.zadd(_key("bots"), {str(r.bot_id): expires}, gt=True)
     pipe.execute()
 
 
@@ -92,8 +93,6 @@ def stream_close(record: StreamRecord) -> None:
     pipe.zrem(_key("bot", record.bot_id), record.stream_id)
     pipe.zrem(_key("user", record.user_id), record.stream_id)
     pipe.execute()
-    # The bot stays in ``bots`` until its score passes; readers check its streams' set
-    # when they need an exact answer (``connected_bot_ids``).
 
 
 # --- reads ---------------------------------------------------------------------------
