@@ -18,6 +18,7 @@ and ``LADDER_CONNECT_STREAMS_PER_PROCESS`` bounds them (more replicas hold more)
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import queue
@@ -44,6 +45,7 @@ log = logging.getLogger("ladder.grpc.play")
 HELLO_TIMEOUT_S = 10.0
 MAX_OUTBOX = 64  # requests queued to a stream that does not read: more are refused
 MAX_STRAY_ANSWERS = 20  # answers to ids never asked (or already answered) before closing
+MAX_EXPIRED = 256  # timed-out requests remembered, so their late answers are not strays
 MAX_REPLY_BYTES = 64 * 1024  # as TimeControl.max_reply_bytes: a larger reply is a fault
 TOKEN_CHECK_S = 5.0  # how often every stream's token is checked in the database
 
@@ -150,6 +152,8 @@ class PlayStream:
         self.limits = limits
         self.outbox: queue.Queue[Any] = queue.Queue()
         self._pending: dict[str, _Waiter] = {}
+        # Requests that timed out: a late answer to one is dropped quietly, not a stray.
+        self._expired: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._bucket = _Bucket(limits.messages_per_s)
@@ -187,6 +191,9 @@ class PlayStream:
         if not waiter.done.wait(timeout_s):
             with self._lock:
                 self._pending.pop(correlation, None)
+                self._expired[correlation] = None
+                while len(self._expired) > MAX_EXPIRED:
+                    self._expired.popitem(last=False)
             if waiter.done.is_set() and waiter.error is None:  # answered just now
                 return waiter.answer
             raise StreamGone(
@@ -283,6 +290,10 @@ class PlayStream:
                 else:
                     waiter = None
             if waiter is None:
+                with self._lock:
+                    late = self._expired.pop(answer.correlation_id, False) is None
+                if late:
+                    return True  # answered after its deadline: the decision was a fault already
                 return self._stray(f"an answer to {answer.correlation_id[:40]!r}, never asked")
             if kind == "decision" and answer.HasField("reply"):
                 size = answer.reply.ByteSize()
@@ -299,8 +310,9 @@ class PlayStream:
         return self._stray("a message of no known kind")
 
     def _asked(self, answer: Any) -> bool:
+        """An answer to a request of ours: one waiting, or one that timed out lately."""
         with self._lock:
-            return answer.correlation_id in self._pending
+            return answer.correlation_id in self._pending or answer.correlation_id in self._expired
 
     def _stray(self, what: str) -> bool:
         self.stray += 1
