@@ -42,6 +42,8 @@ log = logging.getLogger("workers.connected")
 
 STREAM_CLOSED = "bot stream closed"  # as ladder.grpc.play (the ladder never imports workers)
 RELAY_LOST = "relay lost"
+BOT_LATE = "no answer within"  # the relay's DEADLINE_EXCEEDED: the bot was too slow
+RELAY_GRACE_S = 0.2
 CONNECTED_SHOWN = "<connected bot stream>"
 REBIND_POLL_S = 0.05
 
@@ -156,11 +158,18 @@ class ConnectedTransport:
         remaining = max(0.001, deadline - time.monotonic())
         request.timeout_ms = int(remaining * 1000)
         try:
+            # The relay answers DEADLINE_EXCEEDED itself when the bot did not answer in
+            # time; the call's own deadline is a little later, so that when it is what
+            # expires, it was the relay (the ladder) that did not answer.
             return getattr(CHANNELS.stub(stream.relay), method)(
-                request, timeout=remaining, metadata=self._metadata()
+                request, timeout=remaining + RELAY_GRACE_S, metadata=self._metadata()
             )
         except grpc.RpcError as exc:
             code, details = rpc_code(exc), rpc_details(exc)
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED and not details.startswith(BOT_LATE):
+                raise RelayError(
+                    grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: the relay did not answer in time"
+                ) from None
             if details.startswith(STREAM_CLOSED):
                 self.closed_reason = details
                 raise RelayError(code, details) from None

@@ -52,6 +52,7 @@ TOKEN_CHECK_S = 5.0  # how often every stream's token is checked in the database
 # Details the worker (and the blame rule) tell apart; see protos/digdown/v1/relay.proto.
 STREAM_CLOSED = "bot stream closed"
 RELAY_LOST = "relay lost"
+BOT_LATE = "no answer within"  # DEADLINE_EXCEEDED from the relay: the bot was too slow
 
 
 @dataclass(frozen=True)
@@ -196,9 +197,7 @@ class PlayStream:
                     self._expired.popitem(last=False)
             if waiter.done.is_set() and waiter.error is None:  # answered just now
                 return waiter.answer
-            raise StreamGone(
-                grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer within {timeout_s:.3f} s"
-            )
+            raise StreamGone(grpc.StatusCode.DEADLINE_EXCEEDED, f"{BOT_LATE} {timeout_s:.3f} s")
         if waiter.error is not None:
             raise waiter.error
         return waiter.answer

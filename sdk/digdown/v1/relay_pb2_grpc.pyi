@@ -15,7 +15,9 @@ Failures, as the worker sees them (the blame rule tells them apart):
                                          stopping (the ladder's doing; the
                                          worker sends the next decision to
                                          another stream of the bot);
-  DEADLINE_EXCEEDED                      no answer in time;
+  DEADLINE_EXCEEDED "no answer within ..." the bot did not answer in time (the
+                                         worker's own deadline is a little later:
+                                         when that one expires, the relay is lost);
   RESOURCE_EXHAUSTED "... larger than max ..."  the reply was too large;
   INTERNAL "bot error: ..."              the bot said it failed to decide.
 """
