@@ -61,6 +61,8 @@ LADDER_MATCH_WALL_S     wall-clock limit of one match in the runner (default der
                         it (+ one decision with a whole bank + engine resume + 60 s), the hard
                         limit 30 s above that, Redis's visibility timeout twice the hard limit
 LADDER_ENGINE_RESUME_S  how long a game whose engine died waits for an engine (default 30)
+LADDER_MATCH_STREAMS    0 plays matches by unary calls only (bot protocol 1, no engine Play
+                        stream); default 1: one stream per seat and per game (docs/protocol.md)
 LADDER_MATCH_LEASE_S    a claim's lease, renewed by a heartbeat every quarter (default 60)
 LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
 LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
@@ -332,6 +334,7 @@ LADDER_MATCH_WALL_S = float(
     or LADDER_MATCH_MAX_DECISIONS * LADDER_MATCH_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
 )
 LADDER_ENGINE_RESUME_S = float(os.environ.get("LADDER_ENGINE_RESUME_S", "30"))
+LADDER_MATCH_STREAMS = os.environ.get("LADDER_MATCH_STREAMS", "1") != "0"
 # Above the runner's own limit by what may still happen after its last check: one
 # decision with a whole bank, an engine resume, and recording.
 LADDER_MATCH_SOFT_LIMIT_S = round(

@@ -112,6 +112,7 @@ def time_control() -> TimeControl:
         bank_s=settings.LADDER_MATCH_BANK_S,
         match_s=settings.LADDER_MATCH_WALL_S,
         engine_resume_s=settings.LADDER_ENGINE_RESUME_S,
+        streams=settings.LADDER_MATCH_STREAMS,
     )
 
 
