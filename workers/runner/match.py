@@ -495,6 +495,11 @@ class MatchRun:
                 think_ms=think_ms,
                 fault_kind="malformed",
             )
+        # Most replies are an exact copy of a legal action: compared as messages (in C),
+        # else by what they mean (field order, unknown fields and defaults aside).
+        for legal in decision.legal_actions:
+            if legal == reply.action:
+                return _Answer("action", action=legal, think_ms=think_ms)
         try:
             key = _action_key(reply.action)
         except wire.WireError as exc:
@@ -563,7 +568,8 @@ class MatchRun:
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
         # Often a bot's words: stored, sent, printed; never with a private address.
-        answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
+        if answer.reason:
+            answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
         # game_id and control_token: the engine's game of the moment (_game_call).
         request = engine_pb2.StepRequest(seat=seat, ply=ply, think_time_ms=answer.think_ms)
         if answer.kind == "action":
