@@ -4,7 +4,7 @@ Real engine processes on loopback. The stream's game must come out exactly as
 the same game played by NewGame/Step/GetReplay; errors end the stream with the
 unary call's status; the game is closed when the stream ends; past
 `--max-streams` a stream is refused (RESOURCE_EXHAUSTED) while unary calls
-still work.
+still work; a stream left silent as long as an idle game is cancelled.
 """
 
 from __future__ import annotations
@@ -142,3 +142,15 @@ def test_past_its_stream_limit_play_is_refused_and_unary_still_works(
     list(open_streams[0].replies)
     again = Stream(engine)  # a closed stream frees its slot
     assert again.ask(new_game=config(5)).new_game.game_id
+
+
+def test_a_silent_stream_is_cancelled_like_an_idle_game(fresh_engine: EngineProcess) -> None:
+    """fresh_engine forgets games idle for 0.5 s; a Play stream silent that long is cancelled
+    (it would hold a thread and a stream slot), with or without a game."""
+    for first in ({}, {"new_game": config(2)}):
+        stream = Stream(fresh_engine)
+        if first:
+            stream.ask(**first)
+        with pytest.raises(grpc.RpcError) as err:
+            next(stream.replies)  # nothing asked: the next event is the end of the stream
+        assert err.value.code() == grpc.StatusCode.CANCELLED
