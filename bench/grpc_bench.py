@@ -132,35 +132,72 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
 # --- (b) over gRPC --------------------------------------------------------------------
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, every thread) a process used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def over_grpc(
-    seeds: list[int], engine: str, runs: dict[str, tuple[list[str], bool]]
+    seeds: list[int],
+    engine: str,
+    runs: dict[str, tuple[list[str], bool]],
+    pids: dict[str, tuple[int, list[int]]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Play every seed once per run (``name -> (bot addresses, streams)``), alternating
-    the runs game by game so that each sees the same load; their figures by name."""
+    the runs game by game so that each sees the same load; their figures by name.
+
+    With ``pids`` (``name -> (engine pid, bot pids)``), also where the CPU went per
+    decision: this process (the runner), the engine, the bots — every thread, gRPC's
+    own included."""
     tcs = {
         name: TimeControl(decision_s=5.0, bank_s=30.0, streams=streams)
         for name, (_, streams) in runs.items()
     }
-    totals = {name: {"decisions": 0, "seconds": 0.0, "think_s": 0.0} for name in runs}
+    keys = ("decisions", "seconds", "think_s", "runner_cpu", "engine_cpu", "bots_cpu")
+    totals = {name: dict.fromkeys(keys, 0.0) for name in runs}
     for name, (bots, _) in runs.items():  # warm-up (imports, connections)
         run_match(engine, bots, seed=10**6, time_control=tcs[name])
+
+    def cpu(name: str) -> tuple[float, float, float]:
+        engine_pid, bot_pids = (pids or {}).get(name, (0, []))
+        return (
+            time.process_time(),
+            cpu_s(engine_pid) if engine_pid else 0.0,
+            sum(cpu_s(p) for p in bot_pids),
+        )
+
     for seed in seeds:
         for name, (bots, _) in runs.items():
+            before = cpu(name)
             started = time.perf_counter()
             outcome = run_match(engine, bots, seed=seed, time_control=tcs[name])
             total = totals[name]
             total["seconds"] += time.perf_counter() - started
+            after = cpu(name)
+            for key, b, a in zip(
+                ("runner_cpu", "engine_cpu", "bots_cpu"), before, after, strict=True
+            ):
+                total[key] += a - b
             total["decisions"] += outcome.decisions
             total["think_s"] += sum(s["think_s"] for s in outcome.seats)
             wanted = 2 if tcs[name].streams else 1
             assert all(s["protocol_version"] == wanted for s in outcome.seats), outcome.seats
-    return {
-        name: {
-            **_rates(int(t["decisions"]), t["seconds"]),
+    report = {}
+    for name, t in totals.items():
+        n = t["decisions"]
+        report[name] = {
+            **_rates(int(n), t["seconds"]),
             "act_share": t["think_s"] / t["seconds"],
         }
-        for name, t in totals.items()
-    }
+        if pids:
+            report[name]["cpu_us_per_decision"] = {
+                part: t[f"{part}_cpu"] / n * 1e6 for part in ("runner", "engine", "bots")
+            }
+    return report
 
 
 # --- message sizes of (b) ---------------------------------------------------------------
@@ -453,9 +490,11 @@ def main() -> int:
             floors = [echo_floor(echo, echo_unix, sizes, args.echo_calls)]
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
             procs.append(proc)
+            engine_pid = proc.pid
             tcp_bots, unix_bots = [], []
+            tcp_pids, unix_pids = [], []
             for i in range(4):
-                for unix, bots in ((False, tcp_bots), (True, unix_bots)):
+                for unix, bots, pids in ((False, tcp_bots, tcp_pids), (True, unix_bots, unix_pids)):
                     name = f"{'h' if unix else 'b'}{i}"
                     proc, addr = start(
                         ["-m", "examples.random_bot", "--seed", str(i), "--log-level", "WARNING"],
@@ -465,6 +504,7 @@ def main() -> int:
                     )
                     procs.append(proc)
                     bots.append(addr)
+                    pids.append(proc.pid)
             runs = over_grpc(
                 seeds,
                 engine,
@@ -473,6 +513,12 @@ def main() -> int:
                     "grpc_stream": (tcp_bots, True),
                     "hosted_unary": (unix_bots, False),
                     "hosted_stream": (unix_bots, True),
+                },
+                pids={
+                    "grpc": (engine_pid, tcp_pids),
+                    "grpc_stream": (engine_pid, tcp_pids),
+                    "hosted_unary": (engine_pid, unix_pids),
+                    "hosted_stream": (engine_pid, unix_pids),
                 },
             )
             report.update(runs)
@@ -541,9 +587,11 @@ def main() -> int:
         ("(hu) unix unary", hu),
         ("(h) unix streams", hs),
     ):
+        c = r["cpu_us_per_decision"]
         print(
             f"{label}: {r['per_s']:9.0f} decisions/s  {r['us_per_decision']:8.0f} µs each"
-            f"  (waiting for bots {r['act_share']:.0%} of the time)"
+            f"  (waiting for bots {r['act_share']:.0%} of the time; CPU µs per decision: "
+            f"runner {c['runner']:.0f}, engine {c['engine']:.0f}, bots {c['bots']:.0f})"
         )
     print(
         f"    sizes: DecisionRequest {sizes['decision_request']:.0f} B, "

@@ -17,6 +17,7 @@ import functools
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,9 +27,12 @@ import grpc
 from digdown import serving, text, wire
 from digdown.rulesets import ruleset_response
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
-from engine import sessions, verify
+from engine import metrics, sessions, verify
 from engine.rules import RULESETS, GameConfig
 from engine.ruleset_json import ruleset_json
+from telemetry.logs import json_wanted, use_json_on_root
+from telemetry.metrics import serve as serve_metrics
+from telemetry.rpc import MetricsInterceptor
 
 log = logging.getLogger("engine.server")
 
@@ -73,6 +77,11 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         # slots), so streams idle between steps never hold one.
         self.message_slot: Callable[[grpc.ServicerContext], contextlib.AbstractContextManager[Any]]
         self.message_slot = lambda context: contextlib.nullcontext()
+        # Open Play streams -> when each last received a message (monotonic), for the
+        # reaper: a stream that stays silent as long as an idle game is cancelled, so
+        # streams opened and left idle (a bot that reached the engine, a lost client)
+        # do not hold a thread and a stream slot for ever.
+        self.streams: dict[grpc.ServicerContext, float] = {}
 
     def _game(self, request: Any) -> sessions.Session:
         """The session a request names, if it carries the session's control token."""
@@ -121,8 +130,10 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         the stream); the game is closed when the stream ends, however it ends.
         """
         game: sessions.Session | None = None
+        self.streams[context] = time.monotonic()
         try:
             for request in request_iterator:
+                self.streams[context] = time.monotonic()
                 with self.message_slot(context):
                     kind = request.WhichOneof("request")
                     if kind == "new_game":
@@ -136,8 +147,18 @@ class EngineService(engine_pb2_grpc.EngineServicer):
                         response = _answer("Play", one, context)
                 yield response
         finally:
+            self.streams.pop(context, None)
             if game is not None and self.store.close(game.game_id, game.control_token):
                 log.info("game %s closed with its stream", game.game_id)
+
+    def cancel_idle_streams(self, idle_s: float) -> int:
+        """Cancel the Play streams silent for longer than ``idle_s``; how many."""
+        cutoff = time.monotonic() - idle_s
+        idle = [ctx for ctx, last in list(self.streams.items()) if last < cutoff]
+        for ctx in idle:
+            log.info("cancelling a Play stream idle for more than %.0f s", idle_s)
+            ctx.cancel()
+        return len(idle)
 
     @staticmethod
     def _second_game() -> None:
@@ -265,13 +286,14 @@ class EngineServer(serving.GrpcServer):
         max_games_per_client: int = 1_000,
         reflection_enabled: bool = True,
         max_streams: int = 256,
+        observers: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
         self.store = sessions.SessionStore(
             idle_timeout_s=idle_timeout_s,
             max_games=max_games,
             max_games_per_client=max_games_per_client,
         )
-        service = EngineService(self.store)
+        self.service = service = EngineService(self.store)
         super().__init__(
             listen,
             services=[SERVICE_NAME],
@@ -285,6 +307,7 @@ class EngineServer(serving.GrpcServer):
             # steps; each step takes one of the `max_workers` slots like a unary call.
             max_streams=max_streams,
             streamed=[f"/{SERVICE_NAME}/Play"],
+            observers=observers,
         )
         service.message_slot = self.limit.running_slot
         self._stop = threading.Event()
@@ -300,6 +323,7 @@ class EngineServer(serving.GrpcServer):
         period = max(0.05, min(30.0, self.store.idle_timeout_s / 4))
         while not self._stop.wait(period):
             self.store.expire()
+            self.service.cancel_idle_streams(self.store.idle_timeout_s)
 
     def stop(self, grace_s: float) -> None:
         """Report NOT_SERVING, refuse new calls, let running ones finish for `grace_s`."""
@@ -342,12 +366,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--grace", type=float, default=5.0, help="seconds for running calls at stop")
     p.add_argument("--no-reflection", action="store_true", help="do not serve reflection")
     p.add_argument("--log-level", default="INFO")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve Prometheus /metrics on this port (default: LADDER_METRICS_PORT; 0: off)",
+    )
     return p.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     serving.configure_logging(args.log_level)
+    if json_wanted():
+        use_json_on_root()
     try:
         engine = EngineServer(
             args.listen,
@@ -359,10 +391,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_games_per_client=args.max_games_per_client,
             reflection_enabled=not args.no_reflection,
             max_streams=args.max_streams,
+            observers=[MetricsInterceptor()],
         )
     except OSError as exc:
         log.error("%s", exc)
         return 2
+    serve_metrics(args.metrics_port, extra=metrics.GamesOpen(lambda: len(engine.store)))
     serving.serve_until_signalled(engine, grace_s=args.grace, port_file=args.port_file)
     return 0
 

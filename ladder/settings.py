@@ -50,6 +50,13 @@ LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process
 LADDER_CACHE_PREFIX     key prefix in that cache (deployments or test runs sharing one database)
 LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
                         line with its request id, also with DJANGO_DEBUG=0
+LADDER_LOG_FORMAT       ``line`` (default: readable lines) or ``json`` (one JSON object per line
+                        with the request id, match id and worker, for a log pipeline)
+LADDER_METRICS_PORT     the port this process serves Prometheus ``/metrics`` on (engine, worker,
+                        Ladder gRPC, the web's gunicorn master; empty or 0: none)
+LADDER_METRICS_ADDR     the address it binds (default 127.0.0.1)
+LADDER_METRICS_ALLOW    networks that may read the web's ``/metrics`` page, comma list of CIDRs
+                        (default loopback: 127.0.0.0/8,::1/128)
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
 LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
                         client address)  the replay viewer (docs/replay-timeline.md)
@@ -70,6 +77,8 @@ LADDER_MATCH_WALL_S     wall-clock limit of one match in the runner (default der
                         it (+ one decision with a whole bank + engine resume + 60 s), the hard
                         limit 30 s above that, Redis's visibility timeout twice the hard limit
 LADDER_ENGINE_RESUME_S  how long a game whose engine died waits for an engine (default 30)
+LADDER_MATCH_STREAMS    0 plays matches by unary calls only (bot protocol 1, no engine Play
+                        stream); default 1: one stream per seat and per game (docs/protocol.md)
 LADDER_MATCH_LEASE_S    a claim's lease, renewed by a heartbeat every quarter (default 60)
 LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
 LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
@@ -177,6 +186,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: requests by view, method and status and their latency (/metrics).
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "ladder.common.request_id.RequestIdMiddleware",  # first: its id covers every log line
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -186,7 +197,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
+LADDER_METRICS_ALLOW = os.environ.get("LADDER_METRICS_ALLOW", "127.0.0.0/8,::1/128")
 
 ROOT_URLCONF = "ladder.urls"
 WSGI_APPLICATION = "ladder.wsgi.application"
@@ -362,6 +375,7 @@ LADDER_MATCH_WALL_S = float(
     or LADDER_MATCH_MAX_DECISIONS * LADDER_MATCH_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
 )
 LADDER_ENGINE_RESUME_S = float(os.environ.get("LADDER_ENGINE_RESUME_S", "30"))
+LADDER_MATCH_STREAMS = os.environ.get("LADDER_MATCH_STREAMS", "1") != "0"
 # Above the runner's own limit by what may still happen after its last check: one
 # decision with a whole bank, an engine resume, and recording.
 LADDER_MATCH_SOFT_LIMIT_S = round(
@@ -550,15 +564,20 @@ CACHES = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ladder.common.request_id.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "ladder.common.request_id.RequestIdFilter"},
+        "context": {"()": "telemetry.logs.ContextFilter"},  # match_id, worker
+    },
     "formatters": {
-        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"}
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "telemetry.logs.LineJsonFormatter"},
     },
     "handlers": {
         "stderr": {
             "class": "logging.StreamHandler",
-            "filters": ["request_id"],
-            "formatter": "line",
+            "filters": ["request_id", "context"],
+            # LADDER_LOG_FORMAT=json: one JSON object per line, for a log pipeline.
+            "formatter": "json" if os.environ.get("LADDER_LOG_FORMAT") == "json" else "line",
         }
     },
     # Management commands' --log-level sets this root level (digdown.serving).

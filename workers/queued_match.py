@@ -45,6 +45,7 @@ from ladder.matches.services import (
     match_start,
 )
 from ladder.tournaments.services import tournament_advance_for_match
+from workers import metrics
 from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper
 from workers.runner import (
@@ -113,6 +114,7 @@ def time_control() -> TimeControl:
         bank_s=settings.LADDER_MATCH_BANK_S,
         match_s=settings.LADDER_MATCH_WALL_S,
         engine_resume_s=settings.LADDER_ENGINE_RESUME_S,
+        streams=settings.LADDER_MATCH_STREAMS,
     )
 
 
@@ -153,6 +155,7 @@ def play_queued_match(
             mark = time.monotonic()
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
+            metrics.observe_hosted_starts(bots.hosted.values())
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
@@ -178,6 +181,8 @@ def play_queued_match(
             _fail(report, claim, f"result not recorded: {exc.message}")
         else:
             report.status, report.recorded = "finished", recorded.recorded
+            if recorded.recorded:
+                metrics.observe_result(outcome, [seat.bot.kind for seat in seats])
             report.reason = str(outcome.result.get("reason", ""))
             report.ranks = list(outcome.ranks)
             notify_match_end(match_id, bots.connected)

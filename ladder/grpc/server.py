@@ -21,6 +21,7 @@ from ladder.grpc.auth import CallGuard
 from ladder.grpc.play import PlayHub
 from ladder.grpc.relay import RelayServer
 from ladder.grpc.servicer import LadderServicer
+from telemetry.rpc import MetricsInterceptor
 
 log = logging.getLogger("ladder.grpc")
 
@@ -66,6 +67,7 @@ class LadderServer(serving.GrpcServer):
             max_receive_bytes=settings.LADDER_UPLOAD_MAX_BYTES + 64 * 1024,
             max_send_bytes=4 * 1024 * 1024,
             interceptors=[*outer_interceptors, CallGuard(rate=rate)],
+            observers=[MetricsInterceptor()],
             thread_name_prefix="ladder-rpc",
             reflection_enabled=reflection_enabled,
         )

@@ -288,7 +288,10 @@ class GrpcServer:
         reflection_enabled: bool = True,
         max_streams: int = 0,
         streamed: Sequence[str] = (),
+        observers: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
+        """``observers`` go outside the call limit (metrics see the calls it refuses);
+        ``interceptors`` inside it."""
         self.services = tuple(services)
         admitted = max(max_workers, max_concurrent_rpcs or max_workers)
         self.limit = CallLimit(
@@ -299,8 +302,8 @@ class GrpcServer:
                 max_workers=admitted + max_streams + RESERVED_THREADS,
                 thread_name_prefix=thread_name_prefix,
             ),
-            # The limit goes first, so it also covers what later interceptors do.
-            interceptors=[self.limit, *interceptors],
+            # The limit goes before the interceptors, so it also covers what they do.
+            interceptors=[*observers, self.limit, *interceptors],
             options=server_options(max_receive_bytes, max_send_bytes),
         )
         register(self.server)

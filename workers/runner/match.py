@@ -1,10 +1,15 @@
 """Play one match: bots (gRPC `Bot`) against each other through the engine (gRPC `Engine`).
 
 The loop is deliberately simple and single-threaded: ask the acting seat's
-bot, send its answer to the engine, repeat. Everything the rules (§6) say
-about time and misbehaviour is decided here, on this process's monotonic
-clock around the Act call only (pitfall S6), and handed to the engine as a
-`fault` or `forfeit` answer so the engine plays the default and keeps count:
+bot, send its answer to the engine, repeat. How a bot is reached is its seat's
+transport (`workers.runner.transport`: a dialled bot by unary Act or over one
+ActStream, as its handshake negotiates; a connected bot through its relay), and
+the engine is one `Play` stream per game or unary calls
+(`workers.runner.engine_stream`); the loop is the same for all of them.
+Everything the rules (§6) say about time and misbehaviour is decided here, on
+this process's monotonic clock around the Act call only (pitfall S6), and
+handed to the engine as a `fault` or `forfeit` answer so the engine plays the
+default and keeps count:
 
 - time: each decision has `decision_s`; overrun is paid from the seat's
   bank; the Act deadline is `decision_s + bank left`. Deadline and bank
@@ -495,6 +500,11 @@ class MatchRun:
                 think_ms=think_ms,
                 fault_kind="malformed",
             )
+        # Most replies are an exact copy of a legal action: compared as messages (in C),
+        # else by what they mean (field order, unknown fields and defaults aside).
+        for legal in decision.legal_actions:
+            if legal == reply.action:
+                return _Answer("action", action=legal, think_ms=think_ms)
         try:
             key = _action_key(reply.action)
         except wire.WireError as exc:
@@ -563,7 +573,8 @@ class MatchRun:
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
         # Often a bot's words: stored, sent, printed; never with a private address.
-        answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
+        if answer.reason:
+            answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
         # game_id and control_token: the engine's game of the moment (_game_call).
         request = engine_pb2.StepRequest(seat=seat, ply=ply, think_time_ms=answer.think_ms)
         if answer.kind == "action":

@@ -7,7 +7,7 @@ differ is taken out (`replay.without_timings`: think times, the engine's game
 id, start time and duration, the seats' protocol versions). A bot that answers
 illegal actions keeps the faults path in the comparison.
 
-    STREAM_IDENTICAL_SEEDS=2000 .venv/bin/python -m pytest tests/workers/runner/test_stream_identical.py
+    STREAM_IDENTICAL_SEEDS=2000 pytest tests/workers/runner/test_stream_identical.py
 
 plays a few thousand games (CI plays a handful).
 """
