@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 from django.conf import settings
 from django.db import close_old_connections
+from prometheus_client import Counter, Gauge
 
 from digdown import text
 from digdown.v1 import ladder_pb2
@@ -41,6 +42,16 @@ from ladder.bots.models import Bot
 from ladder.grpc.auth import GrpcError
 
 log = logging.getLogger("ladder.grpc.play")
+
+STREAMS_OPEN = Gauge("ladder_play_streams", "Play streams of connected bots this process holds")
+STREAMS_CLOSED = Counter(
+    "ladder_play_streams_closed_total", "Play streams that ended, by the status they ended with",
+    ["code"],
+)  # fmt: skip
+RELAYED = Counter(
+    "ladder_play_relayed_total", "Requests relayed to a Play stream, by kind and outcome",
+    ["kind", "outcome"],
+)  # fmt: skip
 
 HELLO_TIMEOUT_S = 10.0
 MAX_OUTBOX = 64  # requests queued to a stream that does not read: more are refused
@@ -189,6 +200,15 @@ class PlayStream:
                 )
             self._pending[correlation] = waiter
         self.outbox.put(build(correlation))
+        try:
+            answer = self._wait(correlation, waiter, timeout_s)
+        except StreamGone as exc:
+            RELAYED.labels(kind, exc.code.name.lower()).inc()
+            raise
+        RELAYED.labels(kind, "answered").inc()
+        return answer
+
+    def _wait(self, correlation: str, waiter: _Waiter, timeout_s: float) -> Any:
         if not waiter.done.wait(timeout_s):
             with self._lock:
                 self._pending.pop(correlation, None)
@@ -216,6 +236,7 @@ class PlayStream:
                 return
             self.closed = (code, message)
             pending, self._pending = self._pending, {}
+        STREAMS_CLOSED.labels(code.name).inc()
         for waiter in pending.values():
             waiter.error = StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {message}")
             waiter.done.set()
@@ -421,6 +442,7 @@ class PlayHub:
                     " retry later or on another server",
                 )
             self._streams[stream.id] = stream
+            STREAMS_OPEN.set(len(self._streams))
         context.add_callback(lambda: self._ended(stream))
         try:
             presence.stream_open(record)
@@ -522,6 +544,7 @@ class PlayHub:
         with self._lock:
             if self._streams.pop(stream.id, None) is None:
                 return
+            STREAMS_OPEN.set(len(self._streams))
         try:
             presence.stream_close(stream.record)
         except Exception as exc:  # Redis down: the record expires by itself
