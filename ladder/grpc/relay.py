@@ -54,13 +54,15 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
         """Send ``request`` (a RelayHandshake or RelayDecision) on its stream as a ``kind``
         message and wait for the bot's answer (a status when there is none)."""
         stream = self._stream(request.stream_id, context)
-        fields = {"match_id": request.match_id, "seat": request.seat, "request": request.request}
+        fields: dict[str, Any] = {
+            "match_id": request.match_id, "seat": request.seat, "request": request.request
+        }  # fmt: skip
         if kind == "handshake":
             fields["timeout_ms"] = request.timeout_ms
         message_cls = ladder_pb2.PlayHandshake if kind == "handshake" else ladder_pb2.PlayDecision
 
         def build(correlation: str) -> Any:
-            inner = message_cls(correlation_id=correlation, **fields)
+            inner: Any = message_cls(correlation_id=correlation, **fields)
             return ladder_pb2.PlayServerMessage(**{kind: inner})
 
         timeout = min(max(request.timeout_ms, 1) / 1000, MAX_WAIT_S)
