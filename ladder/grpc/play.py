@@ -445,7 +445,12 @@ class PlayHub:
             STREAMS_OPEN.set(len(self._streams))
         context.add_callback(lambda: self._ended(stream))
         try:
-            presence.stream_open(record)
+            try:
+                presence.stream_open(record)
+            except Exception as exc:
+                raise GrpcError(
+                    grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
+                ) from None
             reader = threading.Thread(
                 target=stream.read, args=(requests,), name=f"play-{stream.id}", daemon=True
             )
@@ -522,7 +527,12 @@ class PlayHub:
             raise GrpcError(
                 grpc.StatusCode.FAILED_PRECONDITION, f"bot {bot.name} is not active: {why}"
             )
-        bot_n, user_n = presence.stream_counts(bot_id=bot.pk, user_id=user.pk)
+        try:
+            bot_n, user_n = presence.stream_counts(bot_id=bot.pk, user_id=user.pk)
+        except Exception as exc:  # Redis away: the ladder's trouble, the bot retries
+            raise GrpcError(
+                grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
+            ) from None
         limits = self.limits
         if bot_n >= limits.streams_per_bot:
             raise GrpcError(

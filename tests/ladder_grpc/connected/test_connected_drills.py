@@ -243,3 +243,26 @@ def test_the_matchmaker_offers_a_connected_bot_only_while_it_is_connected(
     assert bot.stop() == 0  # a clean close forgets the stream at once
     wait_until(lambda: not offered(), 20, "shy no longer offered")
     assert "<strong>0</strong> open streams" in page(owner)
+
+
+def test_without_its_redis_a_server_says_so_and_errs_nothing(
+    connect_env: dict[str, str], grpc_procdir: Path, user_token: Any
+) -> None:
+    gone = {**connect_env, "LADDER_PRESENCE_URL": f"redis+socket://{grpc_procdir}/no-redis.sock"}
+    server = start_grpcserver(gone, grpc_procdir, "connect-no-redis")
+    try:
+        _, max_ = user_token("max")
+        create_connected(ladder_stub(server.address), max_, "lonely")
+        code, details = raw_play(server.address, max_, [hello("lonely")])
+        assert code == grpc.StatusCode.UNAVAILABLE and "presence" in details, details
+        # Challenging a connected bot needs to know whether it is connected: refused clearly.
+        with pytest.raises(grpc.RpcError) as err:
+            ladder_stub(server.address).RequestChallenge(
+                pb.RequestChallengeRequest(bot="lonely"),
+                metadata=[("authorization", f"Bearer {max_}")],
+                timeout=10,
+            )
+        assert err.value.code() != grpc.StatusCode.INTERNAL, err.value.details()
+    finally:
+        server.stop()
+    assert "-> INTERNAL" not in server.log() and "Traceback" not in server.log()
