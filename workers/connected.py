@@ -16,8 +16,10 @@ as it does a dialled bot's):
   longer listens. The bot's other streams keep their own matches.
 - the grpcserver holding the stream is unreachable or stopping: "relay lost: ...",
   ``gone()`` stays False (the ladder's fault, not the bot's). The decision in
-  flight is lost; the next one goes to another live stream of the bot (it
-  reconnects to another replica), waited for within that decision's deadline.
+  flight is asked again on another live stream of the bot (it reconnects to
+  another replica), waited for within that decision's time; only when none
+  comes in time is it a fault ("unavailable"; no proof the bot is gone, so never
+  a "dead" forfeit by itself).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ BOT_LATE = "no answer within"  # the relay's DEADLINE_EXCEEDED: the bot was too 
 RELAY_GRACE_S = 0.2
 CONNECTED_SHOWN = "<connected bot stream>"
 REBIND_POLL_S = 0.05
+MAX_RELAY_ATTEMPTS = 3  # relays tried for one decision (each lost one is skipped after)
 
 
 class RelayError(TransportError):
@@ -206,8 +209,21 @@ class ConnectedTransport:
             raise RelayError(grpc.StatusCode.UNAVAILABLE, self.closed_reason)
         call = relay_pb2.RelayDecision(match_id=self.match_id, seat=self.seat)
         call.request.CopyFrom(request)
-        answer = self._call("Act", call, timeout_s)
-        return _decode_reply(answer.decision)  # type: ignore[no-any-return]
+        deadline = time.monotonic() + timeout_s
+        for attempt in range(MAX_RELAY_ATTEMPTS):
+            try:
+                answer = self._call("Act", call, max(0.001, deadline - time.monotonic()))
+                return _decode_reply(answer.decision)  # type: ignore[no-any-return]
+            except RelayError as exc:
+                # The ladder lost the stream's process: ask again on another stream of the
+                # bot (it reconnects) while this decision has time, so the ladder's trouble
+                # costs the bot a fault only when it does not come back in time.
+                lost = exc.details().startswith(RELAY_LOST) and self.stream is None
+                if not lost or attempt + 1 == MAX_RELAY_ATTEMPTS:
+                    raise
+                if deadline - time.monotonic() < REBIND_POLL_S:
+                    raise
+        raise AssertionError("unreachable")
 
     def gone(self) -> bool:
         """Proof the bot is gone for this seat: its stream's relay said the stream closed."""
