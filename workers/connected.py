@@ -135,8 +135,6 @@ class ConnectedTransport:
                     # spread a bot's matches over its streams without talking to each other.
                     chosen = min(streams, key=lambda s: (_BOUND[s.stream_id], random.random()))
                     _BOUND[chosen.stream_id] += 1
-                    if self.stream is not None:
-                        _BOUND[self.stream.stream_id] -= 1
                 self.stream = chosen
                 return chosen
             if time.monotonic() >= deadline:
@@ -183,6 +181,7 @@ class ConnectedTransport:
             ):  # a stopping relay, or one that cannot be reached at all
                 self.relays_lost += 1
                 self.dead_relays.add(stream.relay)
+                self._release(stream)
                 self.stream = None
                 log.warning(
                     "match %s seat %d: relay %s lost (%s)",
@@ -233,10 +232,14 @@ class ConnectedTransport:
         """Release the seat's share of its stream (the record stays, for ``notify_end``)."""
         if self.stream is not None and not self._released:
             self._released = True
-            with _BOUND_LOCK:
-                _BOUND[self.stream.stream_id] -= 1
-                if _BOUND[self.stream.stream_id] <= 0:
-                    del _BOUND[self.stream.stream_id]
+            self._release(self.stream)
+
+    @staticmethod
+    def _release(stream: presence.StreamRecord) -> None:
+        with _BOUND_LOCK:
+            _BOUND[stream.stream_id] -= 1
+            if _BOUND[stream.stream_id] <= 0:
+                del _BOUND[stream.stream_id]
 
     def notify_end(self, end: Any) -> None:
         """Tell the stream the match is over (best effort, the result is recorded anyway)."""
