@@ -31,7 +31,7 @@ from typing import Any
 
 import grpc
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from prometheus_client import Counter, Gauge
 
 from digdown import text
@@ -421,7 +421,12 @@ class PlayHub:
                 "this ladder runs without Redis: connected bots cannot play (set REDIS_URL)",
             )
         hello = self._hello(requests)
-        bot = self._admit(hello, user)
+        try:
+            bot = self._admit(hello, user)
+        finally:
+            # A stream lives for hours on this thread: it must not hold a database
+            # connection meanwhile (hundreds of streams would exhaust the server's).
+            connection.close()
         limits = self.limits
         record = presence.StreamRecord(
             stream_id=secrets.token_hex(8),

@@ -19,6 +19,7 @@ from digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.connected.conftest import wait_connected
 from tests.ladder_grpc.connected.test_connected_drills import PlayMatch, hello, raw_play, seats_of
 from tests.ladder_grpc.connected.test_connected_play import create_connected, ladder_stub
+from tests.support.workers import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
@@ -165,3 +166,36 @@ def test_a_hostile_connected_bot_cannot_stall_a_worker(
         assert all(not s.forfeit_reason for s in seats_of(after_id).values())
     finally:
         raw.close()
+
+
+def test_open_streams_hold_no_database_connection(server_a: Any, user_token: Any) -> None:
+    """Hundreds of streams would otherwise exhaust the database's connections."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("counts PostgreSQL's connections")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT now()")
+        since = cursor.fetchone()[0]
+
+    def opened_since() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND backend_start > %s AND pid <> pg_backend_pid()",
+                [since],
+            )
+            return int(cursor.fetchone()[0])
+
+    _, ned = user_token("ned")
+    names = [f"idle{i}" for i in range(4)]
+    create_connected(ladder_stub(server_a.address), ned, *names)
+    bots = [RawBot(server_a.address, ned, name, "idle") for name in names]
+    try:
+        assert all(b.welcomed.wait(20) for b in bots)
+        # Each admission used a connection; none is kept while the streams stay open.
+        wait_until(lambda: opened_since() < len(bots), 15, "the streams' connections closed")
+        assert all(b.status is None for b in bots)  # still open
+    finally:
+        for b in bots:
+            b.close()
