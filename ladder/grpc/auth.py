@@ -47,6 +47,7 @@ from ladder.common import exceptions as app
 from ladder.common import request_id
 from ladder.common.metrics import THROTTLED
 from ladder.common.ratelimit import FixedWindow, client_address
+from ladder.grpc.play_codec import play_decoder
 
 log = logging.getLogger("ladder.grpc")
 
@@ -149,8 +150,6 @@ class CallGuard(serving.HandlerInterceptor):
             return handler
         name = method[len(SERVICE_PREFIX) :]
         if name == "Play" and handler.stream_stream is not None:
-            from ladder.grpc.play import play_decoder  # play.py imports this module
-
             # Sized before parsing: a huge message is refused, not allocated and parsed.
             handler = grpc.stream_stream_rpc_method_handler(
                 handler.stream_stream,

@@ -40,6 +40,8 @@ from ladder.accounts import revocations
 from ladder.bots import presence
 from ladder.bots.models import Bot
 from ladder.grpc.auth import GrpcError
+from ladder.grpc.lookups import own_bot_named
+from ladder.grpc.play_codec import Garbled, Oversized
 
 log = logging.getLogger("ladder.grpc.play")
 
@@ -89,34 +91,6 @@ class Limits:
             ping_interval_s=settings.LADDER_CONNECT_PING_INTERVAL_S,
             ping_timeout_s=settings.LADDER_CONNECT_PING_TIMEOUT_S,
         )
-
-
-@dataclass(frozen=True)
-class Oversized:
-    """A client message larger than the limit (decoded as this instead of parsed)."""
-
-    size: int
-
-
-@dataclass(frozen=True)
-class Garbled:
-    """A client message that is not a PlayClientMessage."""
-
-    description: str
-
-
-def play_decoder(max_bytes: int) -> Callable[[bytes], Any]:
-    """The request deserializer of Play: never parses more than ``max_bytes``, never raises."""
-
-    def decode(data: bytes) -> Any:
-        if len(data) > max_bytes:
-            return Oversized(len(data))
-        try:
-            return ladder_pb2.PlayClientMessage.FromString(data)
-        except Exception:
-            return Garbled(text.describe_bytes(data))
-
-    return decode
 
 
 class StreamGone(Exception):
@@ -518,10 +492,8 @@ class PlayHub:
 
     def _admit(self, hello: Any, user: Any) -> Bot:
         """The caller's connected, playable bot named in ``hello``, within the stream limits."""
-        from ladder.grpc.servicer import _own_bot_named  # the servicer imports this module
-
         close_old_connections()
-        bot = _own_bot_named(hello.bot)
+        bot = own_bot_named(hello.bot, user)
         if bot.kind != Bot.Kind.CONNECTED:
             raise GrpcError(
                 grpc.StatusCode.FAILED_PRECONDITION,

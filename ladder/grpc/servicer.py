@@ -30,6 +30,8 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
 from ladder.grpc.auth import GrpcError, current_token_id, require_user
+from ladder.grpc.lookups import bot_named as _bot_named
+from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play import PlayHub
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
@@ -245,14 +247,6 @@ def comparison_pb(report: ComparisonReport) -> ladder_pb2.Comparison:
 # --- lookups ----------------------------------------------------------------------
 
 
-def _bot_named(name: str, ladder: str | None = None) -> Bot:
-    if not name.strip():
-        raise ApplicationError("bot name is empty")
-    if "\x00" in name:  # PostgreSQL refuses NUL in text: say so instead of failing
-        raise ApplicationError("bot name contains a NUL character")
-    return bot_selectors.bot_get_by_name(name=name, ladder=ladder)
-
-
 def _playable_now(bots: list[Bot]) -> list[Bot]:
     """``bots`` without the connected ones that hold no open stream (order kept)."""
     connected = presence.connected_bot_ids(b.pk for b in bots if b.kind == Bot.Kind.CONNECTED)
@@ -261,11 +255,7 @@ def _playable_now(bots: list[Bot]) -> list[Bot]:
 
 def _own_bot_named(name: str) -> Bot:
     """A bot the caller owns: NOT_FOUND if unknown, PERMISSION_DENIED if someone else's."""
-    bot = _bot_named(name)
-    user = require_user()
-    if bot.owner_id != user.pk:
-        raise PermissionDenied(f"bot {bot.name} belongs to another user")
-    return bot
+    return own_bot_named(name, require_user())
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):

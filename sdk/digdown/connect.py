@@ -175,7 +175,8 @@ class Connection:
             return welcomed, (grpc.StatusCode.OK, "the server ended the stream")
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
-            return welcomed, (code, exc.details() if hasattr(exc, "details") else str(exc))
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            return welcomed, (code, details or "")
         finally:
             outbox.put(done)
             self._call = None
