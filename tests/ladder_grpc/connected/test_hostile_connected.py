@@ -199,3 +199,19 @@ def test_open_streams_hold_no_database_connection(server_a: Any, user_token: Any
     finally:
         for b in bots:
             b.close()
+
+
+def test_streams_per_bot_are_limited(server_a: Any, user_token: Any) -> None:
+    from django.conf import settings
+
+    _, ola = user_token("ola")
+    create_connected(ladder_stub(server_a.address), ola, "many")
+    limit = settings.LADDER_CONNECT_STREAMS_PER_BOT
+    bots = [RawBot(server_a.address, ola, "many", "idle") for _ in range(limit)]
+    try:
+        assert all(b.welcomed.wait(20) for b in bots)
+        code, details = raw_play(server_a.address, ola, [hello("many")])
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and f"limit of {limit}" in details
+    finally:
+        for b in bots:
+            b.close()
