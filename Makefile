@@ -14,7 +14,13 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The rules core compiled with mypyc (engine/compile_rules.py) where a C compiler is present;
+# without one it prints why and the pure-Python build runs (the same games, slower).
+NATIVE := engine/rules/_compiled/BUILD.json
+$(NATIVE): $(STAMP) $(filter-out engine/rules/__init__.py,$(wildcard engine/rules/*.py))
+	$(PY) -m engine.compile_rules
+
+venv: $(STAMP) $(NATIVE)
 
 # The whole ladder on this machine (deploy/run.py): engine, workers, beat, web, gRPC, example
 # bots; Ctrl-C stops it. `make run MATCHES=5` plays 5 matches, prints the leaderboard, exits.
@@ -30,7 +36,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
 	$(VENV)/bin/mypy ladder deploy
 
-test: $(STAMP) protos-check rulesets-check
+test: $(STAMP) $(NATIVE) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
 	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);

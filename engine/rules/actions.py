@@ -74,7 +74,11 @@ class Action:
         args = [str(getattr(self, n)) for n in ACTION_ARGS.get(self.kind, ())]
         return f"{self.kind}({', '.join(args)})" if args else self.kind
 
-    __repr__ = __str__
+    def __deepcopy__(self, memo: dict[int, Any]) -> Action:
+        return self  # immutable: a copy of a game shares its actions
+
+    def __repr__(self) -> str:
+        return self.__str__()
 
 
 EXPLORE = Action("EXPLORE")
