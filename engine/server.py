@@ -25,8 +25,8 @@ import grpc
 from digdown import serving, text, wire
 from digdown.rulesets import ruleset_response
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
-from engine import sessions, verify
 from engine import rules as rules_build
+from engine import sessions, verify
 from engine.rules import RULESETS, GameConfig
 from engine.ruleset_json import ruleset_json
 
