@@ -42,8 +42,19 @@ class Action:
     recipe: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind}
-        for name in ACTION_ARGS.get(self.kind, ()):
+        kind = self.kind
+        if kind == "MOVE":
+            return {"kind": kind, "passage": self.passage}
+        if kind == "COMMIT":
+            return {"kind": kind, "tool_id": self.tool_id}
+        if kind == "EXCHANGE":
+            return {"kind": kind, "recipe": self.recipe}
+        if kind == "GIVE":
+            return {"kind": kind, "item": self.item, "to_seat": self.to_seat}
+        if kind == "TRADE" or kind == "DISCARD":
+            return {"kind": kind, "item": self.item}
+        d: dict[str, Any] = {"kind": kind}
+        for name in ACTION_ARGS.get(kind, ()):
             d[name] = getattr(self, name)
         return d
 
@@ -56,19 +67,22 @@ class Action:
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
-        stray = [k for k in d if k != "kind" and k not in wanted and d[k] is not None]
-        if stray:
-            raise MalformedAction(f"{kind} takes {list(wanted) or 'no arguments'}, got {stray}")
-        args: dict[str, Any] = {}
+        if len(d) > 1 + len(wanted):
+            stray = [k for k in d if k != "kind" and k not in wanted and d[k] is not None]
+            if stray:
+                raise MalformedAction(f"{kind} takes {list(wanted) or 'no arguments'}, got {stray}")
+        values: list[Any] = []
         for name in wanted:
             value = d.get(name)
             if value is None:
                 raise MalformedAction(f"{kind} needs '{name}'")
             expected = int if name in INT_ARGS else str
-            if not isinstance(value, expected) or isinstance(value, bool):
+            if type(value) is not expected and (
+                not isinstance(value, expected) or isinstance(value, bool)
+            ):
                 raise MalformedAction(f"{kind}.{name} must be {expected.__name__}, got {value!r}")
-            args[name] = value
-        return cls(kind, **args)
+            values.append(value)
+        return canonical(kind, *values)
 
     def __str__(self) -> str:
         args = [str(getattr(self, n)) for n in ACTION_ARGS.get(self.kind, ())]
@@ -81,14 +95,32 @@ class Action:
         return self.__str__()
 
 
-EXPLORE = Action("EXPLORE")
-CONTINUE = Action("CONTINUE")
-RETURN = Action("RETURN")
-PEEK = Action("PEEK")
-READY = Action("READY")
-ATTEMPT = Action("ATTEMPT")
-LEAVE = Action("LEAVE")
-STOP = Action("STOP")
-STASH = Action("STASH")
-UNSTASH = Action("UNSTASH")
-DONE = Action("DONE")
+# One instance per action (up to a bound): the legal lists and parsed actions share them, so
+# telling whether an action is legal is an identity test, not a field-by-field comparison.
+_CANONICAL: dict[tuple[Any, ...], Action] = {}
+_CANONICAL_LIMIT = 4096  # parsed actions no game can have (MOVE to passage 10**9) are finite too
+
+
+def canonical(kind: str, *values: Any) -> Action:
+    """The shared instance of `kind` with its arguments in ACTION_ARGS order (values checked)."""
+    key = (kind, *values)
+    found = _CANONICAL.get(key)
+    if found is not None:
+        return found
+    action = Action(kind, **dict(zip(ACTION_ARGS[kind], values, strict=True)))
+    if len(_CANONICAL) < _CANONICAL_LIMIT:
+        _CANONICAL[key] = action
+    return action
+
+
+EXPLORE = canonical("EXPLORE")
+CONTINUE = canonical("CONTINUE")
+RETURN = canonical("RETURN")
+PEEK = canonical("PEEK")
+READY = canonical("READY")
+ATTEMPT = canonical("ATTEMPT")
+LEAVE = canonical("LEAVE")
+STOP = canonical("STOP")
+STASH = canonical("STASH")
+UNSTASH = canonical("UNSTASH")
+DONE = canonical("DONE")

@@ -74,7 +74,7 @@ class State(Table):
         legal = self.legal_actions()
         if self.is_over:
             raise GameOver("the game is over")
-        if action not in legal:
+        if not _listed(action, legal):
             raise IllegalAction(why_illegal(self, action, legal))
         self._record({"seat": self.acting_seat, "action": action.to_dict(), "forced": False})
         play_action(self, action)
@@ -117,6 +117,14 @@ class State(Table):
         events, self.pending = self.pending, []
         self.log.extend(events)
         return events
+
+
+def _listed(action: Action, legal: list[Action]) -> bool:
+    """Whether `action` is legal: by identity first (shared instances), then by value."""
+    for listed in legal:
+        if listed is action:
+            return True
+    return action in legal
 
 
 __all__ = ["Seat", "State"]

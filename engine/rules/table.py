@@ -138,6 +138,12 @@ class Table:
             [(self.rows[c].material, self.rows[c].name) for p in cave for c in p]
         )
         self.known: set[int] = set()
+        # What the last observation showed of each passage, and of the unseen counts
+        # (observation.py): reused while unchanged, so an observation costs what changed.
+        self.passage_views: list[tuple[tuple[int, bool, int], dict[str, Any]] | None] = [
+            None for _ in cave
+        ]
+        self.unseen_view: list[dict[str, Any]] | None = None
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
         self.exchange = exchange_stacks(rules)
@@ -267,6 +273,7 @@ class Table:
             self.known.add(card)
             row = self.rows[card]
             self.unseen[(row.material, row.name)] -= 1
+            self.unseen_view = None
 
     def emit(self, kind: str, **fields: Any) -> None:
         """Note an event of the entry being applied (State hands them out and logs them)."""
