@@ -69,90 +69,100 @@ def recorded_games(games: int) -> list[Record]:
     for seed in range(games):
         state = new_game(GameConfig(seed=seed, num_seats=4, difficulty="normal"))
         bots = [PLAYERS["heuristic"](random.Random(seed * 8 + s)) for s in range(4)]
-        play_out(state, lambda seat, obs, legal: bots[seat].act(obs, legal))
+        play_out(state, lambda seat, obs, legal, bots=bots: bots[seat].act(obs, legal))
         records.append(state.record)
     return records
 
 
-def engine_replay(records: list[Record], observe: bool) -> int:
-    """Every entry of every record: the legal actions, (the observation,) the entry applied."""
+def engine_replay(record: Record, observe: bool) -> None:
+    """Every entry of the record: the legal actions, (the observation,) the entry applied."""
+    state = state_from_record_setup(record)
+    for entry in record["entries"]:
+        state.legal_actions()
+        if observe:
+            state.observation(state.acting_seat)
+        apply_entry(state, entry)
+
+
+def reference_replay(record: Record, observe: bool) -> None:
+    game = ReferenceGame(record)
+    for entry in record["entries"]:
+        game.legal()
+        if observe:
+            game.observation(game.acting_seat())
+        game.step(entry)
+
+
+REPLAYS: dict[str, Callable[[Record, bool], None]] = {
+    "reference": reference_replay,
+    "engine": engine_replay,
+}
+
+
+def interleaved(records: list[Record], repeats: int) -> dict[str, dict[str, float]]:
+    """Steps/s of every loop, by wall clock and by this process's CPU time.
+
+    The loops take turns on every record (reference, engine; step, observe), so a
+    burst of load from other processes hits them all alike, and CPU time (what this
+    process itself spent) is beside the wall clock for a machine shared with others.
+    """
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     steps = 0
-    for record in records:
-        state = state_from_record_setup(record)
-        for entry in record["entries"]:
-            state.legal_actions()
-            if observe:
-                state.observation(state.acting_seat)
-            apply_entry(state, entry)
-        steps += len(record["entries"])
-    return steps
-
-
-def reference_replay(records: list[Record], observe: bool) -> int:
-    steps = 0
-    for record in records:
-        game = ReferenceGame(record)
-        for entry in record["entries"]:
-            game.legal()
-            if observe:
-                game.observation(game.acting_seat())
-            game.step(entry)
-        steps += len(record["entries"])
-    return steps
-
-
-def timed(
-    replay: Callable[[list[Record], bool], int], records: list[Record], observe: bool
-) -> float:
-    """Steps per second of one replay of every record."""
-    start = time.perf_counter()
-    steps = replay(records, observe)
-    return steps / (time.perf_counter() - start)
-
-
-REPLAYS = {"reference": reference_replay, "engine": engine_replay}
-
-
-def replay_rates(records: list[Record], repeats: int, pure_child: bool) -> dict[str, Any]:
-    """Medians of `repeats` interleaved replays of every loop; ratios between medians."""
-    rates: dict[str, list[float]] = {}
-    path = ""
-    if pure_child:
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump(records, f)
-            path = f.name
-    try:
-        for _ in range(repeats):
+    for _ in range(repeats):
+        for record in records:
+            steps += len(record["entries"])
             for name, replay in REPLAYS.items():
                 for observe in (False, True):
                     key = f"{name}_{'observe' if observe else 'step'}"
-                    rates.setdefault(key, []).append(timed(replay, records, observe))
-            if pure_child:
-                for key, rate in pure_rates(path).items():
-                    rates.setdefault(f"engine_pure_{key}", []).append(rate)
-    finally:
-        if path:
-            os.unlink(path)
-    med = {key: statistics.median(values) for key, values in rates.items()}
-    ratios = {}
-    for kind in ("step", "observe"):
-        ratios[f"engine_vs_reference_{kind}"] = med[f"engine_{kind}"] / med[f"reference_{kind}"]
-        if f"engine_pure_{kind}" in med:
-            ratios[f"engine_vs_pure_{kind}"] = med[f"engine_{kind}"] / med[f"engine_pure_{kind}"]
-            ratios[f"pure_vs_reference_{kind}"] = (
-                med[f"engine_pure_{kind}"] / med[f"reference_{kind}"]
-            )
+                    w, c = time.perf_counter(), time.process_time()
+                    replay(record, observe)
+                    wall[key] = wall.get(key, 0.0) + time.perf_counter() - w
+                    cpu[key] = cpu.get(key, 0.0) + time.process_time() - c
+    return {
+        "wall": {key: steps / t for key, t in wall.items()},
+        "cpu": {key: steps / max(t, 1e-9) for key, t in cpu.items()},
+    }
+
+
+def replay_rates(records: list[Record], repeats: int, pure_child: bool) -> dict[str, Any]:
+    """The interleaved replay here, and (`pure_child`) the same by the pure build in a child.
+
+    The child replays the reference too, so the compiled build is compared with the
+    pure one through the reference both ran: (engine / reference) / (pure / reference).
+    """
+    here = interleaved(records, repeats)
+    pure: dict[str, dict[str, float]] = {}
+    if pure_child:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"records": records, "repeats": repeats}, f)
+        try:
+            pure = pure_rates(f.name)
+        finally:
+            os.unlink(f.name)
+    ratios: dict[str, float] = {}
+    for clock in ("wall", "cpu"):
+        for kind in ("step", "observe"):
+            mine = here[clock][f"engine_{kind}"] / here[clock][f"reference_{kind}"]
+            ratios[f"engine_vs_reference_{kind}_{clock}"] = mine
+            if pure:
+                theirs = pure[clock][f"engine_{kind}"] / pure[clock][f"reference_{kind}"]
+                ratios[f"pure_vs_reference_{kind}_{clock}"] = theirs
+                ratios[f"engine_vs_pure_{kind}_{clock}"] = mine / theirs
+    rates = {key: round(v) for key, v in here["wall"].items()}
+    if pure:
+        rates |= {f"pure_{key}": round(v) for key, v in pure["wall"].items()}
     return {
         "games": len(records),
         "steps_per_game": round(sum(len(r["entries"]) for r in records) / len(records), 1),
         "repeats": repeats,
-        "steps_per_s": {key: round(value) for key, value in med.items()},
-        "ratios": {key: round(value, 2) for key, value in ratios.items()},
+        "steps_per_s": rates,
+        "ratios": {key: round(v, 2) for key, v in ratios.items()},
     }
 
 
-def pure_rates(path: str) -> dict[str, float]:
-    """One replay of each kind by the pure-Python build, in a child process (same records)."""
+def pure_rates(path: str) -> dict[str, dict[str, float]]:
+    """The interleaved replay by the pure-Python build, in a child process (same records)."""
     env = {**os.environ, "DIGDOWN_ENGINE_BUILD": "pure"}
     out = subprocess.run(
         [sys.executable, __file__, "--replay-file", path],
@@ -160,9 +170,10 @@ def pure_rates(path: str) -> dict[str, float]:
         capture_output=True,
         text=True,
         check=True,
-        timeout=600,
+        timeout=1800,
     ).stdout
-    return {key: float(value) for key, value in json.loads(out).items()}
+    rates: dict[str, dict[str, float]] = json.loads(out)
+    return rates
 
 
 def _engine_only(seed: int, rng: random.Random) -> tuple[int, int]:
@@ -226,23 +237,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="engine throughput, one process")
     parser.add_argument("--seconds", type=float, default=5.0, help="per games loop")
     parser.add_argument("--games", type=int, default=100, help="recorded games replayed")
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved replays (median)")
+    parser.add_argument("--repeats", type=int, default=3, help="replays of every record")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", action="store_true", help="cProfile the engine's replay")
     parser.add_argument("--replay-file", help=argparse.SUPPRESS)  # the pure build's child
     args = parser.parse_args(argv)
     if args.replay_file:
-        records = json.loads(Path(args.replay_file).read_text())
-        rates = {
-            ("observe" if observe else "step"): timed(engine_replay, records, observe)
-            for observe in (False, True)
-        }
-        print(json.dumps(rates))
+        job = json.loads(Path(args.replay_file).read_text())
+        print(json.dumps(interleaved(job["records"], job["repeats"])))
         return 0
     records = recorded_games(args.games)
     if args.profile:
         profile = cProfile.Profile()
-        profile.runcall(engine_replay, records, True)
+        profile.runcall(lambda: [engine_replay(r, True) for r in records])
         print(f"rules core: {build_info()['build']} build; replay with observations:")
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
         return 0
@@ -265,8 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     for key, rate in replay["steps_per_s"].items():
         print(f"  {key:<22} {rate:>9}")
+    print("ratios (wall clock; by CPU time in brackets):")
     for key, ratio in replay["ratios"].items():
-        print(f"  {key:<30} {ratio:>6.2f}x")
+        if key.endswith("_wall"):
+            cpu = replay["ratios"][key.removesuffix("_wall") + "_cpu"]
+            print(f"  {key.removesuffix('_wall'):<28} {ratio:>6.2f}x  [{cpu:.2f}x]")
     print("4-seat normal games, one process:")
     for r in results:
         print(

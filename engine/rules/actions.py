@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .errors import MalformedAction
 
 # kind -> the argument names it takes
-ACTION_ARGS: dict[str, tuple[str, ...]] = {
+ACTION_ARGS: Final[dict[str, tuple[str, ...]]] = {
     "EXCHANGE": ("recipe",),
     "TRADE": ("item",),
     "GIVE": ("item", "to_seat"),
@@ -27,7 +27,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "COMMIT": ("tool_id",),
     "STOP": (),
 }
-INT_ARGS = frozenset({"passage", "tool_id", "to_seat"})  # the rest are strings
+INT_ARGS: Final = frozenset({"passage", "tool_id", "to_seat"})  # the rest are strings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -64,6 +64,10 @@ class Action:
         if not isinstance(d, dict):
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
+        if len(d) == 1 and type(kind) is str:  # the kinds without arguments: no more to check
+            simple = _SIMPLE.get(kind)
+            if simple is not None:
+                return simple
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
@@ -97,8 +101,8 @@ class Action:
 
 # One instance per action (up to a bound): the legal lists and parsed actions share them, so
 # telling whether an action is legal is an identity test, not a field-by-field comparison.
-_CANONICAL: dict[tuple[Any, ...], Action] = {}
-_CANONICAL_LIMIT = 4096  # parsed actions no game can have (MOVE to passage 10**9) are finite too
+_CANONICAL: Final[dict[tuple[Any, ...], Action]] = {}
+_CANONICAL_LIMIT: Final = 4096  # parsed actions no game can have (MOVE to passage 10**9) are finite too
 
 
 def canonical(kind: str, *values: Any) -> Action:
@@ -113,14 +117,15 @@ def canonical(kind: str, *values: Any) -> Action:
     return action
 
 
-EXPLORE = canonical("EXPLORE")
-CONTINUE = canonical("CONTINUE")
-RETURN = canonical("RETURN")
-PEEK = canonical("PEEK")
-READY = canonical("READY")
-ATTEMPT = canonical("ATTEMPT")
-LEAVE = canonical("LEAVE")
-STOP = canonical("STOP")
-STASH = canonical("STASH")
-UNSTASH = canonical("UNSTASH")
-DONE = canonical("DONE")
+_SIMPLE: Final[dict[str, Action]] = {k: canonical(k) for k, args in ACTION_ARGS.items() if not args}
+EXPLORE: Final = canonical("EXPLORE")
+CONTINUE: Final = canonical("CONTINUE")
+RETURN: Final = canonical("RETURN")
+PEEK: Final = canonical("PEEK")
+READY: Final = canonical("READY")
+ATTEMPT: Final = canonical("ATTEMPT")
+LEAVE: Final = canonical("LEAVE")
+STOP: Final = canonical("STOP")
+STASH: Final = canonical("STASH")
+UNSTASH: Final = canonical("UNSTASH")
+DONE: Final = canonical("DONE")

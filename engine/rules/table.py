@@ -239,8 +239,14 @@ class Table:
 
     def seats_from(self, first: int) -> list[int]:
         """Non-eliminated seats in seat order starting from `first` ("turn order")."""
-        n = len(self.seats)
-        return [(first + k) % n for k in range(n) if not self.seats[(first + k) % n].eliminated]
+        seats = self.seats
+        n = len(seats)
+        order = []
+        for k in range(n):
+            s = (first + k) % n
+            if not seats[s].eliminated:
+                order.append(s)
+        return order
 
     def next_alive_after(self, seat_index: int) -> int:
         n = len(self.seats)
