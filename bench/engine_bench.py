@@ -41,7 +41,6 @@ import os
 import platform
 import pstats
 import random
-import statistics
 import subprocess
 import sys
 import tempfile

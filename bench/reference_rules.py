@@ -494,12 +494,12 @@ class ReferenceGame:
             within = seat["moves"] < self.rules.position_action_limit
             legal: list[ActionDict] = [{"kind": "READY"}] if at_card else []
             if within or not at_card:
-                legal += [{"kind": "MOVE", "passage": p}
-                          for p in range(len(self.passages)) if self.passages[p] and p != at]  # fmt: skip
+                open_ = [p for p in range(len(self.passages)) if self.passages[p] and p != at]
+                legal += [{"kind": "MOVE", "passage": p} for p in open_]
             top_known = at_card and self.passages[at][-1] in self.known
-            if within and at_card and not top_known and len(self.tiles) < self.rules.tiles:
-                if seat["torches"]:
-                    legal.append({"kind": "PEEK"})
+            tile_free = len(self.tiles) < self.rules.tiles
+            if within and at_card and not top_known and tile_free and seat["torches"]:
+                legal.append({"kind": "PEEK"})
             return legal
         if self.phase == "RESOLVE":
             if not self.attempting:
@@ -668,9 +668,14 @@ class ReferenceGame:
         if self.winner >= 0:
             ranks[self.winner] = 1
             next_rank = 2
-        standing = [(s["index"], (len(s["completed"]), self.loot_points(s),
-                                  len(s["torches"]) + len(s["stash"])))
-                    for s in seats if not s["eliminated"] and s["index"] != self.winner]  # fmt: skip
+        standing = [
+            (
+                s["index"],
+                (len(s["completed"]), self.loot_points(s), len(s["torches"]) + len(s["stash"])),
+            )
+            for s in seats
+            if not s["eliminated"] and s["index"] != self.winner
+        ]
         out = [
             (s["index"], (s["elimination"],))
             for s in seats

@@ -102,7 +102,8 @@ class Action:
 # One instance per action (up to a bound): the legal lists and parsed actions share them, so
 # telling whether an action is legal is an identity test, not a field-by-field comparison.
 _CANONICAL: Final[dict[tuple[Any, ...], Action]] = {}
-_CANONICAL_LIMIT: Final = 4096  # parsed actions no game can have (MOVE to passage 10**9) are finite too
+# Parsed actions no game has (MOVE to passage 10**9) are not kept past this many.
+_CANONICAL_LIMIT: Final = 4096
 
 
 def canonical(kind: str, *values: Any) -> Action:

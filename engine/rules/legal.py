@@ -10,7 +10,6 @@ from .phases import DECIDE, POSITION, RESOLVE
 from .ruleset import TORCH
 from .table import Seat, Table
 
-
 # The commonest actions with an argument, by that argument (ids and passages are small).
 _MOVES: Final[list[Action]] = [A.canonical("MOVE", p) for p in range(16)]
 _COMMITS: Final[list[Action]] = [A.canonical("COMMIT", t) for t in range(256)]

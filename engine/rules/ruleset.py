@@ -8,9 +8,8 @@ the return changed.
 
 from __future__ import annotations
 
-from typing import Final
-
 from dataclasses import dataclass, replace
+from typing import Final
 
 # Final: the compiled build reads them as constants, not from the module's namespace.
 DIRT: Final = "DIRT"

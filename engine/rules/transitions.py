@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Final
-
 from collections.abc import Callable
+from typing import Final
 
 from . import base_phase, exploration
 from .actions import Action
