@@ -64,10 +64,15 @@ class Action:
         if not isinstance(d, dict):
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
-        if len(d) == 1 and type(kind) is str:  # the kinds without arguments: no more to check
+        # The commonest entries first: no arguments, a passage, a tool (nothing more to check).
+        if len(d) == 1 and type(kind) is str:
             simple = _SIMPLE.get(kind)
             if simple is not None:
                 return simple
+        elif len(d) == 2 and (kind == "MOVE" or kind == "COMMIT"):
+            arg = d.get("passage" if kind == "MOVE" else "tool_id")
+            if type(arg) is int and 0 <= arg < 256:
+                return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
@@ -119,6 +124,9 @@ def canonical(kind: str, *values: Any) -> Action:
 
 
 _SIMPLE: Final[dict[str, Action]] = {k: canonical(k) for k, args in ACTION_ARGS.items() if not args}
+# The actions with an argument that most decisions list, by that argument (ids are small).
+MOVES: Final[list[Action]] = [canonical("MOVE", p) for p in range(256)]
+COMMITS: Final[list[Action]] = [canonical("COMMIT", t) for t in range(256)]
 EXPLORE: Final = canonical("EXPLORE")
 CONTINUE: Final = canonical("CONTINUE")
 RETURN: Final = canonical("RETURN")

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Final
-
 from . import actions as A
 from .actions import Action
 from .phases import DECIDE, POSITION, RESOLVE
 from .ruleset import TORCH
 from .table import Seat, Table
 
-# The commonest actions with an argument, by that argument (ids and passages are small).
-_MOVES: Final[list[Action]] = [A.canonical("MOVE", p) for p in range(16)]
-_COMMITS: Final[list[Action]] = [A.canonical("COMMIT", t) for t in range(256)]
-
 
 def _move(passage: int) -> Action:
-    return _MOVES[passage] if passage < len(_MOVES) else A.canonical("MOVE", passage)
+    return A.MOVES[passage] if passage < len(A.MOVES) else A.canonical("MOVE", passage)
 
 
 def _commit(tool_id: int) -> Action:
-    return _COMMITS[tool_id] if tool_id < len(_COMMITS) else A.canonical("COMMIT", tool_id)
+    return A.COMMITS[tool_id] if tool_id < len(A.COMMITS) else A.canonical("COMMIT", tool_id)
 
 
 def _item_action(kind: str, item: str) -> Action:

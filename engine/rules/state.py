@@ -75,14 +75,17 @@ class State(Table):
 
     def apply(self, action: Action) -> list[Event]:
         """Apply a legal action of the acting seat; returns the events it caused."""
-        legal = self.legal_actions()
         if self.is_over:
             raise GameOver("the game is over")
+        legal = self.legal_actions()
         if not _listed(action, legal):
             raise IllegalAction(why_illegal(self, action, legal))
-        self._record({"seat": self.acting_seat, "action": action.to_dict(), "forced": False})
+        self.entries.append({"seat": self.acting_seat, "action": action.to_dict(), "forced": False})
         play_action(self, action)
-        return self._flush()
+        events = self.pending
+        self.pending = []
+        self.log.extend(events)
+        return events
 
     def apply_forced(self) -> list[Event]:
         """Play the only legal action (rules §6: the engine plays single-choice decisions)."""
