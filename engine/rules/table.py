@@ -144,6 +144,11 @@ class Table:
             None for _ in cave
         ]
         self.unseen_view: list[dict[str, Any]] | None = None
+        # The same for the training vector (features.py).
+        self.passage_vectors: list[tuple[tuple[int, bool, int], list[float]] | None] = [
+            None for _ in cave
+        ]
+        self.unseen_vector: list[float] | None = None
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
         self.exchange = exchange_stacks(rules)
@@ -280,6 +285,7 @@ class Table:
             row = self.rows[card]
             self.unseen[(row.material, row.name)] -= 1
             self.unseen_view = None
+            self.unseen_vector = None
 
     def emit(self, kind: str, **fields: Any) -> None:
         """Note an event of the entry being applied (State hands them out and logs them)."""

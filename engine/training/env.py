@@ -33,13 +33,14 @@ Needs the `train` extra (`pip install -e '.[train]'`: pettingzoo, gymnasium, num
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from engine.rules import RULESETS, GameConfig, State, new_game
+from engine.rules import RULESETS, Action, GameConfig, State, new_game
 
 from .encoding import ActionCatalog, ObservationEncoder
 
@@ -55,6 +56,76 @@ def rank_rewards(ranks: list[int]) -> list[float]:
                     for j, r in enumerate(ranks) if j != i)  # fmt: skip
         rewards.append(2.0 * score / (n - 1) - 1.0)
     return rewards
+
+
+def _listed(action: Action, legal: list[Action]) -> bool:
+    """`action in legal`, by identity first (the catalog holds the engine's shared actions)."""
+    for listed in legal:
+        if listed is action:
+            return True
+    return action in legal
+
+
+class DecisionInfo(dict[str, Any]):
+    """`infos[agent]` of the acting agent: the observation dict and legal action dicts a bot
+    gets over gRPC, built the first time anything reads them (most learners never do)."""
+
+    def __init__(self, state: State, seat: int) -> None:
+        super().__init__()
+        self._state, self._seat = state, seat
+        self._ply = len(state.entries)
+
+    def _fill(self) -> None:
+        if not dict.__len__(self):
+            if len(self._state.entries) != self._ply:
+                raise RuntimeError("read a decision's info before stepping past it")
+            dict.update(
+                self,
+                observation=self._state.observation(self._seat),
+                legal_actions=[a.to_dict() for a in self._state.legal_actions()],
+            )
+
+    def __missing__(self, key: str) -> Any:
+        self._fill()
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        self._fill()
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._fill()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._fill()
+        return dict.__len__(self)
+
+    def __repr__(self) -> str:
+        self._fill()
+        return dict.__repr__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self._fill()
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._fill()
+        return dict.get(self, key, default)
+
+    def keys(self) -> Any:
+        self._fill()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._fill()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._fill()
+        return dict.items(self)
 
 
 class DiggingDownEnv(AECEnv):  # type: ignore[misc]
@@ -94,6 +165,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self._games_rng = np.random.default_rng()
         self.state: State | None = None
         self.game_seed = -1
+        self.final_rewards: dict[str, float] = {}
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -122,6 +194,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.final_rewards: dict[str, float] = {}
         self._play_forced()
         self._select()
 
@@ -136,8 +209,8 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if action is None:
             raise ValueError(f"{agent} must act: an action index, not None")
-        chosen = self.catalog.action_at(int(action), self._tools(seat))
-        if chosen in state.legal_actions():
+        chosen = self.catalog.action_at(int(action), state.seats[seat].tools)
+        if _listed(chosen, state.legal_actions()):
             state.apply(chosen)
         else:  # as on the ladder: a fault plays the default action; the third forfeits
             state.apply_default(f"illegal action {chosen} (index {int(action)})")
@@ -153,40 +226,33 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
     def _select(self) -> None:
         """Point at the acting seat, or end the episode for everyone with rank rewards."""
         state = self._state()
-        self.infos = {a: {} for a in self.agents}
         if state.is_over:
             result = state.result
             assert result is not None
-            for agent, reward in zip(self.agents, rank_rewards(result["ranks"]), strict=True):
+            self.final_rewards = dict(
+                zip(self.agents, rank_rewards(result["ranks"]), strict=True)
+            )
+            self.infos = {a: {"result": result} for a in self.agents}
+            for agent, reward in self.final_rewards.items():
                 self.rewards[agent] = reward
                 self.terminations[agent] = True
-                self.infos[agent] = {"result": result}
             self.agent_selection = self.agents[0]
             return
         seat = state.acting_seat
         self.agent_selection = self.possible_agents[seat]
-        self._obs = state.observation(seat)
-        self.infos[self.agent_selection] = {
-            "observation": self._obs,
-            "legal_actions": [a.to_dict() for a in state.legal_actions()],
-        }
+        self.infos = {a: {} for a in self.agents}
+        self.infos[self.agent_selection] = DecisionInfo(state, seat)
 
     # -------------------------------------------------------------- observation
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The vector and the mask, computed from the game (no observation dict is built)."""
         state = self._state()
         seat = self._seat[agent]
-        acting = not state.is_over and state.acting_seat == seat
-        obs = self._obs if acting else state.observation(seat)
-        mask = (
-            self.catalog.mask(state.legal_actions(), self._tools(seat))
-            if acting
-            else np.zeros(self.catalog.size, dtype=np.int8)
-        )
-        return {"observation": self.encoder.encode(obs), "action_mask": mask}
-
-    def _tools(self, seat: int) -> list[int]:
-        return [t["id"] for t in self._obs["players"][seat]["tools"]] if self.state else []
+        mask = np.zeros(self.catalog.size, dtype=np.int8)
+        if not state.is_over and state.acting_seat == seat:
+            mask[self.catalog.indices(state.legal_actions(), state.seats[seat].tools)] = 1
+        return {"observation": self.encoder.encode_state(state, seat), "action_mask": mask}
 
     def _state(self) -> State:
         if self.state is None:
@@ -203,7 +269,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             return f"game {self.game_seed}: over ({s.result and s.result['reason']}), ranks " + str(
                 s.result and s.result["ranks"]
             )
-        obs = self._obs
+        obs = s.observation(s.acting_seat)
         cave = " ".join(f"[{p['count']}{'*' if 'top' in p else ''}]" for p in obs["passages"])
         return (
             f"round {obs['round']} turn {obs['turn']} {obs['phase']}: hearts {obs['hearts']}, "
