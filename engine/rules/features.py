@@ -1,11 +1,13 @@
-"""A seat's observation as a flat list of numbers, read from the game itself (no dict built).
+"""A seat's observation as a flat list of integers, read from the game itself (no dict built).
 
 The training environment's vector (engine/training/encoding.py, where each part
 is explained) is defined over the observation dict a bot receives; building that
 dict only to read it back costs more than the game step. This module computes
 the very same numbers straight from the table, in the compiled build at C speed;
 tests/training/test_features.py checks both ways agree on many positions. Seen
-from the observer: players rotated so that the observer comes first.
+from the observer: players rotated so that the observer comes first. Every number
+is a whole one (counts, strengths, flags), so the list holds small ints, which
+Python never allocates: the vector costs little more than reading the table.
 """
 
 from __future__ import annotations
@@ -23,23 +25,23 @@ LOOTS: Final = ("NONE", "TORCH", "IRON", "GOLD", "DIAMOND", "EMERALD")
 CARD_SIZE: Final = 2 + len(TOOLS) + len(LOOTS) + 1
 
 
-def features(state: Table, seat: int) -> list[float]:
+def features(state: Table, seat: int) -> list[int]:
     """The observation vector of `seat` (the layout of encoding.ObservationEncoder)."""
     rules = state.rules
     n = len(state.seats)
     passages = rules.passages
-    v: list[float] = []
+    v: list[int] = []
     v.extend(_hot(PHASES.index(state.phase) if state.phase in PHASES else -1, len(PHASES)))
-    v.append(float(state.hearts))
-    v.append(float(len(state.supply)))
-    v.append(float(rules.tiles - len(state.tiles)))
-    v.append(float(state.round))
-    v.append(float(state.turn))
+    v.append(state.hearts)
+    v.append(len(state.supply))
+    v.append(rules.tiles - len(state.tiles))
+    v.append(state.round)
+    v.append(state.turn)
     for obj in ITEMS:
-        v.append(1.0 if obj in state.objectives else 0.0)
+        v.append(1 if obj in state.objectives else 0)
     for recipe in rules.recipes:
         stack = state.exchange.get(recipe.name)
-        v.append(float(len(stack)) if stack is not None else 0.0)
+        v.append(len(stack) if stack is not None else 0)
     v.extend(_hot((state.lead - seat) % n, n))
     acting = state.acting_seat
     v.extend(_hot((acting - seat) % n if acting >= 0 else -1, n))
@@ -51,50 +53,50 @@ def features(state: Table, seat: int) -> list[float]:
     v.extend(_unseen(state))
     resolving = state.phase == RESOLVE and state.res_passage >= 0 and not state.is_over
     if resolving:
-        v.append(1.0)
+        v.append(1)
         v.extend(_hot(state.res_passage, passages))
         v.extend(_card(state, state.passages[state.res_passage][-1]))
-        v.append(float(state.committed))
-        v.append(1.0 if state.attempting else 0.0)
-        v.append(1.0 if state.res_owner == seat else 0.0)
+        v.append(state.committed)
+        v.append(1 if state.attempting else 0)
+        v.append(1 if state.res_owner == seat else 0)
         committer = state.committers[state.cidx] if state.attempting else -1
-        v.append(1.0 if committer == seat else 0.0)
+        v.append(1 if committer == seat else 0)
     else:
-        v.append(0.0)
+        v.append(0)
         v.extend(_hot(-1, passages))
         v.extend(_NO_CARD)
-        v.extend([0.0, 0.0, 0.0, 0.0])
+        v.extend([0, 0, 0, 0])
     return v
 
 
 # One-hot vectors by (size, index), shared read-only: v.extend(_hot(i, n)).
-_HOTS: Final[dict[tuple[int, int], list[float]]] = {}
-_NO_CARD: Final = [0.0] * CARD_SIZE
+_HOTS: Final[dict[tuple[int, int], list[int]]] = {}
+_NO_CARD: Final = [0] * CARD_SIZE
 _ITEM_INDEX: Final = {k: i for i, k in enumerate(ITEMS)}
 _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 
 
-def _hot(index: int, size: int) -> list[float]:
+def _hot(index: int, size: int) -> list[int]:
     key = (index, size)
     found = _HOTS.get(key)
     if found is None:
-        found = _HOTS[key] = [1.0 if i == index else 0.0 for i in range(size)]
+        found = _HOTS[key] = [1 if i == index else 0 for i in range(size)]
     return found
 
 
-def _player(v: list[float], state: Table, s: Seat, tools: _Tools) -> None:
-    v.append(float(len(s.torches)))
-    v.append(float(len(s.stash)))
-    v.append(float(s.capacity))
-    counts = [0.0, 0.0, 0.0, 0.0]
+def _player(v: list[int], state: Table, s: Seat, tools: _Tools) -> None:
+    v.append(len(s.torches))
+    v.append(len(s.stash))
+    v.append(s.capacity)
+    counts = [0, 0, 0, 0]
     item_of = tools.item_of
     for c in s.items:
         i = item_of[c]
         if i >= 0:
-            counts[i] += 1.0
+            counts[i] += 1
     v.extend(counts)
     v.extend(_hot(s.position + 1, state.rules.passages + 1))
-    strength = [0.0, 0.0, 0.0, 0.0]  # PICKAXE active, all; SWORD active, all
+    strength = [0, 0, 0, 0]  # PICKAXE active, all; SWORD active, all
     kind_of, strength_of = tools.kind_of, tools.strength_of
     active = s.active
     for t in s.tools:
@@ -104,21 +106,21 @@ def _player(v: list[float], state: Table, s: Seat, tools: _Tools) -> None:
             if t in active:
                 strength[2 * k] += strength_of[t]
     v.extend(strength)
-    v.append(float(len(s.unsecured)))
-    v.append(float(len(s.secured)))
+    v.append(len(s.unsecured))
+    v.append(len(s.secured))
     loot = 0
     has_loot = tools.has_loot
     for c in s.unsecured:
         if has_loot[c]:
             loot += 1
-    v.append(float(loot))
+    v.append(loot)
     completed = s.completed
     for item in ITEMS:
-        v.append(1.0 if item in completed else 0.0)
-    v.append(1.0 if s.eliminated else 0.0)
-    v.append(1.0 if s.ready else 0.0)
-    v.append(float(s.moves))
-    v.append(float(s.faults))
+        v.append(1 if item in completed else 0)
+    v.append(1 if s.eliminated else 0)
+    v.append(1 if s.ready else 0)
+    v.append(s.moves)
+    v.append(s.faults)
 
 
 class _Tools:
@@ -127,10 +129,10 @@ class _Tools:
     def __init__(self, state: Table) -> None:
         size = state.rules.box_cards
         self.kind_of = [-1] * size  # tool card id -> index in TOOLS
-        self.strength_of = [0.0] * size
+        self.strength_of = [0] * size
         for t, card in state.tool_table.items():
             self.kind_of[t] = _TOOL_INDEX.get(card.kind, -1)
-            self.strength_of[t] = float(card.strength)
+            self.strength_of[t] = card.strength
         self.item_of = [-1] * size  # cave card id -> index in ITEMS
         self.has_loot = [False] * size
         for c, row in enumerate(state.rows):
@@ -152,7 +154,7 @@ def _tools_of(state: Table) -> _Tools:
     return tools
 
 
-def _passage(state: Table, p: int) -> list[float]:
+def _passage(state: Table, p: int) -> list[int]:
     """Passage p's part; the previous one while the passage looks the same (shared)."""
     passage = state.passages[p]
     size = len(passage)
@@ -162,8 +164,8 @@ def _passage(state: Table, p: int) -> list[float]:
     cached = state.passage_vectors[p]
     if cached is not None and cached[0] == key:
         return cached[1]
-    v = [float(size), 1.0 if tile else 0.0]
-    v.append(1.0 if size and state.dealt_sleeves[p][size - 1] else 0.0)
+    v = [size, 1 if tile else 0]
+    v.append(1 if size and state.dealt_sleeves[p][size - 1] else 0)
     backs = state.dealt_backs[p]
     last = backs[size - 1] if size else ""
     v.extend(_hot(MATERIALS.index(last) if last in MATERIALS else -1, len(MATERIALS)))
@@ -172,30 +174,30 @@ def _passage(state: Table, p: int) -> list[float]:
         for i in range(size):
             if backs[i] == m:
                 count += 1
-        v.append(float(count))
-    v.append(1.0 if top >= 0 else 0.0)
+        v.append(count)
+    v.append(1 if top >= 0 else 0)
     v.extend(_card(state, top))
     state.passage_vectors[p] = (key, v)
     return v
 
 
-def _unseen(state: Table) -> list[float]:
+def _unseen(state: Table) -> list[int]:
     """The unseen counts in the ruleset's row order; rebuilt only after `make_known`."""
     found = state.unseen_vector
     if found is None:
         unseen = state.unseen
         found = state.unseen_vector = [
-            float(unseen.get((row.material, row.name), 0)) for row in state.rules.cave
+            unseen.get((row.material, row.name), 0) for row in state.rules.cave
         ]
     return found
 
 
-def _card(state: Table, c: int) -> list[float]:
+def _card(state: Table, c: int) -> list[int]:
     if c < 0:
         return _NO_CARD
     row = state.rows[c]
-    v = [float(state.strength[c]), float(state.damage[c])]
+    v = [state.strength[c], state.damage[c]]
     v.extend(_hot(_TOOL_INDEX.get(row.tool, -1), len(TOOLS)))
     v.extend(_hot(LOOTS.index(row.loot) if row.loot in LOOTS else -1, len(LOOTS)))
-    v.append(float(row.torches))
+    v.append(row.torches)
     return v

@@ -229,9 +229,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         if state.is_over:
             result = state.result
             assert result is not None
-            self.final_rewards = dict(
-                zip(self.agents, rank_rewards(result["ranks"]), strict=True)
-            )
+            self.final_rewards = dict(zip(self.agents, rank_rewards(result["ranks"]), strict=True))
             self.infos = {a: {"result": result} for a in self.agents}
             for agent, reward in self.final_rewards.items():
                 self.rewards[agent] = reward
