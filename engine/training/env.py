@@ -7,6 +7,7 @@
         obs, reward, terminated, truncated, info = env.last()
         action = None if terminated else env.action_space(agent).sample(obs["action_mask"])
         env.step(action)
+    env.final_rewards  # {"seat_0": 1.0, "seat_1": -1.0}: PettingZoo empties env.rewards
 
 The game is the ladder's, decision for decision:
 
@@ -14,15 +15,19 @@ The game is the ladder's, decision for decision:
   decisions with a single legal action are played by the engine (as on the
   ladder, where bots are asked only when they have a choice);
 - `observe(agent)` is `{"observation": float32 vector, "action_mask": int8
-  vector}` (engine/training/encoding.py); `infos[agent]` of the acting agent
-  holds the very observation dict and legal action dicts a bot gets over gRPC
-  (`{"observation": {...}, "legal_actions": [{"kind": ...}, ...]}`);
+  vector}` (engine/training/encoding.py), computed by the rules core straight
+  from the game (no observation dict is built for it); `infos[agent]` of the
+  acting agent holds the very observation dict and legal action dicts a bot
+  gets over gRPC (`{"observation": {...}, "legal_actions": [{"kind": ...}, ...]}`),
+  built the first time it is read (read it before the next `step`);
 - an action is an index into a fixed catalog (`env.catalog`); one that is not
   legal is a *fault*, exactly as on the ladder: the rules §6 default action is
   played and the third fault forfeits the seat;
 - rewards come at the end, from the final ranks, scored as the ladder rates
   them: each other seat beaten counts 1, tied 1/2, lost 0, averaged and mapped
-  onto [-1, 1] (rank 1 alone: +1; last alone: -1);
+  onto [-1, 1] (rank 1 alone: +1; last alone: -1); PettingZoo removes each
+  agent's entry from `rewards` as it leaves, so after the loop `final_rewards`
+  holds every seat's (and `infos[agent]["result"]` the result until then);
 - `reset(seed=s)` makes everything reproducible: the game seeds come from a
   generator seeded with `s`, so the same seed and the same actions give the
   same games. Seats eliminated during a game stay among `agents` (never
