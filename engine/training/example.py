@@ -76,7 +76,7 @@ def run(
     for _ in range(games):
         env.reset()
         for agent in env.agent_iter():
-            obs, reward, terminated, truncated, _info = env.last()
+            obs, _reward, terminated, truncated, _info = env.last()
             if terminated or truncated:
                 env.step(None)
                 continue
