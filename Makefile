@@ -5,13 +5,16 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean
+PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
+	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
+	tests/engine/test_reference_rules.py tests/training/test_features.py
 PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py \
 	tests/web/test_pages.py tests/web/test_browser.py
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,native]'
 	touch $(STAMP)
 
 # The rules core compiled with mypyc (engine/compile_rules.py) where a C compiler is present;
@@ -39,6 +42,9 @@ lint: $(STAMP)
 test: $(STAMP) $(NATIVE) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
+	@# The rules once more on the pure-Python build (the run above used the compiled one where
+	@# `make venv` built it): goldens, properties, conformance, the reference, the vectors.
+	DIGDOWN_ENGINE_BUILD=pure $(PY) -m pytest -q $(PURE_SUITES)
 	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);
 	@# under CI=true an unreachable server fails the run.
 	@if [ "$$CI" = "true" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
