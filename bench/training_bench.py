@@ -40,7 +40,7 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     games = decisions = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while True:
         env.reset()
         for _agent in env.agent_iter():
@@ -54,7 +54,11 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
         games += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
-            return {"games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed}
+            return {
+                "games_per_s": games / elapsed,
+                "games_per_cpu_s": games / (time.process_time() - cpu),
+                "decisions_per_s": decisions / elapsed,
+            }
 
 
 def vector_run(seconds: float, seed: int, num_envs: int) -> dict[str, float]:
@@ -63,13 +67,17 @@ def vector_run(seconds: float, seed: int, num_envs: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     _, mask, _ = venv.reset(seed=seed)
     decisions = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         actions = np.argmax(rng.random(mask.shape) * mask, axis=1)
         _, mask, _, _, _ = venv.step(actions)
         decisions += num_envs
     elapsed = time.perf_counter() - start
-    return {"games_per_s": venv.games_played / elapsed, "decisions_per_s": decisions / elapsed}
+    return {
+        "games_per_s": venv.games_played / elapsed,
+        "games_per_cpu_s": venv.games_played / (time.process_time() - cpu),
+        "decisions_per_s": decisions / elapsed,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,36 +86,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--vector", type=int, default=64, help="games in the batched environment")
     args = p.parse_args(argv)
-    sim: list[float] = []
-    env: list[float] = []
-    env_decisions: list[float] = []
-    vec: list[float] = []
-    vec_decisions: list[float] = []
+    figures: dict[str, list[dict[str, float]]] = {"simulator": [], "env": [], "vector": []}
     load = [os.getloadavg()[0]]
     for r in range(args.repeats):
-        sim.append(simulator_run("random", args.seconds)["games_per_s"])
-        e = env_run(args.seconds, seed=r)
-        env.append(e["games_per_s"])
-        env_decisions.append(e["decisions_per_s"])
-        v = vector_run(args.seconds, seed=r, num_envs=args.vector)
-        vec.append(v["games_per_s"])
-        vec_decisions.append(v["decisions_per_s"])
+        figures["simulator"].append(simulator_run("random", args.seconds))
+        figures["env"].append(env_run(args.seconds, seed=r))
+        figures["vector"].append(vector_run(args.seconds, seed=r, num_envs=args.vector))
     load.append(os.getloadavg()[0])
+
+    def med(loop: str, key: str) -> float:
+        return statistics.median(f[key] for f in figures[loop])
+
     m = machine()
     print(
         f"machine: {m['platform']}, {m['cpu_count']} cpus, {m['implementation']} {m['python']}, "
         f"load {load[0]:.2f}..{load[1]:.2f}; rules core: {build_info()['build']} build"
     )
-    s, e, v = statistics.median(sim), statistics.median(env), statistics.median(vec)
     print(f"4-seat normal, random players, median of {args.repeats} x {args.seconds} s:")
-    print(f"  simulator    {s:7.1f} games/s")
-    print(f"  PettingZoo   {e:7.1f} games/s  ({statistics.median(env_decisions):.0f} decisions/s)")
-    print(
-        f"  vector x{args.vector:<4}{v:7.1f} games/s  "
-        f"({statistics.median(vec_decisions):.0f} decisions/s)"
-    )
-    print(f"  ratio        {e / s:7.2f} (PettingZoo environment / simulator)")
-    print(f"  ratio        {v / s:7.2f} (vector environment / simulator)")
+    names = {"simulator": "simulator", "env": "PettingZoo", "vector": f"vector x{args.vector}"}
+    for loop, name in names.items():
+        print(
+            f"  {name:<12} {med(loop, 'games_per_s'):7.1f} games/s "
+            f"({med(loop, 'games_per_cpu_s'):.1f} per CPU second, "
+            f"{med(loop, 'decisions_per_s'):.0f} decisions/s)"
+        )
+    for loop in ("env", "vector"):
+        wall = med(loop, "games_per_s") / med("simulator", "games_per_s")
+        cpu = med(loop, "games_per_cpu_s") / med("simulator", "games_per_cpu_s")
+        print(f"  ratio {names[loop]} / simulator: {wall:.2f} (by CPU time {cpu:.2f})")
     return 0
 
 

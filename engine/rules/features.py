@@ -69,19 +69,20 @@ def features(state: Table, seat: int) -> list[int]:
     return v
 
 
-# One-hot vectors by (size, index), shared read-only: v.extend(_hot(i, n)).
-_HOTS: Final[dict[tuple[int, int], list[int]]] = {}
+# One-hot vectors, shared read-only: _HOT[size][index + 1] (index -1: all zeros).
+_HOT: Final[list[list[list[int]]]] = [
+    [[1 if i == index else 0 for i in range(size)] for index in range(-1, size)]
+    for size in range(17)
+]
 _NO_CARD: Final = [0] * CARD_SIZE
 _ITEM_INDEX: Final = {k: i for i, k in enumerate(ITEMS)}
 _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 
 
 def _hot(index: int, size: int) -> list[int]:
-    key = (index, size)
-    found = _HOTS.get(key)
-    if found is None:
-        found = _HOTS[key] = [1 if i == index else 0 for i in range(size)]
-    return found
+    if size < len(_HOT) and -1 <= index < size:
+        return _HOT[size][index + 1]
+    return [1 if i == index else 0 for i in range(size)]
 
 
 def _player(v: list[int], state: Table, s: Seat, tools: _Tools) -> None:

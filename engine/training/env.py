@@ -75,8 +75,9 @@ class DecisionInfo(dict[str, Any]):
     """`infos[agent]` of the acting agent: the observation dict and legal action dicts a bot
     gets over gRPC, built the first time anything reads them (most learners never do)."""
 
+    __slots__ = ("_ply", "_seat", "_state")
+
     def __init__(self, state: State, seat: int) -> None:
-        super().__init__()
         self._state, self._seat = state, seat
         self._ply = len(state.entries)
 
@@ -200,6 +201,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.final_rewards: dict[str, float] = {}
+        self.agent_selection = self.agents[0]  # until _select points at the acting seat
         self._play_forced()
         self._select()
 
@@ -242,8 +244,8 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             self.agent_selection = self.agents[0]
             return
         seat = state.acting_seat
+        self.infos[self.agent_selection] = {}  # the previous decision's, if any
         self.agent_selection = self.possible_agents[seat]
-        self.infos = {a: {} for a in self.agents}
         self.infos[self.agent_selection] = DecisionInfo(state, seat)
 
     # -------------------------------------------------------------- observation
