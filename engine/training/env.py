@@ -63,6 +63,12 @@ def rank_rewards(ranks: list[int]) -> list[float]:
     return rewards
 
 
+def play_forced(state: State) -> None:
+    """Single-choice decisions are the engine's to play (as on the ladder), up to a choice."""
+    while not state.is_over and len(state.legal_actions()) == 1:
+        state.apply_forced()
+
+
 def _listed(action: Action, legal: list[Action]) -> bool:
     """`action in legal`, by identity first (the catalog holds the engine's shared actions)."""
     for listed in legal:
@@ -226,9 +232,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self._accumulate_rewards()
 
     def _play_forced(self) -> None:
-        state = self._state()
-        while not state.is_over and len(state.legal_actions()) == 1:
-            state.apply_forced()
+        play_forced(self._state())
 
     def _select(self) -> None:
         """Point at the acting seat, or end the episode for everyone with rank rewards."""

@@ -33,7 +33,7 @@ from engine.rules import RULESETS, GameConfig, State, new_game
 from engine.rules.features import features
 
 from .encoding import ActionCatalog, ObservationEncoder
-from .env import SEED_LIMIT, _listed, rank_rewards
+from .env import SEED_LIMIT, _listed, play_forced, rank_rewards
 
 
 class DiggingDownVectorEnv:
@@ -93,7 +93,7 @@ class DiggingDownVectorEnv:
                 state.apply(action)
             else:  # as on the ladder: a fault plays the default action; the third forfeits
                 state.apply_default(f"illegal action {action} (index {int(index)})")
-            _play_forced(state)
+            play_forced(state)
             if state.is_over:
                 assert state.result is not None
                 rewards[i] = rank_rewards(state.result["ranks"])
@@ -112,7 +112,7 @@ class DiggingDownVectorEnv:
             ruleset=self.ruleset,
         )
         state = new_game(config)
-        _play_forced(state)  # no game ends before its first choice
+        play_forced(state)  # no game ends before its first choice
         return state
 
     def _show_all(self) -> None:
@@ -131,8 +131,3 @@ class DiggingDownVectorEnv:
         self.obs[:] = np.frombuffer(packed, dtype=np.float32).reshape(self.obs.shape)
         self.mask.fill(0)
         self.mask.reshape(-1)[hot] = 1
-
-
-def _play_forced(state: State) -> None:
-    while not state.is_over and len(state.legal_actions()) == 1:
-        state.apply_forced()
