@@ -62,7 +62,7 @@ from .actions import ACTION_ARGS, Action  # noqa: E402 (the build is chosen firs
 from .errors import GameOver, IllegalAction, MalformedAction  # noqa: E402
 from .record import replay_record  # noqa: E402
 from .ruleset import DD1, DD2, RULESETS, Ruleset  # noqa: E402
-from .setup import GameConfig, deal, new_game  # noqa: E402
+from .setup import GameConfig, deal_cave, new_game  # noqa: E402
 from .state import State  # noqa: E402
 from .versions import ENGINE_VERSION, RECORD_FORMAT  # noqa: E402
 
@@ -89,7 +89,7 @@ __all__ = [
     "Ruleset",
     "State",
     "build_info",
-    "deal",
+    "deal_cave",
     "new_game",
     "replay_record",
     "sources_digest",
