@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from digdown.v1 import game_pb2
 from engine.rules import BUILD
-from tests.engine_service.conftest import CALL_TIMEOUT, EngineProcess
+from tests.engine.service.conftest import CALL_TIMEOUT, EngineProcess
 
 
 def test_the_engine_names_its_rules_build(engine: EngineProcess) -> None:

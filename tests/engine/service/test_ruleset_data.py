@@ -25,7 +25,7 @@ from engine.ruleset_json import (
 
 from .conftest import CALL_TIMEOUT, EngineProcess
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_field_of_the_ruleset_is_in_the_document() -> None:

@@ -420,7 +420,7 @@ def test_console_script_help_runs() -> None:
         text=True,
         timeout=30,
         check=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert "--listen" in out.stdout
 

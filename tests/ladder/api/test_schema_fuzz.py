@@ -6,7 +6,7 @@ schema-violating ones refused, the stateful links) drives the API that
 ``gunicorn -c ladder/gunicorn.conf.py`` serves on loopback, with
 ``DJANGO_DEBUG=0``, on the test database: once anonymously and once with an
 API token. The run is bounded (a few examples per operation, a deadline per
-run) so it stays in CI; ``tests/ladder/schemathesis.toml`` lists the few
+run) so it stays in CI; ``tests/ladder/api/schemathesis.toml`` lists the few
 operations whose input is checked beyond what a schema can say. Hand-written
 edge requests that the generator rarely hits complete it: ids beyond 64 bits,
 NUL in text, page sizes that are not numbers, a replay file gone from storage.

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from tests.ladder.test_migrations import migrate
+from tests.ladder.ratings.test_migrations import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -51,7 +51,7 @@ def ladder_env(
         "CELERY_BROKER_URL": "",
         "REDIS_URL": "",
         "LADDER_BROKER_DIR": str(tmp_path_factory.mktemp("ladder-broker")),
-        # Failure limits have their own tests (tests/ladder_grpc/test_auth_abuse.py).
+        # Failure limits have their own tests (tests/ladder/grpc/test_auth_abuse.py).
         "LADDER_AUTH_FAILURES_PER_ADDRESS": "100000/min",
         "LADDER_CACHE_URL": "",
     }

@@ -13,7 +13,7 @@ import pytest
 
 from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
-from tests.ladder_grpc.conftest import LADDER_SERVICE, bearer, start_manage
+from tests.ladder.grpc.conftest import LADDER_SERVICE, bearer, start_manage
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
 T = 10.0

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from digdown.v1 import ladder_pb2 as pb
-from tests.ladder_grpc.conftest import bearer, manage
+from tests.ladder.grpc.conftest import bearer, manage
 from tests.support import replay_schema
 from tests.support.processes import closed_port_address, start_bot
 from tests.support.workers import Worker, start_worker

@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from digdown.v1 import game_pb2, ladder_pb2_grpc
 from digdown.v1 import ladder_pb2 as pb
-from tests.ladder_grpc.conftest import LADDER_SERVICE, bearer, start_manage
+from tests.ladder.grpc.conftest import LADDER_SERVICE, bearer, start_manage
 from tests.support.scrape import free_port, scrape, total
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]

@@ -18,7 +18,7 @@ import pytest
 
 from digdown.v1 import ladder_pb2 as pb
 from examples.hosted_bundle import build
-from tests.ladder_grpc.conftest import bearer, manage
+from tests.ladder.grpc.conftest import bearer, manage
 from tests.support.processes import Proc, start_bot
 from tests.support.sandbox import require_sandbox
 from tests.support.workers import start_worker, wait_until

@@ -9,8 +9,8 @@ import grpc
 import pytest
 
 from digdown.v1 import ladder_pb2 as pb
-from tests.ladder.test_uploads import raw_name_zip
-from tests.ladder_grpc.conftest import bearer
+from tests.ladder.bots.test_uploads import raw_name_zip
+from tests.ladder.grpc.conftest import bearer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 T = 30.0

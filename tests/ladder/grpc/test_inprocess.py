@@ -18,7 +18,7 @@ from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
 from ladder.grpc.server import LadderServer
 from tests.ladder.conftest import record
-from tests.ladder_grpc.conftest import bearer
+from tests.ladder.grpc.conftest import bearer
 from tests.support.queries import QueryCounter
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]

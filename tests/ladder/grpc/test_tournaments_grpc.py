@@ -16,7 +16,7 @@ from ladder.grpc.server import LadderServer
 from ladder.matches.models import Match
 from ladder.tournaments.services import tournament_advance
 from tests.ladder.conftest import record
-from tests.ladder_grpc.conftest import bearer
+from tests.ladder.grpc.conftest import bearer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
 T = 10.0

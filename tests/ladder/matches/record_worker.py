@@ -1,6 +1,6 @@
 """Subprocess for the concurrency test: record every job of a JSON file in a shuffled order.
 
-Run as ``python tests/ladder/record_worker.py JOBS.json SEED GO_FILE READY_FILE``; the
+Run as ``python tests/ladder/matches/record_worker.py JOBS.json SEED GO_FILE READY_FILE``; the
 database comes from DATABASE_URL (the test database of the parent). Once Django is
 set up and connected it writes READY_FILE, then waits for GO_FILE (which the parent
 writes when every worker is ready), so all of them start recording together; then
@@ -21,7 +21,7 @@ from pathlib import Path
 def main() -> None:
     jobs_path, seed = sys.argv[1], int(sys.argv[2])
     go_file, ready_file = Path(sys.argv[3]), Path(sys.argv[4])
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
     import django
 

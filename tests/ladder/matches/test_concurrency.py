@@ -28,7 +28,7 @@ from ladder.ratings.recompute import ratings_recompute
 from tests.ladder.conftest import make_result, standings
 from tests.support.database import database_url
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 N_MATCHES = 50
 N_BOTS = 8
 N_PROCS = 4
@@ -57,7 +57,7 @@ def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_pa
         "PYTHONPATH": str(ROOT),
     }
     ready = [tmp_path / f"ready-{seed}" for seed in range(N_PROCS)]
-    worker = [sys.executable, str(ROOT / "tests/ladder/record_worker.py"), str(jobs_file)]
+    worker = [sys.executable, str(ROOT / "tests/ladder/matches/record_worker.py"), str(jobs_file)]
     procs = [
         subprocess.Popen(
             [*worker, str(seed), str(go), str(ready[seed])],

@@ -1,6 +1,6 @@
 """The matchmaker service and auto-suspend on the database (SQLite and PostgreSQL).
 
-The planner's properties are tests/competition/test_planner.py; here: what the
+The planner's properties are tests/ladder/matchmaking/test_planner.py; here: what the
 service reads (who is eligible), what it writes (matches up to the target,
 never same-owner, never past a bot's concurrent limit), overlapping passes
 from several OS processes, and auto-suspend from recorded results through
@@ -37,7 +37,7 @@ from ladder.matchmaking.services import matchmake
 from tests.ladder.conftest import make_replay, make_result, record
 from tests.support.database import database_url
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 

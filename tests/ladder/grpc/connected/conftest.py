@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.ladder_grpc.conftest import LADDER_SERVICE, start_manage
+from tests.ladder.grpc.conftest import LADDER_SERVICE, start_manage
 from tests.support.processes import ROOT, Proc
 from tests.support.redis import RedisServer
 from tests.support.workers import Worker, start_worker, wait_until

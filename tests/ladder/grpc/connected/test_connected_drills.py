@@ -17,8 +17,8 @@ import grpc
 import pytest
 
 from digdown.v1 import ladder_pb2 as pb
-from tests.ladder_grpc.connected.conftest import start_grpcserver, wait_connected
-from tests.ladder_grpc.connected.test_connected_play import create_connected, ladder_stub
+from tests.ladder.grpc.connected.conftest import start_grpcserver, wait_connected
+from tests.ladder.grpc.connected.test_connected_play import create_connected, ladder_stub
 from tests.support.processes import ROOT
 from tests.support.workers import wait_until
 

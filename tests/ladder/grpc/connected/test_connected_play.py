@@ -18,8 +18,8 @@ import pytest
 
 from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
-from tests.ladder_grpc.conftest import bearer, manage
-from tests.ladder_grpc.connected.conftest import listening_sockets, wait_connected
+from tests.ladder.grpc.conftest import bearer, manage
+from tests.ladder.grpc.connected.conftest import listening_sockets, wait_connected
 from tests.support.matches import needed
 from tests.support.processes import ROOT
 from tests.support.workers import wait_until

@@ -16,9 +16,9 @@ import pytest
 
 from digdown.v1 import bot_pb2
 from digdown.v1 import ladder_pb2 as pb
-from tests.ladder_grpc.connected.conftest import wait_connected
-from tests.ladder_grpc.connected.test_connected_drills import PlayMatch, hello, raw_play, seats_of
-from tests.ladder_grpc.connected.test_connected_play import create_connected, ladder_stub
+from tests.ladder.grpc.connected.conftest import wait_connected
+from tests.ladder.grpc.connected.test_connected_drills import PlayMatch, hello, raw_play, seats_of
+from tests.ladder.grpc.connected.test_connected_play import create_connected, ladder_stub
 from tests.support.workers import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
