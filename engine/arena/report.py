@@ -33,7 +33,9 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
     denom = 1 + Z95**2 / n
     centre = (p + Z95**2 / (2 * n)) / denom
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
 
 
 def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
@@ -94,6 +96,10 @@ def _units(rows: Sequence[GameRow], duplicate: bool) -> list[list[GameRow]]:
     return list(deals.values())
 
 
+def _clip(m: tuple[float, float, float], low: float, high: float) -> tuple[float, float, float]:
+    return (m[0], max(low, m[1]), min(high, m[2]))
+
+
 def think_summary(values: list[float]) -> dict[str, float]:
     ms = sorted(values)
     return {
@@ -117,8 +123,9 @@ def lineup_stats(opponents: Sequence[str], rows: Sequence[GameRow], duplicate: b
         wins = sum(r.rank == 1 for r in rows)
         share = wins / len(rows) if rows else 0.0
         low, high = wilson(wins, len(rows))
-    mr = mean_interval(ranks)
-    pts = mean_interval(points)
+    # Clipped to what the quantity can be (a normal interval knows no bounds).
+    mr = _clip(mean_interval(ranks), 1.0, float(len(opponents) + 1))
+    pts = _clip(mean_interval(points), 0.0, math.inf)
     think = [ms for r in rows for ms in r.think_ms]
     return LineupStats(
         opponents=list(opponents),

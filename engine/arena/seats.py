@@ -2,7 +2,8 @@
 
 Either way the bot sees exactly what it sees on the ladder: the observation and
 the legal actions as the SDK's server hands them to `act` (the engine's dicts
-sent through the protobuf messages and back), the same time control (a
+are those: tests/engine/test_arena.py sends them through the protobuf messages
+and back and compares), the same time control (a
 deadline per decision, a bank per game that late answers spend) and the same
 verdicts — a late, malformed or illegal answer or an exception is a fault
 (the engine plays the rules §6 default; the third forfeits), a bot that is
@@ -29,7 +30,6 @@ import grpc
 
 from digdown import PROTOCOL_VERSION, wire
 from digdown.bot import Context, answer_to_proto
-from digdown.proto_codec import message_to_dict
 from digdown.v1 import bot_pb2, bot_pb2_grpc
 from engine.rules import Action
 
@@ -142,9 +142,10 @@ class LocalSeat:
         events: list[dict[str, Any]],
         clock: Clock,
     ) -> Decided:
-        # Through the messages and back: the dicts the SDK's server would build.
-        obs_d = message_to_dict(wire.observation_to_proto(observation))
-        legal_d = [wire.action_from_proto(m) for m in wire.actions_to_proto(legal)]
+        # The engine's dicts are the SDK's (a test sends them through the messages and back
+        # and compares), and `observe` builds a fresh one per call: no copy needed.
+        obs_d = observation
+        legal_d = [a.to_dict() for a in legal]
         fn = self._fn(game_id, seat)
         started = time.perf_counter()
         try:
@@ -155,7 +156,7 @@ class LocalSeat:
                     ply=ply,
                     deadline_ms=int(clock.deadline_s * 1000),
                     time_left_ms=int(clock.bank_s * 1000),
-                    events=[wire.event_from_proto(wire.event_to_proto(e)) for e in events],
+                    events=[dict(e) for e in events],
                 )
                 answer = fn(obs_d, legal_d, context=ctx)
             else:
