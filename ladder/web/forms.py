@@ -6,6 +6,9 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.forms import UserCreationForm
+
+from ladder.accounts.models import User
 
 from ladder.bots.models import Bot
 from ladder.ladders import ladder_default, ladder_list
@@ -103,3 +106,18 @@ class ChallengeForm(forms.Form):
 
 class TokenCreateForm(forms.Form):
     name = forms.CharField(max_length=64, required=False, help_text="What this token is for.")
+
+
+class SignUpForm(UserCreationForm):  # type: ignore[type-arg]
+    """Username, optional email, password twice: Django's own checks and password validators.
+
+    Only validation: the account is made by ``accounts.services.user_signup``.
+    """
+
+    email = forms.EmailField(
+        required=False, help_text="Optional; only for resetting a forgotten password."
+    )
+
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ("username", "email")

@@ -53,6 +53,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "ladder": ladder_default(),
         "form": BotCreateForm(),
+        "has_token": account_selectors.token_list(user=request_user(request))
+        .filter(revoked_at__isnull=True)
+        .exists(),
     }
     return render(request, "web/dashboard.html", context)
 

@@ -14,6 +14,7 @@ urlpatterns = [
     path("tournaments/<id:tournament_id>/", pages.tournament_detail, name="tournament"),
     path("now/", pages.now, name="now"),
     path("accounts/login/", auth.SignInView.as_view(), name="login"),
+    path("accounts/signup/", auth.signup, name="signup"),
     path("accounts/logout/", auth.SignOutView.as_view(), name="logout"),
     path("me/", owner.dashboard, name="dashboard"),
     path("me/bots/new/", owner.bot_new, name="bot-new"),
