@@ -10,8 +10,9 @@ PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@# pip's and setuptools' warnings go to a log, not into `make run`'s first screen.
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
 	touch $(STAMP)
 
 venv: $(STAMP)
