@@ -115,10 +115,19 @@ LEADERBOARD_SORTS: dict[str, tuple[Any, ...]] = {
 
 
 def leaderboard_search(
-    *, kind: str = "", query: str = "", sort: str = "rank", ladder: str | None = None
+    *,
+    kind: str = "",
+    query: str = "",
+    sort: str = "rank",
+    ladder: str | None = None,
+    include_inactive: bool = False,
 ) -> QuerySet[Bot]:
-    """The board (``leaderboard_list``) narrowed to bots whose name or owner contains ``query``."""
-    qs = leaderboard_list(kind=kind, ladder=ladder)
+    """The board (``leaderboard_list``) narrowed to bots whose name or owner contains ``query``.
+
+    ``include_inactive`` keeps suspended bots in (the site shows them, marked, without a
+    position: they are off the board the matchmaker and the positions count).
+    """
+    qs = leaderboard_list(kind=kind, ladder=ladder, include_inactive=include_inactive)
     query = query.strip()
     if query:
         qs = qs.filter(Q(name__icontains=query) | Q(owner__username__icontains=query))

@@ -428,6 +428,23 @@ def test_a_suspended_bot_page_says_why_and_its_owner_how_to_lift_it(
     assert "Why: collusion" in mine and "only staff can lift it" in mine
 
 
+def test_suspended_bots_stay_on_the_leaderboard_marked_without_a_position(
+    make_user: Any, make_bot: Any
+) -> None:
+    from ladder.bots.services import bot_auto_suspend
+
+    alice, bob = make_user("alice"), make_user("bob")
+    alpha, beta = make_bot(alice, "alpha"), make_bot(bob, "beta")
+    bot_auto_suspend(bot_id=alpha.pk, reason="forfeited its last 3 matches (last: dead)")
+    board = Client().get("/").content.decode()
+    row = board[board.index('data-bot="alpha"') :].split("</tr>")[0]
+    assert "suspended: automatically suspended: forfeited its last 3 matches" in row
+    assert '<td class="num rank">–</td>' in row
+    other = board[board.index('data-bot="beta"') :].split("</tr>")[0]
+    assert '<td class="num rank">1</td>' in other and "suspended" not in other
+    assert beta.is_active
+
+
 def test_the_owner_reactivates_an_auto_suspended_bot_from_its_manage_page(
     make_user: Any, make_bot: Any
 ) -> None:
