@@ -9,7 +9,6 @@ from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 
 from ladder.accounts.models import User
-
 from ladder.bots.models import Bot
 from ladder.ladders import ladder_default, ladder_list
 from ladder.ratings.selectors import LEADERBOARD_SORTS

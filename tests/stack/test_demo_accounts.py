@@ -44,7 +44,10 @@ def test_passwords_and_tokens_stay_the_same_across_runs(tmp_path: Path) -> None:
         assert (tmp_path / "demo-accounts.json").stat().st_mode & 0o077 == 0
 
 
-def test_the_fallback_never_seats_two_bots_of_one_owner(make_user: Any, make_bot: Any) -> None:
+def test_the_fallback_never_seats_two_bots_of_one_owner(
+    make_user: Any,  # noqa: F811  (the fixture imported above)
+    make_bot: Any,  # noqa: F811
+) -> None:
     owners = [make_user(f"owner{i}") for i in range(3)]
     bots = [(make_bot(o, f"bot-{o.username}-{j}").pk, o.pk) for o in owners for j in range(2)]
     rng = random.Random(5)

@@ -439,7 +439,7 @@ def test_suspended_bots_stay_on_the_leaderboard_marked_without_a_position(
     board = Client().get("/").content.decode()
     row = board[board.index('data-bot="alpha"') :].split("</tr>")[0]
     assert "suspended: automatically suspended: forfeited its last 3 matches" in row
-    assert '<td class="num rank">–</td>' in row
+    assert '<td class="num rank">\u2013</td>' in row  # an en dash: no position
     other = board[board.index('data-bot="beta"') :].split("</tr>")[0]
     assert '<td class="num rank">1</td>' in other and "suspended" not in other
     assert beta.is_active
