@@ -29,6 +29,8 @@ from ladder.common.exceptions import ApplicationError, NotFound
 from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
+from ladder.tournaments import selectors as comparison_selectors
+from ladder.web.comparisons import comparison_form
 from ladder.web.errors import shown_on
 from ladder.web.forms import (
     BotCreateForm,
@@ -107,6 +109,10 @@ def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any
         "upload_form": forms.get("upload_form") or UploadForm(),
         "endpoint_form": forms.get("endpoint_form") or EndpointForm(),
         "challenge_form": forms.get("challenge_form") or ChallengeForm(),
+        "comparison_form": forms.get("comparison_form") or comparison_form(bot),
+        "comparisons": comparison_selectors.comparison_list(user=request_user(request)).filter(
+            bot=bot
+        )[:10],
         "report": forms.get("report"),
     }
     return render(request, "web/bot_manage.html", context, status=status)

@@ -81,6 +81,9 @@ def sort_headers(current: str) -> dict[str, dict[str, str]]:
     return headers
 
 
+RECENT_MATCHES = 10  # the home page's panel of last finished matches
+
+
 def leaderboard(request: HttpRequest) -> HttpResponse:
     ladder = asked_ladder(request)
     form = LeaderboardFilter(request.GET)
@@ -106,6 +109,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             first_position=None,
         ),
     }
+    context["recent"] = match_selectors.match_list(status=Match.Status.FINISHED, ladder=ladder.key)[
+        :RECENT_MATCHES
+    ]
     return render(request, "web/leaderboard.html", context)
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from ladder.web import auth, owner, pages
+from ladder.web import auth, comparisons, live, owner, pages
 
 app_name = "web"
 
@@ -23,6 +23,9 @@ urlpatterns = [
     path("me/bots/<id:bot_id>/endpoint/", owner.bot_endpoint, name="bot-endpoint"),
     path("me/bots/<id:bot_id>/challenge/", owner.bot_challenge, name="bot-challenge"),
     path("me/bots/<id:bot_id>/reactivate/", owner.bot_reactivate, name="bot-reactivate"),
+    path("me/bots/<id:bot_id>/compare/", comparisons.comparison_start, name="comparison-start"),
+    path("me/comparisons/<id:comparison_id>/", comparisons.comparison_page, name="comparison"),
+    path("live/pulse.json", live.pulse, name="live-pulse"),
     path("me/tokens/", owner.tokens, name="tokens"),
     path("me/tokens/<id:token_id>/revoke/", owner.token_revoke, name="token-revoke"),
 ]

@@ -138,6 +138,7 @@ def test_search_sort_and_bad_parameters(make_user: Any, make_bot: Any) -> None:
     client = Client()
     owner = world["users"][1].username
     page = client.get("/", {"q": owner}).content.decode()
+    page = page[: page.index('id="recent-matches"')]  # the board, not the recent matches
     mine = [b.name for b in world["bots"] if b.owner_id == world["users"][1].pk]
     assert all(name in page for name in mine)
     assert world["bots"][0].name not in page
@@ -154,7 +155,10 @@ def test_rating_trend_and_first_places(make_user: Any, make_bot: Any) -> None:
     record(unrated, [1, 2])
     trends = rating_selectors.bot_rating_trends(bot_ids=[a.pk, b.pk], points=20)
     history = [s.rating_after for s in rating_selectors.bot_rating_history(bot_id=a.pk)]
-    assert trends[a.pk] == history[-20:]  # the unrated match is a point where the rating stayed
+    assert trends[a.pk] == history[-20:]  # both count rated matches only
+    assert unrated.pk not in {
+        s.match_id for s in rating_selectors.bot_rating_history(bot_id=a.pk)
+    }  # the chart counts only rated matches
     assert len(trends[b.pk]) == 20
     firsts = rating_selectors.bot_first_places(bot_ids=[a.pk, b.pk])
     assert firsts == {a.pk: 16, b.pk: 9}  # the rated wins counter, as the gRPC leaderboard
