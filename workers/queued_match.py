@@ -46,6 +46,7 @@ from ladder.matches.services import (
 )
 from ladder.tournaments.services import tournament_advance_for_match
 from workers.lease import LeaseKeeper
+from workers.live import LivePublisher
 from workers.runner import (
     EngineError,
     EnginePool,
@@ -152,6 +153,8 @@ def play_queued_match(
             mark = time.monotonic()
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
+            live = LivePublisher(match_id)  # spectators' view, a few decisions behind
+            stack.callback(live.close)
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
@@ -161,6 +164,7 @@ def play_queued_match(
                 time_control=time_control(),
                 match_id=str(match_id),
                 cancel=lease.lost,
+                on_decision=live,
             )
         report.decisions, report.resumes = outcome.decisions, outcome.resumes
         timings.update(run=outcome.duration_s, engine=outcome.engine_s, bots=outcome.bots_s)

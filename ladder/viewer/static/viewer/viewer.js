@@ -7,8 +7,14 @@
 // textContent, never as HTML.
 //
 // Embedding: an element with `data-ddv` and either `data-timeline-url` (a
-// match's timeline) or `data-upload-url` (a page that opens replay files) is
-// mounted automatically; `mount(element)` does it by hand.
+// match's timeline), `data-upload-url` (a page that opens replay files) or
+// `data-live-url` (a running match, watched live) is mounted automatically;
+// `mount(element)` does it by hand.
+//
+// Live: the page polls the match's live view (public only, a few decisions
+// behind the table: ladder/viewer/selectors.py) while the tab is visible, adds
+// each new view as a step, and follows the newest one unless you went back;
+// when the match has finished it opens the full replay (`data-replay-url`).
 
 const SPEEDS = [0.5, 1, 2, 4, 8, 16, 32];
 const DEFAULT_SPEED = 4;
@@ -101,6 +107,7 @@ class Viewer {
     this.build();
     if (root.dataset.timelineUrl) this.fetchTimeline(root.dataset.timelineUrl);
     if (root.dataset.uploadUrl) this.setUpDrop(root.dataset.uploadUrl);
+    if (root.dataset.liveUrl) this.followLive(root.dataset.liveUrl);
     window.addEventListener("hashchange", () => this.readHash());
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
@@ -310,6 +317,72 @@ class Viewer {
     return this.views.length - 1;
   }
 
+  // --- live ---------------------------------------------------------------------------
+
+  followLive(url) {
+    this.live = { plies: [], events: new Map(), seats: [], timer: null, done: false };
+    this.views = [];
+    this.own = [];
+    this.caves = [];
+    const poll = () => {
+      if (this.live.done || document.hidden) return;
+      fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then((r) => (r.ok ? r.json() : null))
+        .then((data) => data && this.liveFrame(data))
+        .catch(() => {});
+    };
+    this.live.timer = setInterval(poll, 1500);
+    document.addEventListener("visibilitychange", () => !document.hidden && poll());
+    poll();
+  }
+
+  liveFrame(data) {
+    const live = this.live;
+    this.root.dataset.liveStatus = data.status;
+    if (!data.live) {
+      fill(this.banner, data.why ? `Not live: ${data.why}.` : "");
+      this.banner.hidden = !data.why;
+      if (data.status === "finished" || data.status === "errored" || data.status === "cancelled") {
+        live.done = true;
+        clearInterval(live.timer);
+        const replay = this.root.dataset.replayUrl;
+        if (data.status === "finished" && replay) {
+          fill(this.banner, "The match has finished: opening its full replay…");
+          window.location.assign(replay);
+        }
+      }
+      return;
+    }
+    this.banner.hidden = true;
+    if (live.plies.length && live.plies[live.plies.length - 1] === data.ply) return;
+    const following = !this.views.length || this.pos === this.last();
+    live.plies.push(data.ply);
+    const step = live.plies.length - 1;
+    for (const e of data.events) {
+      if (!live.events.has(e.i)) live.events.set(e.i, { d: step, kind: e.kind, seat: e.seat, text: e.text });
+    }
+    this.views.push(data.view);
+    this.own.push({});
+    this.caves.push([]); // never a face-down card: the live view has none to give
+    this.timeline = {
+      verification: { ok: true, first_difference: "" },
+      seats: data.seats.map((s) => ({ seat: s.seat, bot: s.bot, label: `${s.bot || "seat " + s.seat} (seat ${s.seat})` })),
+      observation_keys: Object.keys(data.view),
+      decisions: [],
+      events: [...live.events.keys()].sort((a, b) => a - b).map((i) => live.events.get(i)),
+      result: null,
+    };
+    this.controls.hidden = this.main.hidden = false;
+    this.help.hidden = true;
+    fill(this.modes, h("span", { class: "ddv-live-badge", "data-role": "live" }, "Live: the public view, a few decisions behind"));
+    this.slider.max = this.last();
+    this.buildLog();
+    this.root.dataset.loaded = "true";
+    this.root.dataset.liveSteps = String(this.views.length);
+    this.root.dataset.ply = String(data.ply);
+    this.go(following ? this.last() : this.pos, false);
+  }
+
   // --- position -----------------------------------------------------------------
 
   go(pos, remember = true) {
@@ -461,9 +534,11 @@ class Viewer {
     this.root.dataset.pos = String(pos);
     this.root.dataset.mode = this.mode;
     this.slider.value = String(pos);
-    this.posLabel.textContent = decision
-      ? `Decision ${pos} of ${t.decisions.length} · round ${decision.round} · turn ${decision.turn}`
-      : `End · after ${t.decisions.length} decisions`;
+    this.posLabel.textContent = this.live
+      ? `Live · step ${pos + 1} of ${this.views.length} · after decision ${this.live.plies[pos]}`
+      : decision
+        ? `Decision ${pos} of ${t.decisions.length} · round ${decision.round} · turn ${decision.turn}`
+        : `End · after ${t.decisions.length} decisions`;
     this.posLabel.dataset.d = String(pos);
     for (const [mode, b] of this.modeButtons) {
       b.setAttribute("aria-selected", String(mode === this.mode));
@@ -473,7 +548,7 @@ class Viewer {
     this.drawResolution(obs);
     this.drawSeats(obs, seatMode);
     this.drawDecision(decision);
-    this.drawEnd(pos === this.last());
+    this.drawEnd(pos === this.last() && !this.live);
     this.drawObservation(seatMode, decision);
     this.markLog();
   }
