@@ -339,7 +339,7 @@ class Viewer {
   liveFrame(data) {
     const live = this.live;
     this.root.dataset.liveStatus = data.status;
-    if (!data.live) {
+    if (!data.live || !data.view) {
       fill(this.banner, data.why ? `Not live: ${data.why}.` : "");
       this.banner.hidden = !data.why;
       if (data.status === "finished" || data.status === "errored" || data.status === "cancelled") {
