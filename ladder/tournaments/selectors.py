@@ -150,6 +150,8 @@ def comparison_deals(comparison: VersionComparison) -> list[ComparisonDeal]:
     )
     deals: dict[int, ComparisonDeal] = {}
     for match_id, rotation, status, rank, index, side, seed, seats in rows:
+        if index is None:  # a comparison's deals always have an index (constraint)
+            continue
         deal = deals.setdefault(index, ComparisonDeal(index, seed, seats, [], []))
         cell = RotationCell(match_id, rotation or 0, status, rank)
         (deal.new if side == "new" else deal.old).append(cell)

@@ -117,7 +117,7 @@ class SignUpForm(UserCreationForm):  # type: ignore[type-arg]
         required=False, help_text="Optional; only for resetting a forgotten password."
     )
 
-    class Meta(UserCreationForm.Meta):
+    class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]
         model = User
         fields = ("username", "email")
 
