@@ -56,6 +56,53 @@ function token(player, label) {
   return h("span", { class: `ddv-token ddv-c-${colour}`, title: label }, String(player.seat));
 }
 
+
+// --------------------------------------------------------------------- icons
+// Small pictures drawn here (SVG, 16x16 grid, no external files) beside a card's
+// label: a mob for cards beaten with a sword, an ore block for the pickaxe's,
+// the tools themselves, a torch and a heart. Decorative: the text says it all.
+const ICONS = {
+  mob: [["rect", { x: 2, y: 2, width: 12, height: 12, rx: 1, class: "ddv-i-mob" }],
+    ["rect", { x: 4, y: 5, width: 3, height: 3, class: "ddv-i-dark" }],
+    ["rect", { x: 9, y: 5, width: 3, height: 3, class: "ddv-i-dark" }],
+    ["rect", { x: 6, y: 9, width: 4, height: 4, class: "ddv-i-dark" }]],
+  ore: [["rect", { x: 2, y: 2, width: 12, height: 12, rx: 1, class: "ddv-i-stone" }],
+    ["rect", { x: 4, y: 4, width: 3, height: 3, class: "ddv-i-gem" }],
+    ["rect", { x: 9, y: 7, width: 3, height: 3, class: "ddv-i-gem" }],
+    ["rect", { x: 5, y: 10, width: 2, height: 2, class: "ddv-i-gem" }]],
+  pickaxe: [["path", { d: "M2 5 Q8 0 14 5 L13 6 Q8 2.5 3 6 Z", class: "ddv-i-metal" }],
+    ["rect", { x: 7, y: 4, width: 2, height: 11, class: "ddv-i-wood" }]],
+  sword: [["path", { d: "M12 1 L15 1 L15 4 L7 12 L4 9 Z", class: "ddv-i-metal" }],
+    ["rect", { x: 2, y: 9, width: 5, height: 2, transform: "rotate(45 4.5 10)", class: "ddv-i-wood" }],
+    ["rect", { x: 1, y: 13, width: 2, height: 2, class: "ddv-i-wood" }]],
+  torch: [["rect", { x: 7, y: 6, width: 2, height: 9, class: "ddv-i-wood" }],
+    ["path", { d: "M8 0 Q12 4 8 7 Q4 4 8 0 Z", class: "ddv-i-flame" }]],
+  heart: [["path", { d: "M8 14 L2 8 Q0 5 2.5 3 Q5 1.5 8 4.5 Q11 1.5 13.5 3 Q16 5 14 8 Z", class: "ddv-i-heart" }]],
+};
+
+function icon(name) {
+  const shapes = ICONS[name];
+  if (!shapes) return null;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 16 16");
+  svg.setAttribute("class", `ddv-icon ddv-icon-${name}`);
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("data-icon", name);
+  for (const [tag, attrs] of shapes) {
+    const el = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    svg.appendChild(el);
+  }
+  return svg;
+}
+
+// A card's picture: what beats it says what it is (a mob is fought, an ore is dug).
+function cardIcon(card) {
+  if (card.loot === "TORCH") return icon("torch");
+  return icon(card.tool === "SWORD" ? "mob" : "ore");
+}
+
 // --------------------------------------------------------------------- decoding
 
 // Rebuild every step from its delta: `view` replaces keys (null removes one),
@@ -105,6 +152,8 @@ class Viewer {
     this.useHash = !document.querySelector("[data-ddv-hash]");
     if (this.useHash) root.setAttribute("data-ddv-hash", "");
     this.build();
+    // Nothing to show until a timeline (or a live view) arrives: no empty panels meanwhile.
+    this.controls.hidden = this.main.hidden = this.help.hidden = true;
     if (root.dataset.timelineUrl) this.fetchTimeline(root.dataset.timelineUrl);
     if (root.dataset.uploadUrl) this.setUpDrop(root.dataset.uploadUrl);
     if (root.dataset.liveUrl) this.followLive(root.dataset.liveUrl);
@@ -562,7 +611,7 @@ class Viewer {
     const hearts = h(
       "span",
       { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} hearts left (shared)` },
-      "♥".repeat(Math.max(0, Math.min(obs.hearts, 20))),
+      icon("heart"),
       ` ${obs.hearts}`,
     );
     const stack = Object.entries(obs.exchange_stack || {})
@@ -597,7 +646,7 @@ class Viewer {
         "data-card": card.id,
         title: `${titleCase(card.material)} ${card.name}${card.enchanted ? ", enchanted" : ""}`,
       },
-      h("span", { class: "ddv-name" }, card.name),
+      h("span", { class: "ddv-name" }, cardIcon(card), card.name),
       h("span", { class: "ddv-facts" }, facts.join(" · ")),
     );
   }
@@ -680,7 +729,7 @@ class Viewer {
     const objectives = obs.objectives || [];
     const flag = (on, text, extra = "") => (on ? h("span", { class: `ddv-flag${extra}` }, text) : null);
     const cards = (list) =>
-      list.length ? list.map((c) => h("span", { class: "ddv-loot", title: c.loot }, c.name)) : "–";
+      list.length ? list.map((c) => h("span", { class: "ddv-loot", title: c.loot }, cardIcon(c), c.name)) : "–";
     const seats = (obs.players || []).map((pl) => {
       const items = Object.entries(pl.items || {})
         .filter(([, n]) => n > 0)
@@ -691,6 +740,7 @@ class Viewer {
         h(
           "span",
           { class: `ddv-tool${tool.active ? "" : " ddv-tired"}`, title: tool.active ? "active" : "tired" },
+          icon(tool.kind === "SWORD" ? "sword" : "pickaxe"),
           `${tool.name} ${tool.strength}`,
         ),
       );
@@ -721,7 +771,9 @@ class Viewer {
         h(
           "div",
           { "data-role": "inventory" },
-          `Inventory ${used}/${pl.capacity}: ${pl.torches} torches`,
+          `Inventory ${used}/${pl.capacity}: `,
+          icon("torch"),
+          `${pl.torches} torches`,
           items.length ? `, ${items.join(", ")}` : "",
           ` · stash ${pl.stash}`,
         ),
