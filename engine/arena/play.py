@@ -1,9 +1,10 @@
 """Playing arena games: one game in-process on the rules library, many over the cores.
 
-Each game is an `engine.sessions.Session` (the engine service's own bookkeeping:
-forced decisions played by the engine, think time and event spans per record
-entry), so a saved replay is the document the ladder's runner writes and the
-viewer and `workers.play verify` read. Worker processes are *spawned*, never
+Each game keeps the engine service's bookkeeping (`ArenaGame`: forced decisions
+played by the engine, think time and event spans per record entry, as
+`engine.sessions.Session` does, without the gRPC service and its metrics), so a
+saved replay is the document the ladder's runner writes and the viewer and
+`workers.play verify` read. Worker processes are *spawned*, never
 forked: gRPC channels and forks do not mix, and an author's module is loaded
 fresh in each.
 """
@@ -23,11 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from digdown import wire
-from digdown.v1 import game_pb2
 from engine.arena.seats import AuthorSeat, Clock, Decided, author_seat
 from engine.players import PLAYERS
 from engine.rules import GameConfig, State, new_game
-from engine.sessions import Session
 
 RUNNER_VERSION = "arena/1"
 
@@ -97,7 +96,33 @@ def lineup_of(job: Job, config: ArenaConfig, label: str) -> list[str]:
     return [base[(s - job.seat) % n] for s in range(n)]
 
 
-def play_game(job: Job, config: ArenaConfig, seat_bot: AuthorSeat) -> tuple[GameRow, Session]:
+@dataclass
+class ArenaGame:
+    """One game and, per record entry, its think time and the span of events it caused."""
+
+    game_id: str
+    state: State
+    seats: list[dict[str, Any]]
+    think_ms: list[int] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def ply(self) -> int:
+        return len(self.state.record["entries"])
+
+    def play(self, fn: Any, *args: Any, think_ms: int = 0) -> None:
+        start = len(self.state.log)
+        fn(*args)
+        self.think_ms.append(max(0, think_ms))
+        self.spans.append((start, len(self.state.log) - start))
+
+    def play_forced(self) -> None:
+        """Rules section 6: a decision with one legal action is played by the engine."""
+        while not self.state.is_over and len(self.state.legal_actions()) == 1:
+            self.play(self.state.apply_forced)
+
+
+def play_game(job: Job, config: ArenaConfig, seat_bot: AuthorSeat) -> tuple[GameRow, ArenaGame]:
     """One whole game; the author's bot at `job.seat`, house bots elsewhere."""
     labels = lineup_of(job, config, seat_bot.label)
     n = len(labels)
@@ -105,10 +130,10 @@ def play_game(job: Job, config: ArenaConfig, seat_bot: AuthorSeat) -> tuple[Game
         GameConfig(seed=job.seed, num_seats=n, difficulty=config.difficulty, ruleset=config.ruleset)
     )
     game_id = f"arena-{job.lineup}-{job.index}"
-    session = Session(
+    session = ArenaGame(
         game_id=game_id,
         state=state,
-        seats=[game_pb2.SeatInfo(seat=i, bot=b, version="") for i, b in enumerate(labels)],
+        seats=[{"seat": i, "bot": b, "version": ""} for i, b in enumerate(labels)],
     )
     house = {
         s: PLAYERS[b](random.Random(job.seed * 8 + s))
@@ -155,7 +180,7 @@ def play_game(job: Job, config: ArenaConfig, seat_bot: AuthorSeat) -> tuple[Game
     return row, session
 
 
-def replay_document(session: Session, config: ArenaConfig, row: GameRow) -> dict[str, Any]:
+def replay_document(session: ArenaGame, config: ArenaConfig, row: GameRow) -> dict[str, Any]:
     """The game as a `digdown-replay/1` document (docs/replay-format.md), arena extras included."""
     st = session.state
     rec = st.record
@@ -180,7 +205,7 @@ def replay_document(session: Session, config: ArenaConfig, row: GameRow) -> dict
             )
         d.update(think_time_ms=think, first_event=first, num_events=count)
         decisions.append(d)
-    seats = [{"seat": s.seat, "bot": s.bot, "version": s.version} for s in session.seats]
+    seats = [dict(s) for s in session.seats]
     stats = []
     for s in seats:
         mine = s["seat"] == row.seat

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import threading
 from collections.abc import Iterator
@@ -24,8 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
-from tests.support.matches import needed
+from tests.browser.test_replay_viewer import browser  # noqa: F401  (the Chromium fixture)
 from tests.support.processes import BOT_SERVICE, ROOT, start, start_bot, start_engine
 from tests.support.replays import observation_at
 from tests.support.sandbox import require_sandbox
@@ -47,25 +45,6 @@ args = parse_args(None, "a slow bot")
 serve(act, listen=args.listen, name="slow", port_file=args.port_file)
 """.replace("EXAMPLES", repr(str(ROOT / "examples")))
 SECOND_VERSION = (ROOT / "examples" / "first_bot.py").read_text()
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    needed("chromium (apt-get install chromium)", CHROMIUM is not None)
-    from playwright.sync_api import sync_playwright
-
-    old = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            yield browser
-            browser.close()
-    finally:
-        if old is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = old
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +90,13 @@ def smoke_newest(bot_name: str, engine: str) -> None:
 
 
 def test_sign_up_upload_play_compare_and_watch_live(
-    chromium: Any, live_server: Any, transactional_db: Any, procs: dict[str, Any],
-    settings: Any, tmp_path: Path,
-) -> None:  # fmt: skip
+    browser: Any,  # noqa: F811  (the Chromium fixture)
+    live_server: Any,
+    transactional_db: Any,
+    procs: dict[str, Any],
+    settings: Any,
+    tmp_path: Path,
+) -> None:
     require_sandbox()
     from ladder.accounts.models import User
     from ladder.bots.models import Bot
@@ -127,7 +110,7 @@ def test_sign_up_upload_play_compare_and_watch_live(
     bot_create(owner=house, name="heuristic", kind="remote", endpoint=procs["heuristic"].address)
     bot_create(owner=house, name="dicey", kind="remote", endpoint=procs["random"].address)
     errors: list[str] = []
-    context = chromium.new_context(viewport={"width": 1300, "height": 1000})
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
     context.set_default_timeout(30_000)
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
