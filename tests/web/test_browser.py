@@ -50,7 +50,7 @@ def number(text: str) -> float:
 
 def board_rows(tab: Page) -> list[dict[str, Any]]:
     return tab.page.eval_on_selector_all(
-        "#leaderboard tbody tr[data-bot]",
+        "#leaderboard tbody tr[data-bot]:not([data-suspended])",
         """rows => rows.map(r => ({
             name: r.dataset.bot,
             kind: r.dataset.kind,
@@ -91,7 +91,9 @@ def test_leaderboard_loads_sorts_filters_and_pages(
     assert_labelled(tab)
     tab.shot("leaderboard")
     rows = board_rows(tab)
-    assert len(rows) == len(board) == 14  # ghost is suspended: off the board
+    assert len(rows) == len(board) == 14  # ghost is suspended: off the board...
+    ghost = tab.page.locator("#leaderboard tr[data-bot=ghost][data-suspended]")
+    assert "suspended: endpoint unreachable in matches" in ghost.inner_text()  # ...but shown
     for row, entry in zip(rows, board, strict=True):
         assert row["name"] == entry["name"] and int(row["rank"]) == entry["position"]
         assert row["rating"] == entry["rating"] and row["games"] == entry["games"]
@@ -168,7 +170,7 @@ def test_leaderboard_reads_without_javascript_and_fits_a_phone(
     try:
         page = Page(context.new_page(), site)
         page.goto("/")
-        assert page.page.locator("#leaderboard tbody tr[data-bot]").count() == 14
+        assert page.page.locator("#leaderboard tbody tr[data-bot]:not([data-suspended])").count() == 14
         overflow = page.page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
