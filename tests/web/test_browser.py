@@ -484,7 +484,7 @@ def test_leaderboard_bot_now_and_match_pages_per_ladder(
     """A second ladder (dd-2): the board switches to it, the bot page shows both, all as the API."""
     tab.goto("/")
     assert tab.page.text_content("#board-ladder") == "dd-1"
-    tab.page.get_by_label("Ladder").select_option("dd-2")
+    tab.page.get_by_label("Ladder", exact=True).select_option("dd-2")
     tab.page.wait_for_url(re.compile(r"ladder=dd-2"))
     assert tab.page.text_content("#board-ladder") == "dd-2"
     board = api(site, "/api/v1/leaderboard/?ladder=dd-2&page_size=200")["results"]
@@ -542,7 +542,7 @@ def test_leaderboard_bot_now_and_match_pages_per_ladder(
     tab.goto(f"/matches/{played_ladder.on_dd2[0]}/")
     assert tab.page.text_content("#match-ladder").strip() == "ladder dd-2"
     tab.goto("/now/")
-    tab.page.get_by_label("Ladder").select_option("dd-2")
+    tab.page.get_by_label("Ladder", exact=True).select_option("dd-2")
     tab.page.wait_for_url(re.compile(r"ladder=dd-2"))
     finished = tab.page.locator("section:has(#finished-h) tbody tr")
     listed = api(site, "/api/v1/matches/?ladder=dd-2&status=finished")["results"]
