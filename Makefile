@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@# pip's and setuptools' warnings go to a log, not into `make run`'s first screen.
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train,monitoring]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -30,6 +30,8 @@ lint: $(STAMP)
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
 	$(VENV)/bin/mypy ladder deploy
+	@# The workers, the engine's service (server, sessions, timeline) and the SDK (it ships py.typed).
+	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown
 	$(VENV)/bin/mypy --strict telemetry engine/metrics.py
 
 test: $(STAMP) protos-check rulesets-check

@@ -21,24 +21,14 @@ from django.views.decorators.http import require_POST
 
 from ladder.accounts.requests import request_user
 from ladder.bots import selectors as bot_selectors
-from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import NotFound
 from ladder.tournaments import selectors as comparison_selectors
 from ladder.tournaments import services as comparison_services
 from ladder.tournaments.selectors import ComparisonReport
+from ladder.web.comparison_form import comparison_form
 from ladder.web.errors import shown_on
 from ladder.web.forms import ComparisonForm
-
-
-def valid_versions(bot: Bot) -> list[int]:
-    """The numbers of the bot's versions that may play (only valid ones can be compared)."""
-    return sorted(
-        v.number for v in bot_selectors.bot_versions(bot=bot) if v.status == BotVersion.Status.VALID
-    )
-
-
-def comparison_form(bot: Bot, data: Any = None) -> ComparisonForm:
-    return ComparisonForm(data, versions=valid_versions(bot), prefix="compare")
+from ladder.web.owner import _manage_page, _own_bot
 
 
 def answer_in_words(report: ComparisonReport) -> str:
@@ -78,8 +68,6 @@ def answer_in_words(report: ComparisonReport) -> str:
 @login_required
 @require_POST
 def comparison_start(request: HttpRequest, bot_id: int) -> HttpResponse:
-    from ladder.web.owner import _manage_page, _own_bot
-
     bot = _own_bot(request, bot_id)
     form = comparison_form(bot, request.POST)
     if form.is_valid():
