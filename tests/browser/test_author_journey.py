@@ -81,11 +81,11 @@ def play_queued(engine: str) -> list[int]:
 
 def smoke_newest(bot_name: str, engine: str) -> None:
     from ladder.bots.models import BotVersion
-    from workers.hosted import version_smoke
+    from workers.smoke import play_smoke_match
 
     version = BotVersion.objects.filter(bot__name=bot_name).order_by("-number").first()
     assert version is not None
-    smoked = version_smoke(version_id=version.pk, engine_address=engine)
+    smoked = play_smoke_match(version_id=version.pk, engine_address=engine)
     assert smoked.status == "valid", smoked.smoke_outcome
 
 
