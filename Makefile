@@ -28,7 +28,7 @@ lint: $(STAMP)
 	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
-	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
+	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py engine/arena
 	$(VENV)/bin/mypy ladder deploy
 	@# The workers, the engine's service (server, sessions, timeline) and the SDK (it ships py.typed).
 	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown

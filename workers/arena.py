@@ -62,7 +62,8 @@ def resolve_hosted(spec: str, stack: contextlib.ExitStack, config: ArenaConfig) 
     except SandboxUnavailable as exc:
         raise BotLoadError(str(exc)) from None
     if seat.start_error:
-        raise BotLoadError(f"the hosted bot did not start: {seat.start_error}\n{seat.log_bytes()}")
+        log = seat.log_bytes().decode("utf-8", "replace")
+        raise BotLoadError(f"the hosted bot did not start: {seat.start_error}\n{log}")
     print(f"hosted bot running in the {seat.mode} sandbox at {seat.address}", file=sys.stderr)
     return seat.address
 
