@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import pickle
 import sys
 import time
 from collections.abc import Callable
@@ -143,8 +144,10 @@ class LocalSeat:
         clock: Clock,
     ) -> Decided:
         # The engine's dicts are the SDK's (a test sends them through the messages and back
-        # and compares), and `observe` builds a fresh one per call: no copy needed.
-        obs_d = observation
+        # and compares); but the engine shares unchanged parts between observations, read
+        # only, where the SDK hands a bot fresh dicts it may change: so a fresh copy
+        # (pickle is the fastest deep copy of plain data).
+        obs_d = _fresh(observation)
         legal_d = [a.to_dict() for a in legal]
         fn = self._fn(game_id, seat)
         started = time.perf_counter()
@@ -156,7 +159,7 @@ class LocalSeat:
                     ply=ply,
                     deadline_ms=int(clock.deadline_s * 1000),
                     time_left_ms=int(clock.bank_s * 1000),
-                    events=[dict(e) for e in events],
+                    events=_fresh(list(events)),
                 )
                 answer = fn(obs_d, legal_d, context=ctx)
             else:
@@ -175,6 +178,11 @@ class LocalSeat:
         if i < 0:
             return _illegal(chosen, think_s)
         return Decided("action", think_s, action=legal[i])
+
+
+def _fresh(data: Any) -> Any:
+    """A deep copy of plain data (dicts, lists, numbers, strings)."""
+    return pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL))
 
 
 def _wants_context(fn: Callable[..., Any]) -> bool:

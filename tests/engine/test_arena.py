@@ -211,3 +211,25 @@ def test_the_engine_dicts_an_in_process_bot_gets_are_what_the_sdk_server_builds(
             asked += 1
             state.apply(bots[state.acting_seat].act(obs, legal))
     assert asked > 50
+
+
+MUTATING = """
+def act(observation, legal_actions):
+    for p in observation["passages"]:
+        p.clear()  # a bot may change what it was given: its own copy
+    observation["players"].clear()
+    observation["unseen"].clear()
+    return 0
+"""
+
+
+def test_a_bot_that_changes_its_observation_changes_nothing_else(tmp_path: Path) -> None:
+    bot = str(write(tmp_path, "mutating.py", MUTATING))
+    rows = rows_for(bot, lineups=(("heuristic",),), games=4)
+    assert all(r.faults == 0 for r in rows), [r.fault_reasons for r in rows]
+    # The same games by a bot that answers the same without touching anything.
+    clean = str(write(tmp_path, "first.py", "def act(o, legal):\n    return 0\n"))
+    again = rows_for(clean, lineups=(("heuristic",),), games=4)
+    assert [(r.rank, r.loot_points, len(r.think_ms)) for r in rows] == [
+        (r.rank, r.loot_points, len(r.think_ms)) for r in again
+    ]
