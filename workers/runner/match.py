@@ -283,6 +283,7 @@ class MatchRun:
             try:
                 return self._engine_call(name, request, idempotent=True)
             except EngineUnavailable as exc:
+                self.engines.mark_down(self.engine_address, str(exc))
                 if time.monotonic() > deadline:
                     raise
                 log.warning("match %s: %s; resuming the game", self.match_id, exc)
@@ -314,7 +315,9 @@ class MatchRun:
                     self._reapply(created)
                 except EngineUnavailable as exc:
                     failures.append(str(exc))
+                    self.engines.mark_down(address, str(exc))
                     continue
+                self.engines.mark_up(address)
                 self.engines_used.append(address)
                 if resume:
                     self.resumes += 1
