@@ -16,8 +16,9 @@ Failures end in one of two ways. Errored for good, with the reason: a seat
 that cannot be dialed, an engine that refuses what it should accept, a
 match past its wall-clock limit, a result the ladder refuses. Released back to
 ``queued`` for a retry (the task retries with backoff): no engine took the
-game back, the database failed, the task's soft time limit, anything
-unexpected - until the attempts run out, then errored. Every write is fenced
+game back, this worker reached none of the bots (``workers.runner.blame``),
+the database failed, the task's soft time limit, anything unexpected - until the
+attempts run out, then errored. Every write is fenced
 by the claim, so a worker that lost its lease changes nothing.
 """
 
@@ -52,7 +53,9 @@ from workers.runner import (
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
+    Referee,
     TimeControl,
+    WorkerCutOff,
     run_match,
 )
 from workers.runner import replay as replay_io
@@ -161,6 +164,7 @@ def play_queued_match(
                 time_control=time_control(),
                 match_id=str(match_id),
                 cancel=lease.lost,
+                referee=Referee(controls=settings.LADDER_BLAME_CONTROLS),
             )
         report.decisions, report.resumes = outcome.decisions, outcome.resumes
         timings.update(run=outcome.duration_s, engine=outcome.engine_s, bots=outcome.bots_s)
@@ -188,7 +192,7 @@ def play_queued_match(
             bots = SeatBots([], notes={exc.seat: exc.detail.encode()})
     except (EngineError, MatchOverrun) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc))
-    except (EngineUnavailable, DatabaseError, SoftTimeLimitExceeded) as exc:
+    except (EngineUnavailable, WorkerCutOff, DatabaseError, SoftTimeLimitExceeded) as exc:
         _release(report, claim, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)

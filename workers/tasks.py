@@ -28,6 +28,7 @@ from ladder.matchmaking.services import matchmake as matchmake_ladders
 from ladder.tournaments.services import tournaments_advance_running
 from workers.celery_app import app
 from workers.hosted import version_smoke
+from workers.orphans import resend_orphaned
 from workers.queued_match import play_queued_match
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
@@ -111,6 +112,7 @@ def janitor() -> dict[str, list[int]]:
             max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS,
         )
     )
+    report["orphans_resent"] = resend_orphaned()
     report["smoke_resent"] = bot_versions_resend_pending(grace_s=settings.LADDER_QUEUED_GRACE_S)
     # Tournaments whose last match closed without advancing them (cancelled, a worker lost).
     report["tournaments_advanced"] = tournaments_advance_running()

@@ -48,6 +48,7 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
+from workers.runner.blame import TRANSPORT_FAULTS, TRANSPORT_HANDSHAKES, Referee
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
     BotStub,
@@ -226,6 +227,8 @@ class MatchRun:
     match_id: str = ""
     # Asked before every decision; a non-empty answer stops the run (MatchAborted).
     cancel: Callable[[], str] | None = None
+    # Decides whether a transport fault is the bot's or this worker's (blame.py).
+    referee: Referee = field(default_factory=Referee)
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.bots) <= 4:
@@ -409,6 +412,9 @@ class MatchRun:
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
         return dead
+
+    def _others(self, st: SeatState) -> list[str]:
+        return [o.spec.address for o in self.seats if o is not st]
 
     def _gone(self, address: str) -> bool:
         """Nothing listens at `address` (checked a few times: proof of a dead bot)."""
@@ -595,6 +601,9 @@ class MatchRun:
             handshakes_started = time.monotonic()
             dead = self._handshakes()
             self.handshakes_s = time.monotonic() - handshakes_started
+            for st in self.seats:  # before the game: a failed dial may be this worker's
+                if st.handshake.startswith(TRANSPORT_HANDSHAKES):
+                    self.referee.charge(st.spec.address, self._others(st), "a failed handshake")
             config = game_pb2.GameConfig(
                 ruleset=self.ruleset,
                 seed=self.seed,
@@ -624,6 +633,8 @@ class MatchRun:
                 decision: engine_pb2.Decision = next_.decision
                 st = self.seats[decision.seat]
                 answer = self._ask(st, decision)
+                if answer.fault_kind in TRANSPORT_FAULTS:
+                    self.referee.charge(st.spec.address, self._others(st), answer.reason)
                 next_ = self._step(decision.seat, decision.ply, answer)
                 ply = decision.ply + 1
                 if self.on_progress is not None:
@@ -718,6 +729,7 @@ def run_match(
     on_progress: Callable[[int], None] | None = None,
     match_id: str = "",
     cancel: Callable[[], str] | None = None,
+    referee: Referee | None = None,
 ) -> MatchOutcome:
     """Run one match; write its replay to `out` (atomically) only if it completed.
 
@@ -741,6 +753,7 @@ def run_match(
         on_progress=on_progress,
         match_id=match_id,
         cancel=cancel,
+        referee=referee or Referee(),
     )
     try:
         outcome = run.run()
