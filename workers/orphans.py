@@ -9,11 +9,13 @@ only after the visibility timeout (twice the hard time limit). The janitor's
 queued grace would resend them after ``LADDER_QUEUED_GRACE_S`` (ten minutes).
 
 This finds them early, by evidence from the broker: a queued match whose message
-is older than ``LADDER_MATCH_LEASE_S``, which is in ``unacked`` (a worker took it),
-and which no live worker reports holding (Celery's ``inspect``: active, reserved,
-scheduled). Its stale entry is removed from ``unacked`` (so it is not delivered a
-second time an hour later) and the match is sent again. Anything late or wrong
-here costs a duplicate message at most, which the claim skips.
+is older than ``LADDER_MATCH_LEASE_S`` and which no live worker reports holding
+(Celery's ``inspect``: active, reserved, scheduled) and no message waiting in the
+queue carries - its message was taken by a worker that died, or lost with a Redis
+that restarted empty - is sent again. Unacknowledged entries that no live worker
+holds are removed (a worker that is gone will never acknowledge them, and Redis
+would deliver them a second time an hour later). Anything late or wrong here
+costs a duplicate message at most, which the claim skips.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -69,8 +72,43 @@ def held_by_live_workers() -> set[int] | None:
     return held if answered else None
 
 
+def _unacked(client: Any, channel: Any) -> dict[int, list[bytes]]:
+    """Match id -> delivery tags of its play-match messages a worker took and has not
+    acknowledged, delivered longer than a lease ago."""
+    ceiling = time.time() - settings.LADDER_MATCH_LEASE_S
+    taken: dict[int, list[bytes]] = {}
+    for tag, raw in client.hgetall(channel.unacked_key).items():
+        delivered = client.zscore(channel.unacked_index_key, tag)
+        if delivered is not None and delivered > ceiling:
+            continue
+        try:
+            match_id = _match_id(json.loads(raw)[0])
+        except (ValueError, IndexError, TypeError):
+            continue
+        if match_id is not None:
+            taken.setdefault(match_id, []).append(tag)
+    return taken
+
+
+def _waiting(client: Any, channel: Any) -> set[int]:
+    """Match ids whose messages wait in the matches queue (every priority step)."""
+    found: set[int] = set()
+    for priority in channel.priority_steps:
+        key = channel._q_for_pri(settings.LADDER_MATCH_QUEUE, priority)
+        for raw in client.lrange(key, 0, -1):
+            try:
+                match_id = _match_id(json.loads(raw))
+            except (ValueError, TypeError):
+                continue
+            if match_id is not None:
+                found.add(match_id)
+    return found
+
+
 def resend_orphaned() -> list[int]:
-    """The janitor's early pass (Redis only): resend matches a dead worker had taken."""
+    """The janitor's early pass (Redis only): resend the queued matches whose message a
+    dead worker had taken, or which no message carries any more (a Redis that restarted
+    empty); drop the dead workers' stale unacknowledged entries. Returns the resent ids."""
     if settings.CELERY_BROKER_TRANSPORT is not None:  # the embedded broker has no acks
         return []
     stale = timezone.now() - timedelta(seconds=settings.LADDER_MATCH_LEASE_S)
@@ -79,33 +117,28 @@ def resend_orphaned() -> list[int]:
             "pk", flat=True
         )
     )
-    if not queued:
-        return []
     with app.connection_for_write() as conn:
         channel: Any = conn.default_channel
-        client, key, index = channel.client, channel.unacked_key, channel.unacked_index_key
-        taken: dict[int, list[bytes]] = {}
-        for tag, raw in client.hgetall(key).items():
-            try:
-                message = json.loads(raw)[0]
-            except (ValueError, IndexError, TypeError):
-                continue
-            match_id = _match_id(message)
-            if match_id in queued:
-                taken.setdefault(match_id, []).append(tag)
-        if not taken:
+        client = channel.client
+        taken = _unacked(client, channel)
+        if not taken and not queued:
             return []
         held = held_by_live_workers()
         if held is None:
-            # No worker answered: a broker blip, or all of them are busy or gone. The
-            # queued grace still covers these; nothing is decided on no evidence.
+            # No worker answered: a broker blip, or every worker busy or gone. Nothing is
+            # decided without evidence; the queued grace still covers these matches.
             return []
-        orphans = sorted(set(taken) - held)
-        for match_id in orphans:
+        dead = set(taken) - held
+        for match_id in dead:  # nobody alive will acknowledge these
             for tag in taken[match_id]:
-                client.hdel(key, tag)
-                client.zrem(index, tag)
-    resent = match_resend_queued(match_ids=orphans)
-    if resent:
-        log.warning("janitor: matches %s were taken by a worker that is gone: resent", resent)
+                client.hdel(channel.unacked_key, tag)
+                client.zrem(channel.unacked_index_key, tag)
+        lost = queued - held - _waiting(client, channel) if queued else set()
+    resent = match_resend_queued(match_ids=sorted(lost))
+    if resent or dead:
+        log.warning(
+            "janitor: resent %s (their message was taken by a worker that is gone, or lost); "
+            "dropped the unacknowledged messages of matches %s",
+            resent, sorted(dead),
+        )  # fmt: skip
     return resent
