@@ -17,6 +17,15 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
 from celery import Celery
+from celery.signals import worker_ready
 
 app = Celery("workers", include=["workers.tasks"])
 app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+@worker_ready.connect
+def _watch_broker(**_: object) -> None:
+    """The main process watches its broker link itself (workers/broker_watch.py)."""
+    from workers import broker_watch
+
+    broker_watch.start(app)

@@ -155,6 +155,7 @@ class Stack:
             "PYTHONUNBUFFERED": "1",
             "DJANGO_SETTINGS_MODULE": "ladder.settings",
             "LADDER_DEV_MODE": "1",
+            "DJANGO_ALLOWED_HOSTS": self.ip("web"),
             "LADDER_ENDPOINT_ALLOWED_NETWORKS": f"{self.net.nodes['data'].ip.rsplit('.', 1)[0]}.0/24",
             "DATABASE_URL": db,
             "CELERY_BROKER_URL": broker,
@@ -200,7 +201,7 @@ class Stack:
         self.start_redis(persist=False)
         for i, port in enumerate(BOT_PORTS):
             self.add(f"bot{i}", "bots", [sys.executable, str(SLOW_BOT), "--listen",
-                     f"{self.ip('bots')}:{port}", "--sleep", "0.02"]).start()  # fmt: skip
+                     f"{self.ip('bots')}:{port}", "--sleep", "0.005"]).start()  # fmt: skip
         for name in ("eng1", "eng2"):
             self.add(name, name, [sys.executable, "-m", "engine.server", "--listen",
                      f"{self.ip(name)}:{ENGINE_PORT}", "--log-level", "WARNING"]).start()  # fmt: skip
