@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import random
-import sys
 from collections import Counter
 from typing import Any
 

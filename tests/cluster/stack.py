@@ -18,6 +18,7 @@ handle (its process group); ``close()`` stops them all and deletes the namespace
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tests.cluster.netns import Network, Node, sh
+from tests.cluster.netns import SUBNET, Network, Node, sh
 from tests.support.processes import ROOT
 from tests.support.workers import wait_until
 
@@ -92,10 +93,8 @@ class Service:
         """Signal the whole process group (a worker's main process and its pool children)."""
         if self.alive():
             assert self.proc is not None
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
             if sig == signal.SIGKILL:
                 self.proc.wait(30)
 
@@ -156,7 +155,7 @@ class Stack:
             "DJANGO_SETTINGS_MODULE": "ladder.settings",
             "LADDER_DEV_MODE": "1",
             "DJANGO_ALLOWED_HOSTS": self.ip("web"),
-            "LADDER_ENDPOINT_ALLOWED_NETWORKS": f"{self.net.nodes['data'].ip.rsplit('.', 1)[0]}.0/24",
+            "LADDER_ENDPOINT_ALLOWED_NETWORKS": f"{SUBNET}.0/24",
             "DATABASE_URL": db,
             "CELERY_BROKER_URL": broker,
             "REDIS_URL": "",
@@ -178,7 +177,9 @@ class Stack:
         self.services[name] = service
         return service
 
-    def in_node(self, node: str, argv: Sequence[str], timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    def in_node(
+        self, node: str, argv: Sequence[str], timeout_s: float = 60.0
+    ) -> subprocess.CompletedProcess[str]:
         """Run a command inside ``node`` (a client on that machine) and wait for it."""
         return subprocess.run(
             [*self.net.nodes[node].exec_prefix(), *argv], cwd=ROOT, env=self.django_env(),
@@ -203,8 +204,9 @@ class Stack:
             self.add(f"bot{i}", "bots", [sys.executable, str(SLOW_BOT), "--listen",
                      f"{self.ip('bots')}:{port}", "--sleep", "0.005"]).start()  # fmt: skip
         for name in ("eng1", "eng2"):
-            self.add(name, name, [sys.executable, "-m", "engine.server", "--listen",
-                     f"{self.ip(name)}:{ENGINE_PORT}", "--log-level", "WARNING"]).start()  # fmt: skip
+            listen = f"{self.ip(name)}:{ENGINE_PORT}"
+            self.add(name, name, [sys.executable, "-m", "engine.server", "--listen", listen,
+                     "--log-level", "WARNING"]).start()  # fmt: skip
         setup = self.drive("setup", "--bots", ",".join(f"{self.ip('bots')}:{p}" for p in BOT_PORTS))
         self.token, self.bot_ids = setup["token"], setup["bots"]
         web_env = {**self.django_env(), "LADDER_WEB_BIND": f"{self.ip('web')}:{WEB_PORT}",
@@ -222,8 +224,9 @@ class Stack:
 
     @staticmethod
     def worker_argv(name: str) -> list[str]:
-        return [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-c", "1",
-                "-n", f"{name}@%h", "-l", "INFO", "--without-mingle", "--without-gossip"]  # fmt: skip
+        return [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker",
+                "-c", "1", "-n", f"{name}@%h", "-l", "INFO",
+                "--without-mingle", "--without-gossip"]  # fmt: skip
 
     def wait_ready(self) -> None:
         for name in ("eng1", "eng2", *(f"bot{i}" for i in range(len(BOT_PORTS)))):
@@ -293,14 +296,15 @@ class Stack:
             user="postgres",
         )  # fmt: skip
         pg.start()
+        ready = [str(bindir / "pg_isready"), "-q", "-h", str(self.pg_socket_dir)]
         wait_until(
-            lambda: subprocess.run([str(bindir / "pg_isready"), "-q", "-h", str(self.pg_socket_dir)],
-                                   timeout=10).returncode == 0,
+            lambda: subprocess.run(ready, timeout=10).returncode == 0,
             START_S, "PostgreSQL accepts connections", poll_s=0.3,
         )  # fmt: skip
         if pg.starts == 1:
             subprocess.run(
-                [str(bindir / "createdb"), "-h", str(self.pg_socket_dir), "-U", "postgres", "ladder"],
+                [str(bindir / "createdb"), "-h", str(self.pg_socket_dir), "-U", "postgres",
+                 "ladder"],
                 check=True, capture_output=True, timeout=60,
             )  # fmt: skip
 
@@ -376,10 +380,8 @@ class Stack:
             pids = sh("ip", "netns", "pids", node.netns, check=False).stdout.split()
             for pid in pids:
                 left.append(f"{node.name}:{pid}")
-                try:
+                with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid), signal.SIGKILL)  # started by us, inside our namespace
-                except (ProcessLookupError, ValueError):
-                    pass
         self.net.close()
         return left
 

@@ -47,7 +47,8 @@ def playing_on(stack: Stack, worker: str) -> bool:
         return False
     with psycopg.connect(host=str(stack.pg_socket_dir), user="postgres", dbname="ladder") as conn:
         row = conn.execute(
-            "SELECT count(*) FROM matches_match WHERE status = 'running' AND claimed_by LIKE ANY(%s)",
+            "SELECT count(*) FROM matches_match"
+            " WHERE status = 'running' AND claimed_by LIKE ANY(%s)",
             (claims,),
         ).fetchone()
     return bool(row and row[0])
@@ -184,7 +185,9 @@ def test_worker_cut_off_from_redis_notices_within_seconds(stack: Stack) -> None:
     assert healthy.returncode == 0, healthy.stderr
 
 
-BROKER_LOST = r"broker unreachable from this worker|Connection to broker lost|dropping stale connection"
+BROKER_LOST = (
+    r"broker unreachable from this worker|Connection to broker lost|dropping stale connection"
+)
 
 
 def _client(stack: Stack) -> dict[str, Any]:
