@@ -80,7 +80,7 @@ def degraded() -> bool:
     return time.monotonic() < _outage.down_until
 
 
-def _errors() -> tuple[type[BaseException], ...]:
+def _errors() -> tuple[type[Exception], ...]:
     import redis.exceptions
 
     return (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
