@@ -48,7 +48,9 @@ class WorkerCutOff(RunnerError):
 
 
 def _remote(address: str) -> bool:
-    return not address.startswith("unix:")
+    """Reached over the network: a dialled ``host:port`` (not a unix socket, not a seat
+    with a transport of its own, which the caller passes as "")."""
+    return bool(address) and not address.startswith("unix:")
 
 
 @dataclass(frozen=True)
