@@ -67,7 +67,8 @@ def check(ids: list[int]) -> dict[str, Any]:
     from django.conf import settings
     from django.core.management import call_command
 
-    from ladder.bots.models import Bot, BotRating
+    from ladder.bots.models import Bot
+    from ladder.ratings.models import BotRating
     from ladder.matches.models import Match, MatchResult, MatchSeat
 
     matches = Match.objects.filter(pk__in=ids)

@@ -366,6 +366,30 @@ class Stack:
             return False  # PostgreSQL is being restarted by the drill
         return found.get("finished", 0) + found.get("errored", 0) == len(ids)
 
+    def diagnosis(self, ids: Sequence[int]) -> str:
+        """What a drill that did not settle shows: its matches, the broker, the logs' tails."""
+        import psycopg
+
+        lines = []
+        try:
+            with psycopg.connect(host=str(self.pg_socket_dir), user="postgres",
+                                 dbname="ladder", connect_timeout=5) as conn:  # fmt: skip
+                rows = conn.execute(
+                    "SELECT id, status, attempts, claimed_by, enqueued_at, error"
+                    " FROM matches_match WHERE id = ANY(%s) ORDER BY id", (list(ids),),
+                ).fetchall()  # fmt: skip
+            lines += [f"match {r}" for r in rows]
+        except Exception as exc:
+            lines.append(f"database: {exc}")
+        try:
+            lines.append(f"broker: {self.broker_backlog()}")
+        except Exception as exc:
+            lines.append(f"broker: {exc}")
+        for name in ("w1", "w2", "beat"):
+            tail = self.services[name].log().splitlines()[-25:]
+            lines += [f"--- {name}"] + [line[:300] for line in tail]
+        return "\n".join(lines)
+
     # --- stopping ---------------------------------------------------------------------
 
     def close(self) -> list[str]:
