@@ -68,8 +68,8 @@ def check(ids: list[int]) -> dict[str, Any]:
     from django.core.management import call_command
 
     from ladder.bots.models import Bot
-    from ladder.ratings.models import BotRating
     from ladder.matches.models import Match, MatchResult, MatchSeat
+    from ladder.ratings.models import BotRating
 
     matches = Match.objects.filter(pk__in=ids)
     status = Counter(matches.values_list("status", flat=True))
