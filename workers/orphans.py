@@ -24,6 +24,7 @@ import base64
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -56,10 +57,13 @@ def _match_id(message: dict[str, Any]) -> int | None:
 def held_by_live_workers() -> set[int] | None:
     """Match ids that live workers report holding; None when nobody answered."""
     inspect = app.control.inspect(timeout=INSPECT_TIMEOUT_S)
+    kinds = ("active", "reserved", "scheduled")
+    # At once: each broadcast waits its whole timeout for replies.
+    with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
+        answers = list(pool.map(lambda kind: getattr(inspect, kind)() or {}, kinds))
     held: set[int] = set()
     answered = False
-    for kind in ("active", "reserved", "scheduled"):
-        replies = getattr(inspect, kind)() or {}
+    for replies in answers:
         answered = answered or bool(replies)
         for requests in replies.values():
             for request in requests:
@@ -121,8 +125,10 @@ def resend_orphaned() -> list[int]:
         channel: Any = conn.default_channel
         client = channel.client
         taken = _unacked(client, channel)
-        if not taken and not queued:
-            return []
+        # Matches whose message waits in the queue are fine however old: a backlog.
+        unexplained = queued - _waiting(client, channel) if queued else set()
+        if not taken and not unexplained:
+            return []  # nothing to ask the workers about (the usual case: cheap)
         held = held_by_live_workers()
         if held is None:
             # No worker answered: a broker blip, or every worker busy or gone. Nothing is
@@ -133,7 +139,7 @@ def resend_orphaned() -> list[int]:
             for tag in taken[match_id]:
                 client.hdel(channel.unacked_key, tag)
                 client.zrem(channel.unacked_index_key, tag)
-        lost = queued - held - _waiting(client, channel) if queued else set()
+        lost = unexplained - held
     resent = match_resend_queued(match_ids=sorted(lost))
     if resent or dead:
         log.warning(

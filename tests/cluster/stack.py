@@ -46,7 +46,7 @@ START_S = 90.0
 # (600 s): a drill that relied on it would not finish in time.
 LADDER_ENV = {
     "LADDER_MATCH_LEASE_S": "6",
-    "LADDER_JANITOR_INTERVAL_S": "2",
+    "LADDER_JANITOR_INTERVAL_S": "3",
     "LADDER_MATCH_RETRY_BACKOFF_S": "1",
     "LADDER_ENGINE_RESUME_S": "15",
     "LADDER_MATCH_MAX_ATTEMPTS": "4",
