@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from ladder.accounts import selectors as account_selectors
 from ladder.accounts import services as account_services
 from ladder.accounts.requests import request_user
+from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
@@ -29,6 +30,7 @@ from ladder.common.exceptions import ApplicationError, NotFound
 from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
+from ladder.matches.spec import MatchSpec
 from ladder.web.errors import shown_on
 from ladder.web.forms import (
     BotCreateForm,
@@ -105,6 +107,7 @@ def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any
         "endpoint_form": forms.get("endpoint_form") or EndpointForm(),
         "challenge_form": forms.get("challenge_form") or ChallengeForm(),
         "report": forms.get("report"),
+        "streams": presence.streams_shown(bot.pk) if bot.kind == Bot.Kind.CONNECTED else None,
     }
     return render(request, "web/bot_manage.html", context, status=status)
 
@@ -191,9 +194,11 @@ def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
         else:
             with shown_on(form):
                 match = match_services.match_create(
-                    bot_ids=[bot.pk, *(o.pk for o in opponents)],
-                    requested_by=request_user(request),
-                    ladder=form.cleaned_data["ladder"] or None,
+                    MatchSpec(
+                        bot_ids=[bot.pk, *(o.pk for o in opponents)],
+                        requested_by=request_user(request),
+                        ladder=form.cleaned_data["ladder"] or None,
+                    )
                 )
                 messages.success(request, f"Challenge queued as match {match.pk}.")
                 return redirect("web:match", match_id=match.pk)

@@ -27,9 +27,11 @@ from .match import (
 )
 from .net import EngineError, EngineUnavailable, MatchAborted, MatchOverrun, RunnerError
 from .replay import ReplayFormatError
+from .transport import DialledTransport, SeatTransport, TransportError, TransportFactory
 
 __all__ = [
     "BotSpec",
+    "DialledTransport",
     "EngineAddressError",
     "EngineError",
     "EnginePool",
@@ -42,7 +44,10 @@ __all__ = [
     "Referee",
     "ReplayFormatError",
     "RunnerError",
+    "SeatTransport",
     "TimeControl",
+    "TransportError",
+    "TransportFactory",
     "WorkerCutOff",
     "run_match",
     "verify_replay",

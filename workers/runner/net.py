@@ -51,7 +51,7 @@ class MatchAborted(RunnerError):
 
 
 def engine_channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
-    """Engine channel: room for a whole replay (pitfall G2); quick reconnects."""
+    """Engine channel: room for a whole replay (grpc's default limit is 4 MiB); quick reconnects."""
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
@@ -63,7 +63,7 @@ def engine_channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tu
 
 def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tuple[str, Any]]:
     """Bot channel: a reply larger than `max_reply_bytes` is a RESOURCE_EXHAUSTED fault, not
-    an allocation (pitfall G2); short reconnect backoff so a bot that dropped one
+    an allocation; short reconnect backoff so a bot that dropped one
     connection is asked again at the next decision instead of failing fast for seconds."""
     return [
         ("grpc.max_receive_message_length", max_reply_bytes),
@@ -74,6 +74,25 @@ def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tu
         ("grpc.enable_retries", 0),  # a retried Act would hide faults and double the time
         ("grpc.max_metadata_size", 16 * 1024),
     ]
+
+
+class TransportError(grpc.RpcError):
+    """A failure of a transport that is not a gRPC call, spelled as one.
+
+    The match loop reads only ``code()`` and ``details()``, so a relayed or in-process
+    bot's failures are classified exactly like a dialled bot's.
+    """
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
 
 
 @dataclass(frozen=True)
@@ -103,22 +122,27 @@ def _lenient(message_cls: type[Message]) -> Callable[[bytes], Any]:
 class BotStub:
     """The `digdown.v1.Bot` stub of the runner: replies are messages or `Undecodable`."""
 
+    # One multi-callable per method, made in __init__ with its own reply decoder.
+    Handshake: Callable[..., bot_pb2.HandshakeReply | Undecodable]
+    Act: Callable[..., bot_pb2.DecisionReply | Undecodable]
+
     def __init__(self, channel: grpc.Channel) -> None:
-        service = bot_pb2.DESCRIPTOR.services_by_name["Bot"]
-        for name, request_cls, reply_cls in (
-            ("Handshake", bot_pb2.HandshakeRequest, bot_pb2.HandshakeReply),
-            ("Act", bot_pb2.DecisionRequest, bot_pb2.DecisionReply),
-        ):
-            method = service.methods_by_name[name]
-            setattr(
-                self,
-                name,
-                channel.unary_unary(
-                    f"/{service.full_name}/{method.name}",
-                    request_serializer=request_cls.SerializeToString,
-                    response_deserializer=_lenient(reply_cls),
-                ),
-            )
+        path = f"/{bot_pb2.DESCRIPTOR.services_by_name['Bot'].full_name}/"
+        self.Handshake = channel.unary_unary(
+            path + "Handshake",
+            request_serializer=bot_pb2.HandshakeRequest.SerializeToString,
+            response_deserializer=_lenient(bot_pb2.HandshakeReply),
+        )
+        self.Act = channel.unary_unary(
+            path + "Act",
+            request_serializer=bot_pb2.DecisionRequest.SerializeToString,
+            response_deserializer=_lenient(bot_pb2.DecisionReply),
+        )
+        self.ActStream = channel.stream_stream(
+            path + "ActStream",
+            request_serializer=bot_pb2.DecisionRequest.SerializeToString,
+            response_deserializer=_lenient(bot_pb2.DecisionReply),
+        )
 
 
 def probe(address: str, timeout_s: float) -> str:
