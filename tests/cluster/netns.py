@@ -15,8 +15,8 @@ length 0, which drops whatever is sent to it). Then
 - ``cut(a, b)``: u32 filters send a's packets to b, and b's to a, into the drop
   class on both veth ends of a - a partition as silent as a firewall DROP;
 - ``isolate(a)``: the bridge port of ``a`` goes down (every link of it at once);
-- ``lossy()``: on every interface, TCP segments whose checksum ends in four zero
-  bits (one in 16, pseudo-random, and a retransmission has another checksum) are
+- ``lossy()``: on every interface, TCP segments whose checksum ends in six zero
+  bits (one in 64, pseudo-random, and a retransmission has another checksum) are
   dropped.
 
 Everything is undone by ``close()``: namespaces deleted (their interfaces go with
@@ -155,8 +155,10 @@ class Network:
         sh("ip", "-n", self.hub, "link", "set", self.nodes[name].port, "down" if down else "up")
 
     def lossy(self, on: bool = True) -> None:
-        """Drop one TCP segment in 16 on every interface, both sides of every link."""
-        match = ("match", "ip", "protocol", "6", "0xff", "match", "u16", "0", "0x000f", "at", "36")
+        """Drop one TCP segment in 64 on every interface, both sides of every link (one in
+        16 stalled every match for minutes: hundreds of round trips each, each loss a
+        retransmission timeout)."""
+        match = ("match", "ip", "protocol", "6", "0xff", "match", "u16", "0", "0x003f", "at", "36")
         for node in self.nodes.values():
             for ns, dev in ((node.netns, "eth0"), (self.hub, node.port)):
                 if on:
