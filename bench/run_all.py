@@ -76,9 +76,10 @@ BENCHES = [
     Bench(
         "engine",
         "engine_bench.py",
-        "rules engine in one process: decisions/s and games/s (4 seats, normal)",
+        "rules core against a naive reference and its pure build (recorded games replayed); "
+        "decisions/s and games/s (4 seats, normal)",
         ["--seconds", "5"],
-        ["--seconds", "0.5"],
+        ["--seconds", "0.5", "--games", "10", "--repeats", "1"],
     ),
     Bench(
         "grpc",
@@ -122,6 +123,13 @@ BENCHES = [
         "replay size per game, timeline build and serving (replay-timeline latency)",
         ["--games", "5"],
         ["--games", "1"],
+    ),
+    Bench(
+        "arena",
+        "arena_bench.py",
+        "the arena (an author's bot in a seat) against engine.simulate, same games",
+        ["--games", "200"],
+        ["--games", "40"],
     ),
     Bench(
         "training",
