@@ -251,8 +251,10 @@ def main() -> int:
                 parts.setdefault((concurrency, streams), []).append(
                     through_workers(concurrency, chunk, worker_env, tmp)
                 )
-            for (_, streams), runs in parts.items():
+            for (concurrency, streams), runs in parts.items():
                 run = merged(runs)
+                # Its name in make bench's report (a list entry is named by its first text).
+                run["how"] = f"-c {concurrency} {'streams' if streams else 'unary'}"
                 run["streams"] = streams
                 run["ratio_to_bound"] = run["per_min"] / bound["per_min"]
                 config["workers"].append(run)
