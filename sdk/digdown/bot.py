@@ -231,10 +231,10 @@ class BotServer(serving.GrpcServer):
     ) -> None:
         self.service = service
         # Bots are asked one decision at a time per game; a few threads serve
-        # several concurrent games without letting a flood pile up. A game's
-        # stream holds a thread (idle between decisions) but computes in one of
-        # the same `max_workers` slots; past `max_streams` games the runner is
-        # refused the stream and asks by unary Act.
+        # several concurrent games without letting a flood pile up (slow clients
+        # would hold every thread). A game's stream holds a thread (idle between
+        # decisions) but computes in one of the same `max_workers` slots; past
+        # `max_streams` games the runner is refused the stream and asks by unary Act.
         super().__init__(
             listen,
             services=[SERVICE_NAME],

@@ -7,9 +7,9 @@ ActStream, as its handshake negotiates; a connected bot through its relay), and
 the engine is one `Play` stream per game or unary calls
 (`workers.runner.engine_stream`); the loop is the same for all of them.
 Everything the rules (§6) say about time and misbehaviour is decided here, on
-this process's monotonic clock around the Act call only (pitfall S6), and
-handed to the engine as a `fault` or `forfeit` answer so the engine plays the
-default and keeps count:
+this process's monotonic clock around the Act call only (the platform's own
+work and jitter are not the bot's), and handed to the engine as a `fault` or
+`forfeit` answer so the engine plays the default and keeps count:
 
 - time: each decision has `decision_s`; overrun is paid from the seat's
   bank; the Act deadline is `decision_s + bank left`. Deadline and bank
