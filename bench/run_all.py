@@ -103,6 +103,13 @@ BENCHES = [
         ["--starts", "3", "--decisions", "200"],
     ),
     Bench(
+        "connect",
+        "connect_bench.py",
+        "latency a connected bot adds per decision against a dialled and a hosted bot",
+        ["--decisions", "2000"],
+        ["--decisions", "200"],
+    ),
+    Bench(
         "security",
         "security_bench.py",
         "what the defences cost: health under load, upload validation, limited logins",

@@ -2,6 +2,7 @@
 //
 //   cd examples/node && npm ci
 //   node bot.js --listen 127.0.0.1:50061 [--port-file F] [--ladder HOST:PORT] [--rules-dir DIR]
+//   node bot.js --connect HOST:PORT --bot NAME [--token T]   (connect-out mode: connect.js)
 //
 // It serves digdown.v1.Bot (protos/digdown/v1/bot.proto): Handshake, then one answer per
 // decision with a real choice: over one ActStream per game when the runner offers
@@ -41,13 +42,14 @@ const definition = protoLoader.loadSync(
 const digdown = grpc.loadPackageDefinition(definition).digdown.v1;
 
 function parseArgs(argv) {
-  const args = { listen: '127.0.0.1:50061', portFile: '', ladder: '', rulesDir: '' };
+  const args = { listen: '127.0.0.1:50061', portFile: '', ladder: '', rulesDir: '',
+    connect: '', bot: '', token: '' };
   const names = { '--listen': 'listen', '--port-file': 'portFile', '--ladder': 'ladder',
-    '--rules-dir': 'rulesDir' };
+    '--rules-dir': 'rulesDir', '--connect': 'connect', '--bot': 'bot', '--token': 'token' };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
     if (!key || i + 1 >= argv.length) {
-      throw new Error(`usage: node bot.js [--listen ADDR] [--port-file F] [--ladder ADDR] [--rules-dir DIR] (bad: ${argv[i]})`);
+      throw new Error(`usage: node bot.js [--listen ADDR] [--port-file F] [--ladder ADDR] [--rules-dir DIR] [--connect ADDR --bot NAME [--token T]] (bad: ${argv[i]})`);
     }
     args[key] = argv[i + 1];
   }
@@ -143,6 +145,14 @@ const PROTOCOL_VERSION = 2; // the highest Bot protocol this bot speaks (2: ActS
 
 function main() {
   const args = parseArgs(process.argv.slice(2));
+  if (args.connect) {
+    // Connect out: no port is opened; the ladder sends the decisions on our stream.
+    const decide = (request) => ruleset(args, request.observation.ruleset)
+      .then((rules) => choose(request.observation, request.legal_actions, rules));
+    require('./connect.js').connect(digdown, args, decide,
+      { name: 'node-starter', version: '1', protocol_version: 1 });
+    return;
+  }
   const server = new grpc.Server();
   let decisions = 0;
   // One decision: the DecisionReply for a DecisionRequest (a rejected promise is a fault).
