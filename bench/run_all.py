@@ -76,9 +76,10 @@ BENCHES = [
     Bench(
         "engine",
         "engine_bench.py",
-        "rules engine in one process: decisions/s and games/s (4 seats, normal)",
+        "rules core against a naive reference and its pure build (recorded games replayed); "
+        "decisions/s and games/s (4 seats, normal)",
         ["--seconds", "5"],
-        ["--seconds", "0.5"],
+        ["--seconds", "0.5", "--games", "10", "--repeats", "1"],
     ),
     Bench(
         "grpc",

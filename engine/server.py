@@ -27,6 +27,7 @@ from digdown import serving, text, wire
 from digdown.rulesets import ruleset_response
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
 from engine import metrics, sessions, verify
+from engine import rules as rules_build
 from engine.rules import RULESETS, GameConfig
 from engine.ruleset_json import ruleset_json
 from telemetry.logs import json_wanted, use_json_on_root
@@ -245,7 +246,8 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     ) -> game_pb2.GetRulesetResponse:
         """The ruleset document, generated from the code this engine plays by."""
         try:
-            return ruleset_response(request.ruleset, GameConfig.ruleset, ruleset_json, RULESETS)
+            context.send_initial_metadata((("digdown-rules-build", rules_build.BUILD),))
+            return ruleset_response(request.ruleset, GameConfig().ruleset, ruleset_json, RULESETS)
         except KeyError as exc:
             raise sessions.ServiceError(grpc.StatusCode.NOT_FOUND, exc.args[0]) from None
 
@@ -301,7 +303,12 @@ class EngineServer(serving.GrpcServer):
     def start(self) -> None:
         super().start()
         self._reaper.start()
-        log.info("digdown-engine listening on %s", self.address)
+        log.info(
+            "digdown-engine listening on %s (rules core: %s build, %s)",
+            self.address,
+            rules_build.BUILD,
+            rules_build.BUILD_REASON,
+        )
 
     def _reap(self) -> None:
         """Drop idle games now and then, so abandoned matches do not pile up in memory."""
