@@ -11,7 +11,7 @@ PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,export]'
 	touch $(STAMP)
 
 venv: $(STAMP)

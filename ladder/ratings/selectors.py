@@ -33,6 +33,7 @@ from ladder.matches.models import Match, MatchSeat
 from ladder.ratings import elo
 from ladder.ratings.elo import Uncertainty
 from ladder.ratings.models import BotRating
+from ladder.ratings.services import provisional_sigma
 
 __all__ = [
     "Uncertainty",
@@ -69,16 +70,23 @@ def leaderboard_list(
         qs = qs.filter(name__icontains=search)
     # On the annotation (unknown to django-stubs): a second filter() on ``ratings__``
     # would join the entries again.
+    threshold = provisional_sigma()
     if provisional is True:
-        qs = qs.filter(games__lt=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+        qs = qs.filter(sigma__gt=threshold)  # type: ignore[misc]
     elif provisional is False:
-        qs = qs.filter(games__gte=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+        qs = qs.filter(sigma__lte=threshold)  # type: ignore[misc]
     return qs
 
 
-def rating_uncertainty(*, rating: int, games: int) -> Uncertainty:
-    """Games played, 95 % interval in points (model in ``elo`` docstring), provisional flag."""
-    return elo.uncertainty(rating, games, provisional_below=settings.LADDER_PROVISIONAL_GAMES)
+def rating_uncertainty(*, rating: int, games: int, sigma: int | None = None) -> Uncertainty:
+    """Games played, 95 % interval in points (rating ± 1.96 sigma; without ``sigma``, Elo's
+    from the games, see the ``elo`` docstring), provisional flag (sigma above the threshold)."""
+    return elo.sigma_uncertainty(
+        rating,
+        elo.sigma_after(games) if sigma is None else sigma,
+        games,
+        provisional_above=provisional_sigma(),
+    )
 
 
 def bot_rating_history(
@@ -103,14 +111,14 @@ def bot_rating_history(
 # --- the web leaderboard: search, sort, and per-page extras in one query each -------
 
 LEADERBOARD_SORTS: dict[str, tuple[Any, ...]] = {
-    "rank": (F("rating").desc(), "id"),
-    "-rank": (F("rating").asc(), F("id").desc()),
+    "rank": (F("score").desc(), "id"),
+    "-rank": (F("score").asc(), F("id").desc()),
     "name": (Lower("name"), "id"),
     "-name": (Lower("name").desc(), F("id").desc()),
     "owner": (Lower("owner__username"), Lower("name"), "id"),
     "-owner": (Lower("owner__username").desc(), Lower("name").desc(), F("id").desc()),
-    "games": ("games", F("rating").desc(), "id"),
-    "-games": (F("games").desc(), F("rating").desc(), "id"),
+    "games": ("games", F("score").desc(), "id"),
+    "-games": (F("games").desc(), F("score").desc(), "id"),
 }
 """Orderings the leaderboard may be sorted by; every one ends in a unique tie-break."""
 
@@ -143,7 +151,7 @@ def leaderboard_positions(
         leaderboard_list(kind=kind, ladder=ladder)
         .annotate(
             board_id=F("pk"),
-            position=Window(RowNumber(), order_by=[F("rating").desc(), F("id").asc()]),
+            position=Window(RowNumber(), order_by=[F("score").desc(), F("id").asc()]),
         )
         .order_by()
         .values_list("board_id", "position")
@@ -164,12 +172,12 @@ def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
     ladder key; empty when the bot is off the boards (suspended or retired).
 
     One query for every ladder: each position is one plus the board entries ahead of
-    the bot's (higher rating, or equal and an older bot), counted on the board index.
+    the bot's (higher score, or equal and an older bot), counted on the board index.
     """
     board = BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
     ahead = (
         board.filter(ladder=OuterRef("ladder"))
-        .filter(Q(rating__gt=OuterRef("rating")) | Q(rating=OuterRef("rating"), bot_id__lt=bot_id))
+        .filter(Q(score__gt=OuterRef("score")) | Q(score=OuterRef("score"), bot_id__lt=bot_id))
         .order_by()
         .values("ladder")
         .annotate(n=Count("pk"))
