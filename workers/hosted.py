@@ -29,6 +29,7 @@ from workers.sandbox import (
     SandboxLimits,
     hosted_seats,
     sandbox_check,
+    worker_mode,
 )
 from workers.sandbox.smoke import smoke_match
 
@@ -61,6 +62,15 @@ def hosted_refusal() -> str:
             "only, LADDER_SANDBOX_UNSAFE_DEV_MODE=1 runs them without isolation)"
         )
     return ""
+
+
+def sandbox_mode() -> str:
+    """How this process runs hosted bots: "root" or "userns" (bubblewrap), "unsafe"
+    (development mode, no isolation) or "none" (it cannot)."""
+    _, config = sandbox_settings()
+    if sandbox_check(config):
+        return "unsafe" if config.unsafe_dev_mode else "none"
+    return worker_mode()
 
 
 def version_bundle(version: BotVersion) -> Bundle:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -46,8 +45,8 @@ from ladder.matches.services import (
     match_start,
 )
 from ladder.tournaments.services import tournament_advance_for_match
+from workers import metrics
 from workers.lease import LeaseKeeper
-from workers.local_engine import LocalEngine
 from workers.runner import (
     EngineError,
     EnginePool,
@@ -58,6 +57,7 @@ from workers.runner import (
     run_match,
 )
 from workers.runner import replay as replay_io
+from workers.runner.engines import engine_pool
 from workers.seats import SeatBots, SeatRefused, seat_bots
 
 log = logging.getLogger("workers.match")
@@ -116,32 +116,6 @@ def time_control() -> TimeControl:
     )
 
 
-_pools: dict[tuple[int, str], EnginePool] = {}
-_local = LocalEngine()
-_pools_lock = threading.Lock()
-
-
-def engine_pool() -> EnginePool:
-    """This process's engines: ENGINE_ADDRESS, else a local engine it starts (and owns)."""
-    address = settings.ENGINE_ADDRESS or _local.address()
-    key = (os.getpid(), address)
-    with _pools_lock:
-        pool = _pools.get(key)
-        if pool is None:
-            pool = _pools[key] = EnginePool(address)
-        return pool
-
-
-def shutdown() -> None:
-    """Close this process's engine channels and stop its local engine (process exit)."""
-    with _pools_lock:
-        pools = [p for (pid, _), p in _pools.items() if pid == os.getpid()]
-        _pools.clear()
-    for pool in pools:
-        pool.close()
-    _local.stop()
-
-
 def _seat_labels(match: Match) -> tuple[list[Any], list[str]]:
     seats = list(match.seats.select_related("bot", "version").order_by("seat"))
     return seats, [f"{s.bot.name}#{s.version.number}" for s in seats]
@@ -179,8 +153,9 @@ def play_queued_match(
             mark = time.monotonic()
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
+            metrics.observe_hosted_starts(bots.hosted.values())
             outcome = run_match(
-                engines or engine_pool(),
+                engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
                 seed=match.seed,
                 difficulty=match.difficulty,
@@ -204,6 +179,8 @@ def play_queued_match(
             _fail(report, claim, f"result not recorded: {exc.message}")
         else:
             report.status, report.recorded = "finished", recorded.recorded
+            if recorded.recorded:
+                metrics.observe_result(outcome, [seat.bot.kind for seat in seats])
             report.reason = str(outcome.result.get("reason", ""))
             report.ranks = list(outcome.ranks)
         timings["record"] = time.monotonic() - mark

@@ -12,11 +12,12 @@ limits: ``ladder/settings.py`` and docs/workers.md.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_shutdown
+from celery.signals import worker_process_shutdown, worker_ready
 from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 
@@ -26,10 +27,13 @@ from ladder.common.exceptions import ApplicationError
 from ladder.matches.services import match_requeue_stale
 from ladder.matchmaking.services import matchmake as matchmake_ladders
 from ladder.tournaments.services import tournaments_advance_running
+from telemetry.logs import bound
+from workers import metrics
 from workers.celery_app import app
-from workers.hosted import version_smoke
-from workers.queued_match import engine_pool, play_queued_match, shutdown
+from workers.hosted import sandbox_mode, version_smoke
+from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
+from workers.runner.engines import engine_pool, shutdown
 
 log = logging.getLogger("workers.tasks")
 
@@ -61,8 +65,10 @@ def play_match(self: Task, match_id: int) -> str:
     The match's log line says everything; the return value (which Celery logs
     too) is only the outcome.
     """
-    report = play_queued_match(int(match_id))
-    log.info("%s", report.line())
+    with bound(match_id=int(match_id), worker=worker_name()):
+        report = play_queued_match(int(match_id))
+        metrics.observe_delivery(report)
+        log.info("%s", report.line())
     if report.status == "released":
         raise self.retry(countdown=retry_delay(report.attempt))
     return report.status
@@ -88,13 +94,17 @@ def smoke_version(self: Task, version_id: int) -> str:
     if not pending.exists():
         return "skipped"
     try:
-        done = version_smoke(version_id=int(version_id), engine_address=engine_pool())
+        done = version_smoke(
+            version_id=int(version_id), engine_address=engine_pool(settings.ENGINE_ADDRESS)
+        )
     except RunnerError as exc:
         log.warning("smoke match of version %s: engine trouble, retrying: %s", version_id, exc)
         raise self.retry(countdown=retry_delay(self.request.retries + 1)) from exc
     except ApplicationError as exc:  # this worker cannot sandbox, or the version went away
         log.warning("smoke match of version %s not played: %s", version_id, exc.message)
+        metrics.SMOKE.labels("refused").inc()
         return "refused"
+    metrics.SMOKE.labels(done.status).inc()
     return done.status
 
 
@@ -113,6 +123,7 @@ def janitor() -> dict[str, list[int]]:
     report["tournaments_advanced"] = tournaments_advance_running()
     if report["smoke_resent"]:
         log.info("janitor: smoke matches sent again for versions %s", report["smoke_resent"])
+    metrics.observe_janitor(report)
     return report
 
 
@@ -123,10 +134,21 @@ def matchmake() -> dict[str, list[int]]:
     The ladder's service does the work and logs one line per ladder; this
     returns the ids of the matches created, per ladder.
     """
-    return {r.ladder: r.created for r in matchmake_ladders()}
+    started = time.monotonic()
+    reports = matchmake_ladders()
+    metrics.observe_matchmaking(reports, time.monotonic() - started)
+    return {r.ladder: r.created for r in reports}
 
 
 @worker_process_shutdown.connect
 def _close_engines(**_: Any) -> None:
     """A pool process that exits closes its channels and stops the engine it started."""
     shutdown()
+    metrics.pool_process_exited()
+
+
+@worker_ready.connect
+def _serve_metrics(**_: Any) -> None:
+    """The worker's main process serves the metrics of its pool and says its sandbox mode."""
+    metrics.worker_started()
+    metrics.observe_sandbox_mode(sandbox_mode())
