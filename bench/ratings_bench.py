@@ -216,7 +216,10 @@ class MlRefit(RatingSystem):
     def observe(self, game: Game) -> None:
         self.past.append(game)
         if len(self.past) % self.every == 0:
-            fitted = ml_plackett_luce((g.bots, g.ranks) for g in self.past)
+            fitted = ml_plackett_luce(
+                ((g.bots, g.ranks) for g in self.past),
+                start={b: mu for b, (mu, _) in self.fit.items()},
+            )
             self.fit = {b: (fitted.mu[b], fitted.sigma[b]) for b in fitted.mu}
 
     def pair_probability(self, a: Skill, b: Skill) -> float:
