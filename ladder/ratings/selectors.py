@@ -195,7 +195,8 @@ def _version_records(previous: dict[int, int], ladder: str) -> dict[int, tuple[i
     ).values_list("match_id", "version_id", "rank")
     by_match: dict[int, dict[int, int]] = {}
     for match_id, version_id, rank in seats:
-        by_match.setdefault(match_id, {})[version_id] = rank
+        if rank is not None:
+            by_match.setdefault(match_id, {})[version_id] = rank
     out: dict[int, list[int]] = {}
     for ranks in by_match.values():
         for new, old in previous.items():
