@@ -32,6 +32,8 @@ LADDER_RATING_K_SIGMA   k of the conservative rating mu - k*sigma the board rank
 LADDER_PROVISIONAL_SIGMA  sigma (points) above which a rating is provisional (default: Elo's
                         after LADDER_PROVISIONAL_GAMES games, 347.4/sqrt(games))
 LADDER_SEASON_SHRINK    share of (rating - 1500) a new season keeps (default 0.5)
+LADDER_EXPORT_MAX_MATCHES  matches one REST game export holds (default 10000)
+LADDER_EXPORT_THROTTLE  REST game exports per user (default 20/hour)
 LADDER_DEV_MODE         1 allows loopback bot endpoints (default: DJANGO_DEBUG)
 LADDER_ENDPOINT_ALLOWED_NETWORKS  comma list of CIDRs allowed in addition to public addresses
 LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (default 8 MiB),
@@ -315,6 +317,8 @@ LADDER_PROVISIONAL_SIGMA = (
     else None
 )
 LADDER_SEASON_SHRINK = float(os.environ.get("LADDER_SEASON_SHRINK", "0.5"))
+# Game exports (docs/ratings.md): matches one REST export may hold; REST exports per user.
+LADDER_EXPORT_MAX_MATCHES = int(os.environ.get("LADDER_EXPORT_MAX_MATCHES", "10000"))
 LADDER_DEV_MODE = env_bool("LADDER_DEV_MODE", DEBUG)
 LADDER_ENDPOINT_ALLOWED_NETWORKS = env_list("LADDER_ENDPOINT_ALLOWED_NETWORKS")
 LADDER_UPLOAD_MAX_BYTES = int(os.environ.get("LADDER_UPLOAD_MAX_BYTES", str(1024 * 1024)))
@@ -477,6 +481,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("LADDER_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("LADDER_THROTTLE_USER", "600/min"),
+        "exports": os.environ.get("LADDER_EXPORT_THROTTLE", "20/hour"),
     },
     # Trusted proxies: 0 = the client address is the socket's peer (never X-Forwarded-For).
     "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),

@@ -486,3 +486,9 @@ def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
             )
         )
     return out
+
+
+def matches_revealed(qs: QuerySet[Match]) -> QuerySet[Match]:
+    """``qs`` narrowed to matches whose deal is revealed (``deal_revealed``, in SQL): what
+    may be shown or exported with its seed, replay and timeline."""
+    return qs.annotate(revealed=_revealed()).filter(revealed=True)

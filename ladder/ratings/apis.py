@@ -8,22 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import IsAdminUser
+from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ladder.api.throttling import ExportThrottle
 from ladder.bots.apis import BotOutputSerializer, LadderFilterSerializer
 from ladder.bots.models import Bot
-from ladder.bots.selectors import bot_get
+from ladder.bots.selectors import bot_get, bot_get_by_name
 from ladder.common.exceptions import Conflict
 from ladder.common.fields import PointsField, WholeNumberField
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
 from ladder.ladders import Difficulty, ladder_get, ladder_list
-from ladder.ratings import selectors
+from ladder.ratings import exports, selectors
 from ladder.ratings.elo import points
 from ladder.ratings.services import season_start
 
@@ -217,3 +219,65 @@ class BotLineageApi(APIView):
         bot = bot_get(bot_id=bot_id)
         rows = selectors.bot_lineage(bot_id=bot.pk, **f.validated_data)
         return Response(self.OutputSerializer(rows, many=True).data)
+
+
+class GamesExportApi(APIView):
+    """The ladder's finished, revealed matches as a data set, streamed.
+
+    ``data_format=jsonl``: one match per line with its whole replay; ``=parquet``:
+    one row per decision (observation encoding, legal actions, chosen action,
+    rank). At most ``LADDER_EXPORT_MAX_MATCHES`` matches per export (the limit is
+    in the ``X-Export-Limit`` header; for more, narrow the date range and ask
+    again), ``LADDER_EXPORT_THROTTLE`` exports per user.
+    """
+
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [ExportThrottle]
+
+    class FilterSerializer(LadderFilterSerializer):
+        # Not ``format``: DRF reads that query parameter as the response renderer.
+        data_format = serializers.ChoiceField(choices=exports.FORMATS, default="jsonl")
+        season = WholeNumberField(required=False, min_value=1, max_value=100000)
+        since = serializers.DateTimeField(required=False)
+        until = serializers.DateTimeField(required=False)
+        min_rating = serializers.FloatField(required=False, min_value=-1e6, max_value=1e6)
+        max_rating = serializers.FloatField(required=False, min_value=-1e6, max_value=1e6)
+        bot = serializers.CharField(required=False, max_length=32)
+        limit = WholeNumberField(required=False, min_value=1, max_value=10**9)
+
+    @extend_schema(
+        parameters=[FilterSerializer],
+        responses={
+            (200, "application/x-ndjson"): bytes,
+            (200, "application/vnd.apache.parquet"): bytes,
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        f = self.FilterSerializer(data=request.query_params)
+        f.is_valid(raise_exception=True)
+        v = f.validated_data
+        cap = exports.export_max_matches()
+        bot_id = bot_get_by_name(name=v["bot"]).pk if v.get("bot") else None
+        flt = exports.ExportFilter(
+            ladder=v["ladder"],
+            season=v.get("season"),
+            since=v.get("since"),
+            until=v.get("until"),
+            min_rating=None if v.get("min_rating") is None else round(v["min_rating"] * 100),
+            max_rating=None if v.get("max_rating") is None else round(v["max_rating"] * 100),
+            bot_id=bot_id,
+            limit=min(v.get("limit") or cap, cap),
+        )
+        exports.export_queryset(flt)  # a bad season is a 400 now, not a broken stream
+        parquet = v["data_format"] == "parquet"
+        if parquet and not exports.parquet_available():
+            raise Conflict("Parquet exports need pyarrow on the server; ask for data_format=jsonl")
+        response = StreamingHttpResponse(
+            exports.export_chunks(flt, v["data_format"]),
+            content_type="application/vnd.apache.parquet" if parquet else "application/x-ndjson",
+        )
+        name = f"games-{ladder_get(v['ladder'] or None).key}.{'parquet' if parquet else 'jsonl'}"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["X-Export-Limit"] = str(cap)
+        return response

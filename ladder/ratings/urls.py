@@ -14,6 +14,7 @@ urlpatterns = [
     ),
     path("bots/<id:bot_id>/lineage/", apis.BotLineageApi.as_view(), name="bot-lineage"),
     path("seasons/", apis.SeasonListApi.as_view(), name="season-list"),
+    path("exports/games/", apis.GamesExportApi.as_view(), name="games-export"),
     path("seasons/start/", apis.SeasonStartApi.as_view(), name="season-start"),
     path(
         "seasons/<id:number>/standings/",
