@@ -9,7 +9,8 @@ through the services, but shaped as they would leave it: owners with a few bots
 each, remote and hosted bots with 1-3 versions, matches of 2-4 seats whose bots
 are drawn with a long-tailed activity (the busiest bot plays a few thousand
 matches), ranks drawn from hidden strengths, ratings applied with the project's
-own Elo in recording order (so ``rerate --check`` finds nothing to fix),
+own Elo in recording order (the seats and entries agree with ``rerate``; the
+ratings' ledger and version entries are left empty: ``manage.py rerate`` fills them),
 counters on the rating entries, some queued, running and errored matches, and
 tournaments of up to 2,000 bots. Every database ladder table is emptied first.
 

@@ -20,6 +20,7 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import NotFound, PermissionDenied
 from ladder.ladders import ladder_get
+from ladder.ratings import elo
 from ladder.ratings.models import BotRating
 
 
@@ -31,8 +32,9 @@ def with_rating(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot
         .annotate(entry=FilteredRelation("ratings", condition=Q(ratings__ladder=key)))
         .annotate(
             rating=Coalesce(F("entry__rating"), Value(settings.LADDER_ELO_START)),
-            sigma=Coalesce(F("entry__sigma"), Value(0)),
-            score=Coalesce(F("entry__score"), Value(settings.LADDER_ELO_START)),
+            # No entry yet: the start rating with the widest sigma (provisional).
+            sigma=Coalesce(F("entry__sigma"), Value(elo.sigma_after(0))),
+            score=Coalesce(F("entry__score"), Value(0)),
             games=Coalesce(F("entry__games"), Value(0)),
             wins=Coalesce(F("entry__wins"), Value(0)),
             rating_ladder=Value(key),

@@ -35,7 +35,7 @@ from ladder.matches.selectors import matches_revealed
 from ladder.ratings.models import Season
 
 PAGE = 200
-ROW_GROUP = 20000
+ROW_GROUP = 4096
 FORMATS = ("jsonl", "parquet")
 
 

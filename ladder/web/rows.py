@@ -17,7 +17,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
 from ladder.ratings import selectors as rating_selectors
-from ladder.ratings.elo import SCALE
+from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
 
 
@@ -150,7 +150,12 @@ def ladder_lines(
     lines = []
     for lad in ladders:
         entry = by_key.get(lad.key) or BotRating(
-            ladder=lad.key, rating=settings.LADDER_ELO_START, sigma=0, score=0, games=0, wins=0
+            ladder=lad.key,
+            rating=settings.LADDER_ELO_START,
+            sigma=sigma_after(0),
+            score=0,
+            games=0,
+            wins=0,
         )
         lines.append(
             LadderLine(
