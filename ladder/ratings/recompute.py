@@ -29,8 +29,8 @@ from ladder.matches.models import MatchSeat
 from ladder.ratings import elo, systems
 from ladder.ratings.models import BotRating, RatingChange, Season, SeasonStanding, VersionRating
 from ladder.ratings.services import (
+    RatingState,
     SeatIn,
-    Standing,
     bot_ratings_ensure,
     conservative,
     rate,
@@ -64,8 +64,8 @@ class Recomputed:
     matches: int = 0
     mismatch_count: int = 0
     mismatches: list[str] = field(default_factory=list)
-    standings: dict[int, Standing] = field(default_factory=dict)
-    versions: dict[int, tuple[int, Standing]] = field(default_factory=dict)
+    standings: dict[int, RatingState] = field(default_factory=dict)
+    versions: dict[int, tuple[int, RatingState]] = field(default_factory=dict)
     seasons: dict[int, list[SeasonStanding]] = field(default_factory=dict)
 
     def mismatch(self, line: str) -> None:
@@ -75,7 +75,7 @@ class Recomputed:
 
 
 @dataclass(frozen=True)
-class ReplayedSeat:
+class ReratedSeat:
     """One seat as stored and as replayed: the seat's before/after and its ledger row."""
 
     seat_id: int
@@ -119,7 +119,7 @@ def _close(
     rec.seasons[season.number] = rows
 
 
-def replay_history(rec: Recomputed, seasons: list[Season]) -> Iterator[ReplayedSeat]:
+def rerate_history(rec: Recomputed, seasons: list[Season]) -> Iterator[ReratedSeat]:
     """Every recorded seat of the ladder in recording order, rated again from the start.
 
     ``rec.standings`` (bot id -> standing) starts empty and is left at the end
@@ -189,7 +189,7 @@ def replay_history(rec: Recomputed, seasons: list[Season]) -> Iterator[ReplayedS
                 if s.version_id is not None else None,
                 recorded_at=row[10],
             )  # fmt: skip
-            yield ReplayedSeat(
+            yield ReratedSeat(
                 row[1], row[2], row[3], s.bot_id, (row[7], row[8]), (b.rating, a.rating), ledger
             )
     while season.number < seasons[-1].number:
@@ -214,7 +214,7 @@ def _ledger_key(row: RatingChange) -> tuple[Any, ...]:
     return (row.result_id, row.seat, *(getattr(row, f) for f in LEDGER_FIELDS))
 
 
-def _replay(ladder: str, system: str, *, write: bool) -> Recomputed:
+def _rerate(ladder: str, system: str, *, write: bool) -> Recomputed:
     """Replay ``ladder``; with ``write``, store every replayed seat and ledger row."""
     rec = Recomputed(ladder=ladder, system=system)
     seasons = list(Season.objects.filter(ladder=ladder).order_by("number"))
@@ -225,7 +225,7 @@ def _replay(ladder: str, system: str, *, write: bool) -> Recomputed:
     last_match = None
     if write:
         RatingChange.objects.filter(ladder=ladder).delete()
-    for seat in replay_history(rec, seasons):
+    for seat in rerate_history(rec, seasons):
         if seat.match_id != last_match:
             rec.matches += 1
             last_match = seat.match_id
@@ -292,7 +292,7 @@ def _compare_entries(rec: Recomputed) -> list[BotRating]:
 
 def _compare_versions(rec: Recomputed, *, write: bool) -> None:
     stored = {
-        v.version_id: (v.bot_id, Standing(v.rating, v.sigma, v.games, v.wins))
+        v.version_id: (v.bot_id, RatingState(v.rating, v.sigma, v.games, v.wins))
         for v in VersionRating.objects.filter(ladder=rec.ladder)
     }
     if stored != rec.versions:
@@ -342,7 +342,7 @@ def ratings_recompute(*, ladder: str | None = None) -> Recomputed:
     value that differs."""
     key = ladder_get(ladder).key
     seasons = _seasons(key)
-    rec = _replay(key, seasons[-1].system, write=False)
+    rec = _rerate(key, seasons[-1].system, write=False)
     _compare_entries(rec)
     _compare_versions(rec, write=False)
     _compare_seasons(rec, write=False)
@@ -370,7 +370,7 @@ def ratings_rewrite(*, ladder: str | None = None, system: str | None = None) -> 
             .values_list("pk", flat=True)
         )
         Season.objects.filter(ladder=key).update(system=chosen)
-        rec = _replay(key, chosen, write=True)
+        rec = _rerate(key, chosen, write=True)
         BotRating.objects.bulk_update(
             _compare_entries(rec),
             ["rating", "sigma", "score", "games", "wins"],

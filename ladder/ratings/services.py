@@ -47,7 +47,7 @@ class SeatRating:
 
 
 @dataclass(frozen=True)
-class Standing:
+class RatingState:
     """A rating state in stored units: mean and sigma in hundredths, counters."""
 
     rating: int
@@ -96,19 +96,21 @@ def system_check(key: str) -> str:
     return key
 
 
-def start_standing(system: str) -> Standing:
+def start_standing(system: str) -> RatingState:
     """Where every entry of ``system`` starts."""
     if system == "elo":
-        return Standing(settings.LADDER_ELO_START, _elo_sigma(0))
+        return RatingState(settings.LADDER_ELO_START, _elo_sigma(0))
     s = _system(system).initial()
-    return Standing(round(s.mu * elo.SCALE), round(s.sigma * elo.SCALE))
+    return RatingState(round(s.mu * elo.SCALE), round(s.sigma * elo.SCALE))
 
 
 def _elo_sigma(games: int) -> int:
     return elo.sigma_after(games)
 
 
-def rate(system: str, now: Sequence[Standing], ranks: Sequence[int], k: float) -> list[Standing]:
+def rate(
+    system: str, now: Sequence[RatingState], ranks: Sequence[int], k: float
+) -> list[RatingState]:
     """One rated result in stored units: the standings after it (counters moved).
 
     Elo keeps its exact integer zero-sum update (``ladder.ratings.elo``) and
@@ -118,40 +120,40 @@ def rate(system: str, now: Sequence[Standing], ranks: Sequence[int], k: float) -
     if system == "elo":
         deltas = elo.rate([s.rating for s in now], ranks, k)
         return [
-            Standing(s.rating + d, _elo_sigma(s.games + 1), s.games + 1, s.wins + (r == 1))
+            RatingState(s.rating + d, _elo_sigma(s.games + 1), s.games + 1, s.wins + (r == 1))
             for s, d, r in zip(now, deltas, ranks, strict=True)
         ]
     skills = [systems.Skill(s.rating / elo.SCALE, s.sigma / elo.SCALE, s.games) for s in now]
     after = _system(system).update(skills, ranks)
     return [
-        Standing(
+        RatingState(
             round(a.mu * elo.SCALE), round(a.sigma * elo.SCALE), s.games + 1, s.wins + (r == 1)
         )
         for s, a, r in zip(now, after, ranks, strict=True)
     ]
 
 
-def seeded(system: str, previous: Standing | None) -> Standing:
+def seeded(system: str, previous: RatingState | None) -> RatingState:
     """A new version's first standing: its previous version's rating with a wider sigma
     (sigma grown by half the start sigma, in quadrature, at most the start sigma)."""
     start = start_standing(system)
     if previous is None:
         return start
     if system == "elo":
-        return Standing(previous.rating, start.sigma)
+        return RatingState(previous.rating, start.sigma)
     widened = round(math.hypot(previous.sigma, start.sigma / 2))
-    return Standing(previous.rating, min(start.sigma, widened))
+    return RatingState(previous.rating, min(start.sigma, widened))
 
 
-def season_reset(system: str, standing: Standing, shrink: float) -> Standing:
+def season_reset(system: str, standing: RatingState, shrink: float) -> RatingState:
     """A season's soft reset: the rating keeps ``shrink`` of its distance from the start,
     sigma grows by half the start sigma in quadrature (at most the start's), counters
     restart. Elo's sigma follows its games, so it restarts at the start sigma."""
     start = start_standing(system)
     rating = start.rating + round(shrink * (standing.rating - start.rating))
     if system == "elo":
-        return Standing(rating, start.sigma)
-    return Standing(rating, min(start.sigma, round(math.hypot(standing.sigma, start.sigma / 2))))
+        return RatingState(rating, start.sigma)
+    return RatingState(rating, min(start.sigma, round(math.hypot(standing.sigma, start.sigma / 2))))
 
 
 # --- seasons -----------------------------------------------------------------------------
@@ -205,12 +207,14 @@ def rating_entries_lock(*, ladder: str, bot_ids: Sequence[int]) -> dict[int, Bot
     }
 
 
-def version_standings(*, ladder: str, system: str, seats: Sequence[SeatIn]) -> dict[int, Standing]:
+def version_standings(
+    *, ladder: str, system: str, seats: Sequence[SeatIn]
+) -> dict[int, RatingState]:
     """The seated versions' standings, seeding the missing ones from each bot's previous
     version (the highest-numbered version of the bot rated before it)."""
     ids = [s.version_id for s in seats if s.version_id is not None]
     have = {
-        v.version_id: Standing(v.rating, v.sigma, v.games, v.wins)
+        v.version_id: RatingState(v.rating, v.sigma, v.games, v.wins)
         for v in VersionRating.objects.filter(ladder=ladder, version_id__in=ids)
     }
     for seat in seats:
@@ -224,7 +228,7 @@ def version_standings(*, ladder: str, system: str, seats: Sequence[SeatIn]) -> d
             .first()
         )
         previous = (
-            None if earlier is None else Standing(earlier.rating, earlier.sigma, earlier.games)
+            None if earlier is None else RatingState(earlier.rating, earlier.sigma, earlier.games)
         )
         have[seat.version_id] = seeded(system, previous)
     return have
@@ -251,10 +255,12 @@ def ratings_apply(
     ladder = next(iter(entries.values())).ladder
     season = season_current(ladder=ladder)
     ranks = [s.rank for s in seats]
-    now = [Standing(e.rating, e.sigma, e.games, e.wins) for e in (entries[s.bot_id] for s in seats)]
+    now = [
+        RatingState(e.rating, e.sigma, e.games, e.wins) for e in (entries[s.bot_id] for s in seats)
+    ]
     rated = k > 0 and len(seats) >= 2
     after = rate(season.system, now, ranks, k) if rated else now
-    versions: dict[int, Standing] = {}
+    versions: dict[int, RatingState] = {}
     if rated and all(s.version_id is not None for s in seats):
         versions = version_standings(ladder=ladder, system=season.system, seats=seats)
         moved = rate(season.system, [versions[s.version_id] for s in seats], ranks, k)  # type: ignore[index]
@@ -358,7 +364,7 @@ def season_start(*, ladder: str, shrink: float | None = None) -> Season:
         widen=start.sigma // 2,
     )
     for e in entries:
-        reset = season_reset(current.system, Standing(e.rating, e.sigma), shrink)
+        reset = season_reset(current.system, RatingState(e.rating, e.sigma), shrink)
         e.rating, e.sigma, e.score, e.games, e.wins = (
             reset.rating, reset.sigma, reset.score, 0, 0,
         )  # fmt: skip
