@@ -36,6 +36,7 @@ def replay_docs(n: int) -> list[bytes]:
     from engine.players import HeuristicPlayer
     from engine.rules import GameConfig, new_game
     from engine.simulate import play_out
+    from engine.training.dataset import replay_of
 
     out = []
     for i in range(n):
@@ -43,13 +44,7 @@ def replay_docs(n: int) -> list[bytes]:
         state = new_game(GameConfig(seed=9000 + i, num_seats=seats, ruleset="dd-2"))
         bots = [HeuristicPlayer(random.Random(i * 8 + s)) for s in range(seats)]
         play_out(state, lambda seat, obs, legal, bots=bots: bots[seat].act(obs, legal))
-        r = state.record
-        doc = {
-            "format": "digdown-replay/1", "record_format": r["format"], "ruleset": r["ruleset"],
-            "config": r["config"], "cave": r["cave"], "sleeved": r["sleeved"],
-            "first_lead": r["first_lead"], "decisions": r["entries"], "result": state.result,
-            "events": state.log,
-        }  # fmt: skip
+        doc = replay_of(state)
         out.append(gzip.compress(json.dumps(doc).encode(), mtime=0))
     return out
 

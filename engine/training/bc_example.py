@@ -32,7 +32,7 @@ from engine.players import HeuristicPlayer, RandomPlayer
 from engine.rules import RULESETS, Action, GameConfig, new_game
 from engine.simulate import play_out
 
-from .dataset import Arrays, decision_rows, load
+from .dataset import Arrays, decision_rows, load, replay_of
 from .encoding import ActionCatalog, ObservationEncoder
 
 RULESET, SEATS = "dd-2", 2
@@ -44,16 +44,11 @@ def heuristic_lines(games: int, seed: int) -> Iterator[dict[str, Any]]:
         state = new_game(GameConfig(seed=seed + i, num_seats=SEATS, ruleset=RULESET))
         bots = [HeuristicPlayer(random.Random((seed + i) * 8 + s)) for s in range(SEATS)]
         play_out(state, lambda seat, obs, legal, bots=bots: bots[seat].act(obs, legal))
-        r = state.record
         yield {
             "match": i,
             "seats": [{"seat": s, "bot": "heuristic"} for s in range(SEATS)],
-            "replay": {
-                "record_format": r["format"], "ruleset": r["ruleset"], "config": r["config"],
-                "cave": r["cave"], "sleeved": r["sleeved"], "first_lead": r["first_lead"],
-                "decisions": r["entries"], "result": state.result,
-            },
-        }  # fmt: skip
+            "replay": replay_of(state),
+        }
 
 
 def arrays_of(lines: Sequence[dict[str, Any]]) -> tuple[Arrays, np.ndarray]:

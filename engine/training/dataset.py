@@ -58,6 +58,25 @@ def record_of(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def replay_of(state: Any) -> dict[str, Any]:
+    """The core of a replay document (docs/replay-format.md) for a game played in-process:
+    its record (setup and decisions) and result — what ``decisions`` reads."""
+    r = state.record
+    return {
+        "format": "digdown-replay/1",
+        "record_format": r["format"],
+        "ruleset": r["ruleset"],
+        "engine_version": r.get("engine_version", ""),
+        "config": r["config"],
+        "cave": r["cave"],
+        "sleeved": r["sleeved"],
+        "first_lead": r["first_lead"],
+        "decisions": r["entries"],
+        "events": state.log,
+        "result": state.result,
+    }
+
+
 def setting_of(doc: dict[str, Any]) -> tuple[str, int]:
     """(ruleset, seats) of a replay: which encoding its decisions use."""
     return str(doc["ruleset"]), int(doc["config"]["num_seats"])

@@ -36,22 +36,12 @@ def real_game(seed: int, seats: int) -> dict[str, Any]:
         RandomPlayer(random.Random(seed + s)) for s in range(1, seats)
     ]
     play_out(state, lambda seat, obs, legal: bots[seat].act(obs, legal))
-    r = state.record
     assert state.result is not None
-    return {
-        "format": "digdown-replay/1",
-        "record_format": r["format"],
-        "ruleset": r["ruleset"],
-        "config": r["config"],
-        "cave": r["cave"],
-        "sleeved": r["sleeved"],
-        "first_lead": r["first_lead"],
-        "decisions": r["entries"],
-        "result": state.result,
-        "seats": [
-            {"seat": s, "bot": f"seat{s}", "address": "<hosted bot socket>"} for s in range(seats)
-        ],
-    }
+    doc = dataset.replay_of(state)
+    doc["seats"] = [
+        {"seat": s, "bot": f"seat{s}", "address": "<hosted bot socket>"} for s in range(seats)
+    ]
+    return doc
 
 
 @pytest.fixture
