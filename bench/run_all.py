@@ -76,9 +76,10 @@ BENCHES = [
     Bench(
         "engine",
         "engine_bench.py",
-        "rules engine in one process: decisions/s and games/s (4 seats, normal)",
+        "rules core against a naive reference and its pure build (recorded games replayed); "
+        "decisions/s and games/s (4 seats, normal)",
         ["--seconds", "5"],
-        ["--seconds", "0.5"],
+        ["--seconds", "0.5", "--games", "10", "--repeats", "1"],
     ),
     Bench(
         "grpc",
@@ -101,6 +102,13 @@ BENCHES = [
         "hosted-bot start-up per seat and a decision in the sandbox vs outside",
         ["--starts", "10", "--decisions", "1000"],
         ["--starts", "3", "--decisions", "200"],
+    ),
+    Bench(
+        "connect",
+        "connect_bench.py",
+        "latency a connected bot adds per decision against a dialled and a hosted bot",
+        ["--decisions", "2000"],
+        ["--decisions", "200"],
     ),
     Bench(
         "security",

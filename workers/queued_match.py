@@ -41,6 +41,7 @@ from ladder.finishing.services import match_finish, match_finish_errored
 from ladder.matches.models import Match
 from ladder.matches.services import match_release, match_start
 from workers import metrics
+from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper
 from workers.runner import (
     EngineError,
@@ -116,6 +117,7 @@ def time_control() -> TimeControl:
         bank_s=settings.LADDER_MATCH_BANK_S,
         match_s=settings.LADDER_MATCH_WALL_S,
         engine_resume_s=settings.LADDER_ENGINE_RESUME_S,
+        streams=settings.LADDER_MATCH_STREAMS,
     )
 
 
@@ -189,6 +191,7 @@ def play_queued_match(
                 metrics.observe_result(outcome, [seat.bot.kind for seat in seats])
             report.reason = str(outcome.result.get("reason", ""))
             report.ranks = list(outcome.ranks)
+            notify_match_end(match_id, bots.connected)
         timings["record"] = time.monotonic() - mark
     except MatchAborted as exc:
         report.status, report.error = "aborted", str(exc)
