@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean
+.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean cluster
 PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
 	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
 	tests/engine/test_reference_rules.py tests/training/test_features.py
@@ -13,8 +13,9 @@ PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,monitoring,native,export]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@# pip's and setuptools' warnings go to a log, not into `make run`'s first screen.
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train,monitoring,native,export]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
 	touch $(STAMP)
 
 # The rules core compiled with mypyc (engine/compile_rules.py) where a C compiler is present;
@@ -36,7 +37,7 @@ lint: $(STAMP)
 	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
-	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
+	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py engine/arena
 	$(VENV)/bin/mypy ladder deploy
 	@# The workers, the engine's service (server, sessions, timeline) and the SDK (it ships py.typed).
 	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown
@@ -88,6 +89,13 @@ rulesets-check: $(STAMP)
 # `make bench` (< 15 min on two cores), `make bench QUICK=1` (about 2 min). The read and page
 # benchmarks run when DATABASE_URL names a PostgreSQL database they may fill.
 BENCH_OUT ?= var/bench-report.md
+# The full cluster drill set (tests/cluster: seven network namespaces; needs root).
+# `make test` runs its bounded set. The drill table goes to var/cluster-drills.md.
+cluster: $(STAMP)
+	mkdir -p var
+	CLUSTER_FULL=1 CLUSTER_REPORT=var/cluster-drills.md $(PY) -m pytest tests/cluster -v \
+	  -o timeout=1800
+
 bench: $(STAMP)
 	$(PY) bench/run_all.py --out $(BENCH_OUT) $(if $(QUICK),--quick)
 

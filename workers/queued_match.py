@@ -17,8 +17,9 @@ Failures end in one of two ways. Errored for good, with the reason: a seat
 that cannot be dialed, an engine that refuses what it should accept, a
 match past its wall-clock limit, a result the ladder refuses. Released back to
 ``queued`` for a retry (the task retries with backoff): no engine took the
-game back, the database failed, the task's soft time limit, anything
-unexpected - until the attempts run out, then errored. Every write is fenced
+game back, this worker reached none of the bots (``workers.runner.blame``),
+the database failed, the task's soft time limit, anything unexpected - until the
+attempts run out, then errored. Every write is fenced
 by the claim, so a worker that lost its lease changes nothing.
 """
 
@@ -43,13 +44,16 @@ from ladder.matches.services import match_release, match_start
 from workers import metrics
 from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper
+from workers.live import LivePublisher
 from workers.runner import (
     EngineError,
     EnginePool,
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
+    Referee,
     TimeControl,
+    WorkerCutOff,
     run_match,
 )
 from workers.runner import replay as replay_io
@@ -159,6 +163,8 @@ def play_queued_match(
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
             metrics.observe_hosted_starts(bots.hosted.values())
+            live = LivePublisher(match_id)  # spectators' view, a few decisions behind
+            stack.callback(live.close)
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
@@ -168,6 +174,8 @@ def play_queued_match(
                 time_control=time_control(),
                 match_id=str(match_id),
                 cancel=lease.lost,
+                referee=Referee(controls=settings.LADDER_BLAME_CONTROLS),
+                on_decision=live,
             )
         report.decisions, report.resumes = outcome.decisions, outcome.resumes
         timings.update(run=outcome.duration_s, engine=outcome.engine_s, bots=outcome.bots_s)
@@ -201,7 +209,7 @@ def play_queued_match(
         _fail(report, claim, exc.message, bots)
     except (EngineError, MatchOverrun) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc), bots)
-    except (EngineUnavailable, DatabaseError, SoftTimeLimitExceeded) as exc:
+    except (EngineUnavailable, WorkerCutOff, DatabaseError, SoftTimeLimitExceeded) as exc:
         _release(report, claim, f"{type(exc).__name__}: {exc}", bots)
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)
