@@ -26,6 +26,14 @@ LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-
 LADDER_ELO_K            K factor (default 32)
 LADDER_ELO_START        start rating in points (default 1500)
 LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
+LADDER_RATING_SYSTEM    rating system of a new ladder's first season: plackett-luce (default),
+                        bradley-terry or elo (docs/ratings.md)
+LADDER_RATING_K_SIGMA   k of the conservative rating mu - k*sigma the board ranks by (default 3)
+LADDER_PROVISIONAL_SIGMA  sigma (points) above which a rating is provisional (default: Elo's
+                        after LADDER_PROVISIONAL_GAMES games, 347.4/sqrt(games))
+LADDER_SEASON_SHRINK    share of (rating - 1500) a new season keeps (default 0.5)
+LADDER_EXPORT_MAX_MATCHES  matches one REST game export holds (default 10000)
+LADDER_EXPORT_THROTTLE  REST game exports per user (default 20/hour)
 LADDER_DEV_MODE         1 allows loopback bot endpoints (default: DJANGO_DEBUG)
 LADDER_ENDPOINT_ALLOWED_NETWORKS  comma list of CIDRs allowed in addition to public addresses
 LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (default 8 MiB),
@@ -145,17 +153,20 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 def env_ladders(name: str) -> dict[str, dict[str, object]]:
-    """``KEY=RULESET/DIFFICULTY/MIN-MAX[,...]`` -> {key: {ruleset, difficulty, seats}}.
+    """``KEY=RULESET/DIFFICULTY/MIN-MAX[/SYSTEM][,...]`` -> {key: {ruleset, difficulty, seats,
+    system}} (the rating system of the ladder's first season; default ``LADDER_RATING_SYSTEM``).
 
     Only the shape is read here; ``ladder.ladders`` checks the values.
     """
     out: dict[str, dict[str, object]] = {}
     for item in env_list(name):
-        m = re.fullmatch(r"([^=\s]+)=([^/\s]+)/([^/\s]+)/(\d)-(\d)", item)
+        m = re.fullmatch(r"([^=\s]+)=([^/\s]+)/([^/\s]+)/(\d)-(\d)(?:/([a-z-]+))?", item)
         if not m:
-            raise RuntimeError(f"{name}: {item!r} is not KEY=RULESET/DIFFICULTY/MIN-MAX")
-        key, ruleset, difficulty, low, high = m.groups()
+            raise RuntimeError(f"{name}: {item!r} is not KEY=RULESET/DIFFICULTY/MIN-MAX[/SYSTEM]")
+        key, ruleset, difficulty, low, high, system = m.groups()
         out[key] = {"ruleset": ruleset, "difficulty": difficulty, "seats": (int(low), int(high))}
+        if system:
+            out[key]["system"] = system
     return out
 
 
@@ -317,6 +328,20 @@ LADDER_DEFAULT_LADDER = os.environ.get("LADDER_DEFAULT_LADDER", "dd-2")
 LADDER_ELO_K = float(os.environ.get("LADDER_ELO_K", "32"))
 LADDER_ELO_START = round(float(os.environ.get("LADDER_ELO_START", "1500")) * 100)
 LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))
+# Ratings (docs/ratings.md): the system a new ladder's first season rates with (the
+# winner of bench/ratings_bench.py; "elo" stays selectable per ladder), the k of the
+# conservative rating mu - k*sigma the leaderboard ranks by, and the sigma above which a
+# rating is provisional (by default Elo's after LADDER_PROVISIONAL_GAMES games).
+LADDER_RATING_SYSTEM = os.environ.get("LADDER_RATING_SYSTEM", "plackett-luce")
+LADDER_RATING_K_SIGMA = float(os.environ.get("LADDER_RATING_K_SIGMA", "3"))
+LADDER_PROVISIONAL_SIGMA = (
+    round(float(os.environ["LADDER_PROVISIONAL_SIGMA"]) * 100)
+    if os.environ.get("LADDER_PROVISIONAL_SIGMA")
+    else None
+)
+LADDER_SEASON_SHRINK = float(os.environ.get("LADDER_SEASON_SHRINK", "0.5"))
+# Game exports (docs/ratings.md): matches one REST export may hold; REST exports per user.
+LADDER_EXPORT_MAX_MATCHES = int(os.environ.get("LADDER_EXPORT_MAX_MATCHES", "10000"))
 LADDER_DEV_MODE = env_bool("LADDER_DEV_MODE", DEBUG)
 LADDER_ENDPOINT_ALLOWED_NETWORKS = env_list("LADDER_ENDPOINT_ALLOWED_NETWORKS")
 LADDER_UPLOAD_MAX_BYTES = int(os.environ.get("LADDER_UPLOAD_MAX_BYTES", str(1024 * 1024)))
@@ -527,6 +552,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("LADDER_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("LADDER_THROTTLE_USER", "600/min"),
+        "exports": os.environ.get("LADDER_EXPORT_THROTTLE", "20/hour"),
     },
     # Trusted proxies: 0 = the client address is the socket's peer (never X-Forwarded-For).
     "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),

@@ -42,7 +42,12 @@ from ladder.matches.opponents import opponent_tallies_add
 from ladder.matches.queue import match_enqueue
 from ladder.matches.replays import replay_store
 from ladder.matches.spec import MatchSpec
-from ladder.ratings.services import bot_ratings_ensure, rating_entries_lock, ratings_apply
+from ladder.ratings.services import (
+    SeatIn,
+    bot_ratings_ensure,
+    rating_entries_lock,
+    ratings_apply,
+)
 
 log = logging.getLogger("ladder.matches")
 OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
@@ -471,7 +476,14 @@ def match_record_result(
             elo_k=k_used if match.rated else 0.0,
         )
         changes = ratings_apply(
-            entries=entries, bot_ids=bot_ids, ranks=ranks, k=k_used if match.rated else 0.0
+            entries=entries,
+            seats=[
+                SeatIn(s.bot_id, s.version_id, rank) for s, rank in zip(seats, ranks, strict=True)
+            ],
+            k=k_used if match.rated else 0.0,
+            result_id=recorded.pk,
+            match_id=match.pk,
+            recorded_at=recorded.recorded_at,
         )
         for n, (seat, rank, info) in enumerate(zip(seats, ranks, per_seat, strict=True)):
             if changes is not None:

@@ -197,6 +197,9 @@ def test_bot_page_chart_record_and_status(
     chart.wait_for()
     assert int(chart.get_attribute("data-points")) == len(history) == 10
     assert tab.page.locator("#rating-chart canvas").count() == 1
+    # The 95 % band (rating ± 1.96 sigma from the ledger) is drawn with the line.
+    assert chart.get_attribute("data-band") == "1"
+    assert all(h["sigma_after"] > 0 for h in history)
     assert tab.page.locator("#history tbody tr").count() == len(history)
     assert tab.page.text_content("#bot-status") == "active"
     assert number(tab.page.get_attribute(".card .rating", "data-rating")) == detail["rating"]
