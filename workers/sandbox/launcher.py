@@ -50,6 +50,7 @@ from digdown.healthcheck import wait_until_serving
 from workers.runner import BotSpec
 from workers.sandbox.bundle import Bundle, BundleError
 from workers.sandbox.capture import CappedLog
+from workers.sandbox.seccomp import SeccompUnavailable, filter_fd
 from workers.sandbox.view import BOOT, LIB_DIR, runtime_view
 
 log = logging.getLogger("workers.sandbox")
@@ -174,15 +175,27 @@ def _probe(config: SandboxConfig) -> str:
         view = runtime_view()
     except ModuleNotFoundError as exc:
         return str(exc)
+    try:
+        seccomp = filter_fd()
+    except SeccompUnavailable as exc:
+        return str(exc)
     with tempfile.TemporaryDirectory(prefix="digdown-check-", dir=config.workdir) as tmp:
-        argv = [bwrap, *_namespace_args(), *view.args()]
+        argv = [bwrap, *_namespace_args(), "--seccomp", str(seccomp), *view.args()]
         argv += [view.python, "-I", "-S", "-c", "import encodings, os; print('ok')"]
         try:
             done = subprocess.run(
-                argv, capture_output=True, env={}, cwd=tmp, timeout=CHECK_TIMEOUT_S, check=False
+                argv,
+                capture_output=True,
+                env={},
+                cwd=tmp,
+                timeout=CHECK_TIMEOUT_S,
+                check=False,
+                pass_fds=[seccomp],
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bubblewrap does not run: {exc}"
+        finally:
+            os.close(seccomp)
     if done.returncode != 0 or done.stdout.strip() != b"ok":
         why = done.stderr.decode(errors="replace").strip()[-300:]
         return f"bubblewrap cannot create the sandbox (exit {done.returncode}): {why}"
@@ -290,14 +303,22 @@ def _bot_env(lib_path: str, scratch: str, listen: str) -> dict[str, str]:
 
 
 def _sandbox_argv(
-    seat_dir: Path, boot_config: dict, info_fd: int, limits: SandboxLimits, bwrap: str
+    seat_dir: Path,
+    boot_config: dict,
+    fds: tuple[int, int],
+    limits: SandboxLimits,
+    bwrap: str,
 ) -> list[str]:
+    """bubblewrap's command line; ``fds`` are its info descriptor and the seccomp program's."""
     view = runtime_view()
+    info_fd, seccomp_fd = fds
     return [
         bwrap,
         *_namespace_args(),
         "--info-fd",
         str(info_fd),
+        "--seccomp",
+        str(seccomp_fd),
         "--proc",
         "/proc",
         "--dev",
@@ -473,10 +494,11 @@ def _launch(
     if mode == "unsafe":
         seat.log.note("UNSAFE development mode: this bot runs WITHOUT any isolation")
         argv = [view.python, "-I", "-S", boot, json.dumps(boot_config)]
-        info_r = info_w = -1
+        info_r = info_w = seccomp = -1
     else:
         info_r, info_w = os.pipe()
-        argv = _sandbox_argv(seat_dir, boot_config, info_w, limits, config.bwrap)
+        seccomp = filter_fd()
+        argv = _sandbox_argv(seat_dir, boot_config, (info_w, seccomp), limits, config.bwrap)
     try:
         seat.proc = subprocess.Popen(
             argv,
@@ -485,12 +507,13 @@ def _launch(
             stderr=subprocess.STDOUT,
             env={},
             cwd=seat_dir,
-            pass_fds=[info_w] if info_w >= 0 else [],
+            pass_fds=[info_w, seccomp] if info_w >= 0 else [],
             start_new_session=True,
         )
     finally:
         if info_w >= 0:
             os.close(info_w)
+            os.close(seccomp)
     stack.callback(_stop, seat, limits)
     assert seat.proc.stdout is not None
     seat.log.drain(seat.proc.stdout)
