@@ -453,7 +453,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
     "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "ladder.api.parsers.BoundedJSONParser",  # deep nesting is a 400
         "rest_framework.parsers.FormParser",
         "ladder.api.parsers.StrictMultiPartParser",  # a garbled body is a 400
     ],
@@ -520,7 +520,10 @@ CACHES = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ladder.common.request_id.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "ladder.common.request_id.RequestIdFilter"},
+        "client_error": {"()": "ladder.common.log_filters.ClientErrorWithoutTraceback"},
+    },
     "formatters": {
         "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"}
     },
@@ -538,6 +541,8 @@ LOGGING = {
         # everything goes to stderr once. django.request: 5xx with traceback, 4xx.
         "django": {"level": "INFO"},
         "django.server": {"level": "INFO", "propagate": True},
+        # A 403 (an admin page without the permission) is a warning, not a traceback.
+        "django.request": {"level": "INFO", "filters": ["client_error"], "propagate": True},
     },
 }
 
