@@ -74,6 +74,9 @@ LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (def
 LADDER_SANDBOX_START_S  seconds a hosted bot has to serve (default 15)
 LADDER_SANDBOX_CPU_S, LADDER_SANDBOX_MEMORY_MB  per-seat CPU seconds (300) and address space (1024)
 LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
+LADDER_QUOTA_*          per-user quotas: BOTS_PER_USER (20), VERSIONS_PER_BOT (20 stored; older
+                        ones no open match pins are pruned), BYTES_PER_USER (100 MiB),
+                        OPEN_CHALLENGES (10), CHALLENGES_PER_DAY (200); 0 = unlimited
 
 Matchmaking and auto-suspend (docs/matchmaking.md)
 --------------------------------------------------
@@ -305,6 +308,14 @@ LADDER_SANDBOX_START_S = float(os.environ.get("LADDER_SANDBOX_START_S", "15"))
 LADDER_SANDBOX_CPU_S = int(os.environ.get("LADDER_SANDBOX_CPU_S", "300"))
 LADDER_SANDBOX_MEMORY_MB = int(os.environ.get("LADDER_SANDBOX_MEMORY_MB", "1024"))
 LADDER_SANDBOX_LOG_BYTES = int(os.environ.get("LADDER_SANDBOX_LOG_BYTES", "65536"))
+# Per-user quotas (docs/operations.md); 0 is unlimited; staff are exempt.
+LADDER_QUOTA_BOTS_PER_USER = int(os.environ.get("LADDER_QUOTA_BOTS_PER_USER", "20"))
+LADDER_QUOTA_VERSIONS_PER_BOT = int(os.environ.get("LADDER_QUOTA_VERSIONS_PER_BOT", "20"))
+LADDER_QUOTA_BYTES_PER_USER = int(
+    os.environ.get("LADDER_QUOTA_BYTES_PER_USER", str(100 * 1024 * 1024))
+)
+LADDER_QUOTA_OPEN_CHALLENGES = int(os.environ.get("LADDER_QUOTA_OPEN_CHALLENGES", "10"))
+LADDER_QUOTA_CHALLENGES_PER_DAY = int(os.environ.get("LADDER_QUOTA_CHALLENGES_PER_DAY", "200"))
 
 # --- workers (Celery) -----------------------------------------------------------
 # Every value below is explained in docs/workers.md. The ladder enqueues by task

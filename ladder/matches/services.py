@@ -47,6 +47,7 @@ from ladder.matches.models import (
     VersionComparison,
 )
 from ladder.matches.queue import match_enqueue
+from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.suspensions import bots_suspend_failing
 from ladder.matchmaking.deals import rotations
@@ -288,6 +289,8 @@ def _matches_create(
     owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
     if owner is not None and not any(b.owner_id == owner for b in bots.values()):
         raise PermissionDenied("a challenge must include one of your own bots")
+    if requested_by is not None and tournament is None:
+        challenges_quota_check(requested_by, adding=len(tables))
     chosen_versions = _versions(bots, versions)
     matches = []
     for rotation, table in enumerate(tables):
