@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -47,7 +46,6 @@ from ladder.matches.services import (
 )
 from ladder.tournaments.services import tournament_advance_for_match
 from workers.lease import LeaseKeeper
-from workers.local_engine import LocalEngine
 from workers.runner import (
     EngineError,
     EnginePool,
@@ -58,6 +56,7 @@ from workers.runner import (
     run_match,
 )
 from workers.runner import replay as replay_io
+from workers.runner.engines import engine_pool
 from workers.seats import SeatBots, SeatRefused, seat_bots
 
 log = logging.getLogger("workers.match")
@@ -116,32 +115,6 @@ def time_control() -> TimeControl:
     )
 
 
-_pools: dict[tuple[int, str], EnginePool] = {}
-_local = LocalEngine()
-_pools_lock = threading.Lock()
-
-
-def engine_pool() -> EnginePool:
-    """This process's engines: ENGINE_ADDRESS, else a local engine it starts (and owns)."""
-    address = settings.ENGINE_ADDRESS or _local.address()
-    key = (os.getpid(), address)
-    with _pools_lock:
-        pool = _pools.get(key)
-        if pool is None:
-            pool = _pools[key] = EnginePool(address)
-        return pool
-
-
-def shutdown() -> None:
-    """Close this process's engine channels and stop its local engine (process exit)."""
-    with _pools_lock:
-        pools = [p for (pid, _), p in _pools.items() if pid == os.getpid()]
-        _pools.clear()
-    for pool in pools:
-        pool.close()
-    _local.stop()
-
-
 def _seat_labels(match: Match) -> tuple[list[Any], list[str]]:
     seats = list(match.seats.select_related("bot", "version").order_by("seat"))
     return seats, [f"{s.bot.name}#{s.version.number}" for s in seats]
@@ -180,7 +153,7 @@ def play_queued_match(
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
             outcome = run_match(
-                engines or engine_pool(),
+                engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
                 seed=match.seed,
                 difficulty=match.difficulty,

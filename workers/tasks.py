@@ -28,8 +28,9 @@ from ladder.matchmaking.services import matchmake as matchmake_ladders
 from ladder.tournaments.services import tournaments_advance_running
 from workers.celery_app import app
 from workers.hosted import version_smoke
-from workers.queued_match import engine_pool, play_queued_match, shutdown
+from workers.queued_match import play_queued_match
 from workers.runner import RunnerError
+from workers.runner.engines import engine_pool, shutdown
 
 log = logging.getLogger("workers.tasks")
 
@@ -88,7 +89,9 @@ def smoke_version(self: Task, version_id: int) -> str:
     if not pending.exists():
         return "skipped"
     try:
-        done = version_smoke(version_id=int(version_id), engine_address=engine_pool())
+        done = version_smoke(
+            version_id=int(version_id), engine_address=engine_pool(settings.ENGINE_ADDRESS)
+        )
     except RunnerError as exc:
         log.warning("smoke match of version %s: engine trouble, retrying: %s", version_id, exc)
         raise self.retry(countdown=retry_delay(self.request.retries + 1)) from exc

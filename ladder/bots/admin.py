@@ -7,10 +7,11 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from ladder.accounts.requests import request_user
-from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_suspend, bot_unsuspend
 from ladder.common.exceptions import ApplicationError
 from ladder.ratings.elo import points
+from ladder.ratings.models import BotRating
 
 
 class BotVersionInline(admin.TabularInline):

@@ -1,10 +1,9 @@
-"""Bots, their immutable versions and their rating entry on each ladder.
+"""Bots and their immutable versions.
 
-A bot's rating is kept per ladder (``BotRating``, integer hundredths, see
-``ladder.ratings.elo``), not on the bot, so uploading a new version keeps it and
-a ladder with another ruleset or difficulty has its own; the history lives on
-MatchSeat rows. ``games`` and ``wins`` are counters kept by the recording
-service, so no read aggregates over matches.
+A bot's rating on each ladder is the ratings app's entry
+(``ladder.ratings.models.BotRating``, related name ``Bot.ratings``), not a field
+here, so uploading a new version keeps it and a ladder with another ruleset or
+difficulty has its own.
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ BOT_NAME_VALIDATOR = RegexValidator(
 
 
 def _start_rating() -> int:
+    """Referenced by migration 0004, which created the rating entries here (they moved to
+    ``ladder.ratings``)."""
     return settings.LADDER_ELO_START
 
 
@@ -132,28 +133,3 @@ class BotVersion(models.Model):
     def kind(self) -> str:
         """``endpoint`` (a remote bot's address) or ``source`` (an uploaded archive)."""
         return "endpoint" if self.endpoint else "source"
-
-
-class BotRating(models.Model):
-    """A bot's standing on one ladder: rating and counters, written only when a result is recorded.
-
-    Every bot has one per configured ladder from its creation (``bot_create``);
-    ``rerate --ladder KEY`` adds the missing ones when a ladder is configured later.
-    """
-
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="ratings")
-    ladder = models.CharField(max_length=32, help_text="Key of the ladder (settings).")
-    rating = models.IntegerField(default=_start_rating, help_text="Hundredths of an Elo point.")
-    games = models.PositiveIntegerField(default=0, help_text="Rated games on this ladder.")
-    wins = models.PositiveIntegerField(default=0, help_text="Rated games ranked first.")
-
-    class Meta:
-        ordering = ["ladder", "-rating", "bot"]
-        constraints = [
-            models.UniqueConstraint(fields=["ladder", "bot"], name="botrating_ladder_bot_unique"),
-        ]
-        # The leaderboard: one ladder by rating, ties by bot id.
-        indexes = [models.Index(fields=["ladder", "-rating", "bot"], name="botrating_board_idx")]
-
-    def __str__(self) -> str:
-        return f"{self.bot_id} on {self.ladder}: {self.rating}"

@@ -16,9 +16,10 @@ from django.db.models import F, FilteredRelation, OuterRef, Prefetch, Q, QuerySe
 from django.db.models.functions import Coalesce
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import NotFound, PermissionDenied
 from ladder.ladders import ladder_get
+from ladder.ratings.models import BotRating
 
 
 def with_rating(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import PurePosixPath
 
@@ -29,13 +29,14 @@ from django.utils import timezone
 from ladder.accounts.models import User
 from ladder.accounts.quotas import quota_lock
 from ladder.bots.endpoints import Resolver, endpoint_check
-from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.bots.models import Bot, BotVersion
 from ladder.bots.quotas import bots_quota_check, bytes_quota_check, versions_make_room
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.common.tasks import task_send
 from ladder.ladders import ladders
+from ladder.ratings.services import bot_ratings_ensure
 
 log = logging.getLogger("ladder.bots")
 
@@ -107,19 +108,6 @@ def bot_create(
     if checked is not None:
         _add_version(bot, number=1, endpoint=checked.target, status=BotVersion.Status.VALID)
     return bot
-
-
-def bot_ratings_ensure(*, bot_ids: Sequence[int], ladder_keys: Sequence[str]) -> None:
-    """Give each bot a rating entry (start rating, no games) on each ladder where it has none.
-
-    Idempotent and safe to run concurrently (conflicts are ignored); the
-    recording service calls it before locking entries, ``rerate`` for a new ladder.
-    """
-    BotRating.objects.bulk_create(
-        (BotRating(bot_id=b, ladder=key) for key in ladder_keys for b in sorted(bot_ids)),
-        ignore_conflicts=True,
-        batch_size=1000,
-    )
 
 
 def _add_version(bot: Bot, **fields: object) -> BotVersion:

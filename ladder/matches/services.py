@@ -7,11 +7,11 @@ it back for a retry (``match_release``), fail it, and the janitor's
 fenced by that claim (worker name and attempt number), so a worker whose lease
 expired and was taken over can no longer change the match.
 
-``match_record_result`` is the single writer of a finished match and of the
-ratings: it calls the pure ``ladder.ratings.elo`` itself, so this app does not
-depend on the ratings app (which reads the history written here). Locks are
-always taken in the same order — the match row, then the seated bots' rating
-entries on the match's ladder ordered by bot id — so concurrent recordings never
+``match_record_result`` is the single writer of a finished match; the rating
+change is the ratings app's service (``ladder.ratings.services``), called inside
+the recording transaction. Locks are always taken in the same order — the match
+row, then the seated bots' rating entries on the match's ladder ordered by bot
+id (``rating_entries_lock``) — so concurrent recordings never
 deadlock on PostgreSQL; on SQLite the IMMEDIATE transactions serialize writers
 instead (select_for_update is a no-op there). The state check under the match
 lock makes a second call a no-op.
@@ -33,8 +33,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotRating, BotVersion
-from ladder.bots.services import bot_ratings_ensure
+from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
@@ -51,7 +50,7 @@ from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.suspensions import bots_suspend_failing
 from ladder.matchmaking.deals import rotations
-from ladder.ratings import elo
+from ladder.ratings.services import bot_ratings_ensure, rating_entries_lock, ratings_apply
 
 log = logging.getLogger("ladder.matches")
 OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
@@ -535,12 +534,8 @@ def match_record_result(
         if match.status not in OPEN_STATES:
             raise Conflict(f"match is {match.status}; its result cannot be recorded")
         seats = list(match.seats.order_by("seat"))
-        entries = {
-            e.bot_id: e
-            for e in BotRating.objects.select_for_update()
-            .filter(ladder=match.ladder, bot_id__in=[s.bot_id for s in seats])
-            .order_by("bot_id")
-        }
+        bot_ids = [s.bot_id for s in seats]
+        entries = rating_entries_lock(ladder=match.ladder, bot_ids=bot_ids)
         # Allocated after every lock is held, so results that share a bot get ids
         # in the order their rating changes were applied (rerate relies on it).
         recorded = MatchResult.objects.create(
@@ -552,8 +547,12 @@ def match_record_result(
             data=dict(result),
             elo_k=k_used if match.rated else 0.0,
         )
-        _rate(seats, entries, ranks, k_used if match.rated else 0.0)
-        for seat, rank, info in zip(seats, ranks, per_seat, strict=True):
+        changes = ratings_apply(
+            entries=entries, bot_ids=bot_ids, ranks=ranks, k=k_used if match.rated else 0.0
+        )
+        for n, (seat, rank, info) in enumerate(zip(seats, ranks, per_seat, strict=True)):
+            if changes is not None:
+                seat.rating_before, seat.rating_after = changes[n].before, changes[n].after
             seat.result = recorded
             seat.rank = rank
             seat.score = (
@@ -571,7 +570,6 @@ def match_record_result(
             ["result", "rank", "score", "faults", "ended", "forfeit_reason", "rating_before",
              "rating_after"],
         )  # fmt: skip
-        BotRating.objects.bulk_update(list(entries.values()), ["rating", "games", "wins"])
         match.status = Match.Status.FINISHED
         match.finished_at = timezone.now()
         match.lease_expires_at = None
@@ -592,27 +590,6 @@ def match_record_result(
     except DatabaseError:
         log.exception("auto-suspend check after match %s failed", match.pk)
     return RecordOutcome(match=match, recorded=True)
-
-
-def _rate(
-    seats: Sequence[MatchSeat], entries: Mapping[int, BotRating], ranks: Sequence[int], k: float
-) -> None:
-    """Set rating_before/after on ``seats`` and move the locked ``entries`` (the caller saves).
-
-    ``k == 0`` means unrated: before equals after and no game is counted. Seats of
-    an off-ladder match have no entries and keep no rating.
-    """
-    if not entries:
-        return
-    before = [entries[s.bot_id].rating for s in seats]
-    deltas = elo.rate(before, ranks, k) if k > 0 else [0] * len(seats)
-    for seat, rank, rating, delta in zip(seats, ranks, before, deltas, strict=True):
-        seat.rating_before, seat.rating_after = rating, rating + delta
-        if k > 0:
-            entry = entries[seat.bot_id]
-            entry.rating = rating + delta
-            entry.games += 1
-            entry.wins += rank == 1
 
 
 @transaction.atomic

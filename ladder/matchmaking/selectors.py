@@ -12,10 +12,11 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import Count
 
-from ladder.bots.models import Bot, BotRating
+from ladder.bots.models import Bot
 from ladder.matches.models import Match, MatchSeat
 from ladder.matchmaking.planner import Candidate
 from ladder.ratings.elo import SCALE
+from ladder.ratings.models import BotRating
 
 OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
 

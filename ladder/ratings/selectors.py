@@ -26,12 +26,13 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Lower, RowNumber
 
-from ladder.bots.models import Bot, BotRating
+from ladder.bots.models import Bot
 from ladder.bots.selectors import ranked, with_rating
 from ladder.ladders import Ladder, ladder_get
 from ladder.matches.models import Match, MatchSeat
 from ladder.ratings import elo
 from ladder.ratings.elo import Uncertainty
+from ladder.ratings.models import BotRating
 
 __all__ = [
     "Uncertainty",

@@ -1,180 +1,82 @@
-"""Recomputing a ladder's ratings from its history, to check or to rewrite them.
+"""Writes of rating entries: create them, and move them when a result is recorded.
 
-Ratings are written once, by ``match_record_result`` (``ladder.matches.services``),
-from the pure ``elo`` module. Here the same function replays a ladder's recorded
-results in recording order (``MatchResult.id``) from the start rating:
-``ratings_recompute`` compares with what is stored, ``ratings_rewrite`` writes
-the recomputed values. Both stream plain values from the database (never one
-model object per seat), so memory grows with the number of bots, not matches.
+``match_record_result`` (``ladder.matches.services``) is the one caller of
+``rating_entries_lock`` and ``ratings_apply``, inside its recording transaction:
+it locks the match, then the seated bots' entries here (by bot id, the one lock
+order every writer uses, so concurrent recordings never deadlock on PostgreSQL),
+allocates the result, and applies the change. The update is the pure
+``ladder.ratings.elo`` function, the same one ``rerate``
+(``ladder.ratings.recompute``) replays. This module imports nothing above
+``ladder.ladders``: bots and matches sit above it and call it.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from operator import itemgetter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from django.conf import settings
-from django.db import transaction
-
-from ladder.bots.models import Bot, BotRating
-from ladder.bots.services import bot_ratings_ensure
-from ladder.ladders import ladder_get
-from ladder.matches.models import MatchSeat
 from ladder.ratings import elo
-
-MAX_LISTED = 1000
-"""Mismatches listed in full; the rest are counted."""
-CHUNK = 5000
-WRITE_BATCH = 1000
-REPLAY_FIELDS = (
-    "result_id", "pk", "match_id", "seat", "bot_id", "rank", "rating_before", "rating_after",
-    "result__elo_k",
-)  # fmt: skip
+from ladder.ratings.models import BotRating
 
 
 @dataclass(frozen=True)
-class ReplayedSeat:
-    """One rated seat as stored and as recomputed."""
+class SeatRating:
+    """One seat's rating before and after a recorded result (hundredths)."""
 
-    seat_id: int
-    match_id: int
-    seat: int
-    bot_id: int
-    stored: tuple[int | None, int | None]
-    computed: tuple[int, int]
+    before: int
+    after: int
 
 
-@dataclass(frozen=True)
-class Standing:
-    rating: int
-    games: int
-    wins: int
+def bot_ratings_ensure(*, bot_ids: Sequence[int], ladder_keys: Sequence[str]) -> None:
+    """Give each bot a rating entry (start rating, no games) on each ladder where it has none.
 
-
-@dataclass
-class Recomputed:
-    """Outcome of a replay of one ladder's history."""
-
-    ladder: str
-    matches: int = 0
-    mismatch_count: int = 0
-    mismatches: list[str] = field(default_factory=list)
-    standings: dict[int, Standing] = field(default_factory=dict)
-
-    def mismatch(self, line: str) -> None:
-        self.mismatch_count += 1
-        if len(self.mismatches) < MAX_LISTED:
-            self.mismatches.append(line)
-
-
-def replay_history(ladder: str, standings: dict[int, Standing]) -> Iterator[ReplayedSeat]:
-    """Every recorded seat of ``ladder`` in recording order, rated again from the start.
-
-    ``standings`` (bot id -> rating, games, wins) starts empty and is left at the
-    end of the history; the caller compares or writes. Unrated results (K 0)
-    keep before = after and count no game, exactly as the recording does.
+    Idempotent and safe to run concurrently (conflicts are ignored); the
+    recording service calls it before locking entries, ``rerate`` for a new ladder.
     """
-    start = settings.LADDER_ELO_START
-    rows = (
-        MatchSeat.objects.filter(match__ladder=ladder, result__isnull=False)
-        .order_by("result_id", "seat")
-        .values_list(*REPLAY_FIELDS)
-        .iterator(chunk_size=CHUNK)
+    BotRating.objects.bulk_create(
+        (BotRating(bot_id=b, ladder=key) for key in ladder_keys for b in sorted(bot_ids)),
+        ignore_conflicts=True,
+        batch_size=1000,
     )
-    for _, group in itertools.groupby(rows, key=itemgetter(0)):
-        seats = list(group)
-        k = seats[0][8]
-        now = [standings.get(row[4]) or Standing(start, 0, 0) for row in seats]
-        ranks = [row[5] or 0 for row in seats]
-        rated = k > 0 and len(seats) >= 2
-        deltas = elo.rate([s.rating for s in now], ranks, k) if rated else [0] * len(seats)
-        for row, was, rank, delta in zip(seats, now, ranks, deltas, strict=True):
-            _, pk, match_id, seat, bot_id, _, before, after, _ = row
-            if rated:
-                standings[bot_id] = Standing(
-                    was.rating + delta, was.games + 1, was.wins + (rank == 1)
-                )
-            yield ReplayedSeat(
-                pk, match_id, seat, bot_id, (before, after), (was.rating, was.rating + delta)
-            )
 
 
-def _compare_entries(rec: Recomputed) -> list[BotRating]:
-    """Entries whose stored values differ from the recomputed ones (changed in memory)."""
-    start = Standing(settings.LADDER_ELO_START, 0, 0)
-    names = dict(Bot.objects.values_list("pk", "name"))
-    changed = []
-    for entry in BotRating.objects.filter(ladder=rec.ladder).only(
-        "pk", "bot_id", "rating", "games", "wins"
-    ):
-        want = rec.standings.get(entry.bot_id, start)
-        if (entry.rating, entry.games, entry.wins) != (want.rating, want.games, want.wins):
-            rec.mismatch(
-                f"bot {names.get(entry.bot_id, entry.bot_id)}: stored rating {entry.rating}"
-                f" games {entry.games} wins {entry.wins}, recomputed rating {want.rating}"
-                f" games {want.games} wins {want.wins}"
-            )
-            entry.rating, entry.games, entry.wins = want.rating, want.games, want.wins
-            changed.append(entry)
-    return changed
+def rating_entries_lock(*, ladder: str, bot_ids: Sequence[int]) -> dict[int, BotRating]:
+    """Lock the bots' entries on ``ladder`` in bot-id order (inside the caller's transaction).
 
-
-def _replay(ladder: str, *, write: bool) -> Recomputed:
-    """Replay ``ladder``; with ``write``, store the recomputed value of every differing seat."""
-    rec = Recomputed(ladder=ladder)
-    names: dict[int, str] | None = None
-    pending: list[MatchSeat] = []
-    last_match = None
-    for seat in replay_history(ladder, rec.standings):
-        if seat.match_id != last_match:
-            rec.matches += 1
-            last_match = seat.match_id
-        if seat.stored == seat.computed:
-            continue
-        names = names if names is not None else dict(Bot.objects.values_list("pk", "name"))
-        rec.mismatch(
-            f"match {seat.match_id} seat {seat.seat} ({names.get(seat.bot_id)}):"
-            f" stored {seat.stored[0]}->{seat.stored[1]},"
-            f" recomputed {seat.computed[0]}->{seat.computed[1]}"
-        )
-        if write:
-            before, after = seat.computed
-            pending.append(MatchSeat(pk=seat.seat_id, rating_before=before, rating_after=after))
-            if len(pending) >= WRITE_BATCH:
-                MatchSeat.objects.bulk_update(pending, ["rating_before", "rating_after"])
-                pending.clear()
-    if pending:
-        MatchSeat.objects.bulk_update(pending, ["rating_before", "rating_after"])
-    return rec
-
-
-def ratings_recompute(*, ladder: str | None = None) -> Recomputed:
-    """Replay one ladder (default: the default ladder); list every stored value that differs."""
-    rec = _replay(ladder_get(ladder).key, write=False)
-    _compare_entries(rec)
-    return rec
-
-
-def ratings_rewrite(*, ladder: str | None = None) -> Recomputed:
-    """Recompute one ladder and write every differing seat and entry.
-
-    First every bot gets an entry on the ladder (what a newly configured ladder
-    needs), then the ladder's entries are locked (by bot id, the recording
-    service's order) for the replay and the writes.
+    An off-ladder match (``ladder`` empty) has no entries: an empty mapping.
     """
-    key = ladder_get(ladder).key
-    bot_ratings_ensure(bot_ids=list(Bot.objects.values_list("pk", flat=True)), ladder_keys=[key])
-    with transaction.atomic():
-        list(
-            BotRating.objects.select_for_update()
-            .filter(ladder=key)
-            .order_by("bot_id")
-            .values_list("pk", flat=True)
-        )
-        rec = _replay(key, write=True)
-        BotRating.objects.bulk_update(
-            _compare_entries(rec), ["rating", "games", "wins"], batch_size=WRITE_BATCH
-        )
-    return rec
+    if not ladder:
+        return {}
+    return {
+        e.bot_id: e
+        for e in BotRating.objects.select_for_update()
+        .filter(ladder=ladder, bot_id__in=list(bot_ids))
+        .order_by("bot_id")
+    }
+
+
+def ratings_apply(
+    *,
+    entries: Mapping[int, BotRating],
+    bot_ids: Sequence[int],
+    ranks: Sequence[int],
+    k: float,
+) -> list[SeatRating] | None:
+    """Rate one recorded result: move and save the locked ``entries``; each seat's change.
+
+    ``bot_ids`` and ``ranks`` are in seat order. ``k == 0`` means unrated: before
+    equals after and no game is counted. Seats of an off-ladder match (no
+    entries) keep no rating: None.
+    """
+    if not entries:
+        return None
+    before = [entries[b].rating for b in bot_ids]
+    deltas = elo.rate(before, ranks, k) if k > 0 else [0] * len(bot_ids)
+    if k > 0:
+        for bot_id, rank, rating, delta in zip(bot_ids, ranks, before, deltas, strict=True):
+            entry = entries[bot_id]
+            entry.rating = rating + delta
+            entry.games += 1
+            entry.wins += rank == 1
+        BotRating.objects.bulk_update(list(entries.values()), ["rating", "games", "wins"])
+    return [SeatRating(r, r + d) for r, d in zip(before, deltas, strict=True)]

@@ -26,7 +26,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_default
 from ladder.matches.models import (
@@ -38,6 +38,7 @@ from ladder.matches.models import (
     VersionComparison,
 )
 from ladder.matches.services import OPEN_STATES, deal_create, match_create, match_ladder
+from ladder.ratings.models import BotRating
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
 from ladder.tournaments.standings import Outcome, standings
 

@@ -13,11 +13,12 @@ from typing import Protocol
 
 from django.conf import settings
 
-from ladder.bots.models import Bot, BotRating, BotVersion
+from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.elo import SCALE
+from ladder.ratings.models import BotRating
 
 
 def points(hundredths: int | None) -> float | None:

@@ -145,14 +145,14 @@ def record(match: Any, ranks: Sequence[int]) -> Any:
 
 def standing(bot: Any, ladder: str = "dd-1") -> tuple[int, int, int]:
     """A bot's stored (rating, games, wins) on a ladder."""
-    from ladder.bots.models import BotRating
+    from ladder.ratings.models import BotRating
 
     return BotRating.objects.values_list("rating", "games", "wins").get(bot=bot, ladder=ladder)
 
 
 def standings(ladder: str = "dd-1") -> list[tuple[int, int, int, int]]:
     """Every (bot id, rating, games, wins) on a ladder, by bot id."""
-    from ladder.bots.models import BotRating
+    from ladder.ratings.models import BotRating
 
     rows = BotRating.objects.filter(ladder=ladder).order_by("bot_id")
     return list(rows.values_list("bot_id", "rating", "games", "wins"))

@@ -24,7 +24,7 @@ from django.conf import settings
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.services import match_create
 from ladder.ratings import elo
-from ladder.ratings.services import ratings_recompute
+from ladder.ratings.recompute import ratings_recompute
 from tests.ladder.conftest import make_result, standings
 from tests.support.database import database_url
 

@@ -9,11 +9,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from ladder.bots.models import BotRating
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound
 from ladder.ladders import ladder_for, ladder_get, ladder_list, ladders
 from ladder.matches.models import Match
 from ladder.matches.services import match_create
+from ladder.ratings.models import BotRating
 from tests.ladder.conftest import record, standing
 
 pytestmark = pytest.mark.django_db

@@ -56,8 +56,8 @@ def test_old_ratings_arrive_on_the_default_ladder(capsys: Any) -> None:
 
     migrate(latest)
     from ladder.bots.models import Bot as NewBot
-    from ladder.bots.models import BotRating
     from ladder.matches.models import Match, MatchSeat
+    from ladder.ratings.models import BotRating
 
     entries = BotRating.objects.filter(ladder="dd-1").order_by("bot__name")
     assert list(entries.values_list("bot__name", "rating", "games", "wins")) == [

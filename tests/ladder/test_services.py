@@ -11,7 +11,7 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 
-from ladder.bots.models import Bot, BotRating
+from ladder.bots.models import Bot
 from ladder.bots.services import (
     bot_create,
     bot_delete,
@@ -24,6 +24,7 @@ from ladder.bots.services import (
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.services import match_cancel, match_create, match_record_result, match_start
+from ladder.ratings.models import BotRating
 from tests.ladder.conftest import make_replay, make_result, record, standing, standings
 
 pytestmark = pytest.mark.django_db

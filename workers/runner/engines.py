@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 import grpc
 
+from workers.local_engine import LocalEngine
 from workers.runner.net import engine_channel_options
 
 
@@ -115,3 +116,34 @@ class EnginePool:
         if os.getpid() == self._pid:
             for channel in channels.values():
                 channel.close()
+
+
+_pools: dict[tuple[int, str], EnginePool] = {}
+_pools_lock = threading.Lock()
+_local = LocalEngine()
+
+
+def engine_pool(address: str | None = None) -> EnginePool:
+    """This process's pool for ``address`` (``ENGINE_ADDRESS``); without one, a local
+    engine this process starts on first use and owns (``workers.local_engine``).
+
+    One pool per (process, address): every match the process plays shares its
+    channels and what it knows of the replicas; a forked child builds its own.
+    """
+    address = address or _local.address()
+    key = (os.getpid(), address)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = EnginePool(address)
+        return pool
+
+
+def shutdown() -> None:
+    """Close this process's engine channels and stop its local engine (process exit)."""
+    with _pools_lock:
+        pools = [p for (pid, _), p in _pools.items() if pid == os.getpid()]
+        _pools.clear()
+    for pool in pools:
+        pool.close()
+    _local.stop()

@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,18 +51,16 @@ from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
-    BotStub,
     EngineError,
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
     Undecodable,
-    bot_channel_options,
     engine_channel_options,
-    probe,
     rpc_code,
     rpc_details,
 )
+from workers.runner.transport import DialledTransport, SeatTransport, TransportFactory
 
 log = logging.getLogger("workers.runner")
 
@@ -114,6 +113,10 @@ class BotSpec:
     # itself). The ladder passes "remote" or "hosted": its replays and match pages are
     # public, and an endpoint (or a sandbox's socket path) is its owner's business.
     shown_address: str | None = None
+    # How the runner reaches the bot: a factory of the seat's transport, called with
+    # the match's time control (connected bots: the relay). None: dial `address`
+    # (unary or one stream, as the handshake negotiates; workers.runner.transport).
+    transport: TransportFactory | None = None
 
     def public(self, message: str) -> str:
         """``message`` with every spelling of the address replaced by ``shown_address``."""
@@ -158,8 +161,7 @@ class SeatState:
 
     seat: int
     spec: BotSpec
-    channel: grpc.Channel | None = None
-    stub: Any = None
+    transport: SeatTransport | None = None
     name: str = ""
     version: str = ""
     protocol_version: int = 0
@@ -349,33 +351,44 @@ class MatchRun:
         tc = self.time_control
         for st in self.seats:
             st.bank_s = tc.bank_s
-            st.channel = grpc.insecure_channel(
-                st.spec.address,
-                options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes),
-            )
-            st.stub = BotStub(st.channel)
             st.name, st.version = st.spec.name, st.spec.version
+            if st.spec.start_error:
+                continue
+            factory = st.spec.transport
+            st.transport = (
+                factory(tc)
+                if factory is not None
+                else DialledTransport(st.spec.address, tc, is_alive=st.spec.is_alive)
+            )
 
     def _handshakes(self) -> list[tuple[int, str]]:
         """Handshake every bot concurrently; returns (seat, reason) of unreachable ones."""
         tc = self.time_control
-        calls = []
         dead: list[tuple[int, str]] = []
+        asked: list[SeatState] = []
         for st in self.seats:
             if st.spec.start_error:
                 st.handshake = st.spec.public(st.spec.start_error)
                 dead.append((st.seat, st.spec.start_error))
                 continue
-            fut = st.stub.Handshake.future(
-                bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                timeout=tc.handshake_s,
-                wait_for_ready=True,  # a freshly started bot may still be binding
-            )
-            calls.append((st, fut))
-        for st, fut in calls:
+            asked.append(st)
+        request = bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION)
+
+        def shake(st: SeatState) -> bot_pb2.HandshakeReply | Undecodable | grpc.RpcError:
+            assert st.transport is not None
             try:
-                reply: bot_pb2.HandshakeReply = fut.result()
+                return st.transport.handshake(request, tc.handshake_s)
             except grpc.RpcError as exc:
+                return exc
+
+        if len(asked) > 1:  # a bot still starting must not delay the others' handshakes
+            with ThreadPoolExecutor(len(asked), thread_name_prefix="handshake") as pool:
+                replies = list(pool.map(shake, asked))
+        else:
+            replies = [shake(st) for st in asked]
+        for st, reply in zip(asked, replies, strict=True):
+            if isinstance(reply, grpc.RpcError):
+                exc = reply
                 code = rpc_code(exc)
                 if code == grpc.StatusCode.UNIMPLEMENTED:
                     st.handshake, st.protocol_version = "unimplemented", PROTOCOL_VERSION
@@ -384,7 +397,7 @@ class MatchRun:
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     if st.spec.is_alive is not None and not st.spec.is_alive():
                         dead.append((st.seat, "bot process exited before the game"))
-                    elif self._gone(st.spec.address):
+                    elif self._gone(st):
                         dead.append((st.seat, f"unreachable: nothing listens at {st.spec.address}"))
                 # The log (operators only) keeps the address the replay leaves out.
                 log.warning(
@@ -407,15 +420,9 @@ class MatchRun:
                 )
         return dead
 
-    def _gone(self, address: str) -> bool:
-        """Nothing listens at `address` (checked a few times: proof of a dead bot)."""
-        tc = self.time_control
-        for attempt in range(max(1, tc.probe_attempts)):
-            if attempt:
-                time.sleep(tc.probe_interval_s)
-            if probe(address, tc.probe_s) == "refused":
-                return True
-        return False
+    def _gone(self, st: SeatState) -> bool:
+        """The seat's transport has proof that the bot is gone (nothing listens, ...)."""
+        return st.transport is not None and st.transport.gone()
 
     def _ask(self, st: SeatState, decision: engine_pb2.Decision) -> _Answer:
         """Ask one bot for one decision; every failure becomes a fault or a forfeit."""
@@ -437,9 +444,10 @@ class MatchRun:
         timeout = tc.decision_s + st.bank_s
         started = time.monotonic()
         error: grpc.RpcError | None = None
-        reply: bot_pb2.DecisionReply | None = None
+        reply: bot_pb2.DecisionReply | Undecodable | None = None
+        assert st.transport is not None
         try:
-            reply = st.stub.Act(request, timeout=timeout)
+            reply = st.transport.act(request, timeout)
         except grpc.RpcError as exc:
             error = exc
         elapsed = time.monotonic() - started
@@ -517,7 +525,7 @@ class MatchRun:
                     think_ms=think_ms,
                     fault_kind="dead",
                 )
-            if self._gone(st.spec.address):
+            if self._gone(st):
                 return _Answer(
                     "forfeit",
                     reason=f"dead: connection lost ({detail}) and nothing listens any more",
@@ -670,8 +678,8 @@ class MatchRun:
         finally:
             self._close_game()
             for st in self.seats:
-                if st.channel is not None:
-                    st.channel.close()
+                if st.transport is not None:
+                    st.transport.close()
 
     def _close_game(self) -> None:
         """Free the game on the engine (best effort: it expires anyway when idle)."""

@@ -168,8 +168,9 @@ def make_cluster(
 
 def assert_each_finished_once(match_ids: list[int], n_bots: int) -> None:
     """Every match finished with one result, one set of rating changes, one stored replay."""
-    from ladder.bots.models import Bot, BotRating
+    from ladder.bots.models import Bot
     from ladder.matches.models import Match, MatchResult, MatchSeat
+    from ladder.ratings.models import BotRating
 
     matches = {m.pk: m for m in Match.objects.filter(pk__in=match_ids)}
     bad = {pk: (m.status, m.error) for pk, m in matches.items() if m.status != "finished"}

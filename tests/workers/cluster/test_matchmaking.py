@@ -20,9 +20,10 @@ from django.core.management import call_command
 from django.db.models import Max
 
 from ladder.accounts.models import User
-from ladder.bots.models import Bot, BotRating
+from ladder.bots.models import Bot
 from ladder.bots.services import bot_create, bot_set_endpoint, bot_suspend
 from ladder.matches.models import Match, MatchSeat
+from ladder.ratings.models import BotRating
 from tests.support.processes import Proc, start_bot
 from tests.support.workers import wait_until
 

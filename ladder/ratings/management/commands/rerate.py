@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ladder.common.exceptions import ApplicationError
 from ladder.ladders import ladder_get, ladders
-from ladder.ratings.services import ratings_recompute, ratings_rewrite
+from ladder.ratings.recompute import ratings_recompute, ratings_rewrite
 
 
 class Command(BaseCommand):
