@@ -50,6 +50,12 @@ from digdown.healthcheck import wait_until_serving
 from workers.runner import BotSpec
 from workers.sandbox.bundle import Bundle, BundleError
 from workers.sandbox.capture import CappedLog
+from workers.sandbox.cgroups import (
+    SeatCgroup,
+    cgroup_support,
+    process_tree_cpu_seconds,
+    process_tree_memory_peak,
+)
 from workers.sandbox.seccomp import SeccompUnavailable, filter_fd
 from workers.sandbox.view import BOOT, LIB_DIR, runtime_view
 
@@ -84,6 +90,7 @@ class SandboxLimits:
     start_s: float = 15.0  # until the bot's health service says SERVING
     wall_s: float = 1800.0  # whole life of the seat, whatever happens
     log_bytes: int = 64 * 1024  # output kept for its owner
+    cpus: float = 1.0  # cpu.max: cores' worth of CPU the seat may use (cgroup mode)
 
     def rlimits(self) -> dict[str, int]:
         d = asdict(self)
@@ -102,6 +109,8 @@ class SandboxConfig:
     bwrap: str = "bwrap"
     # Where seat directories are made (default: the system temp dir).
     workdir: str | None = None
+    # A cgroup v2 directory delegated to this worker ("": its own; workers/sandbox/cgroups.py).
+    cgroup: str = ""
 
 
 @dataclass
@@ -119,6 +128,31 @@ class HostedSeat:
     pid_namespace: int = 0
     ended: str = ""  # how it ended, once it has
     leftovers: list[int] = field(default_factory=list)  # pids found (and killed) afterwards
+    cgroup: SeatCgroup | None = None  # its own cgroup, where the worker has one to give
+    cpu_s: float = 0.0  # CPU time of its processes, as last read
+    memory_peak: int = 0  # bytes, as last read
+    killed_why: str = ""  # the launcher's reason when it killed the seat (a limit)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the seat's processes have used so far (None: cannot be read now)."""
+        if self.cgroup is not None:
+            used = self.cgroup.cpu_seconds()
+        elif self.init_pid:
+            used = process_tree_cpu_seconds(self.init_pid)
+        elif self.proc is not None:  # unsafe mode: the plain process
+            used = process_tree_cpu_seconds(self.proc.pid)
+        else:
+            used = None
+        if used is not None:
+            self.cpu_s = max(self.cpu_s, used)
+        return used
+
+    def _read_memory_peak(self) -> None:
+        peak = self.cgroup.memory_peak() if self.cgroup is not None else None
+        if peak is None:
+            root = self.init_pid or (self.proc.pid if self.proc is not None else 0)
+            peak = process_tree_memory_peak(root) if root else 0
+        self.memory_peak = max(self.memory_peak, peak)
 
     def is_alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -131,6 +165,7 @@ class HostedSeat:
             version=version,
             is_alive=self.is_alive,
             start_error=self.start_error,
+            cpu_seconds=self.cpu_seconds,
         )
 
     def log_bytes(self) -> bytes:
@@ -499,6 +534,22 @@ def _launch(
         info_r, info_w = os.pipe()
         seccomp = filter_fd()
         argv = _sandbox_argv(seat_dir, boot_config, (info_w, seccomp), limits, config.bwrap)
+    support = cgroup_support(config.cgroup)
+    if support.mode != "rlimits":
+        try:
+            seat.cgroup = SeatCgroup(
+                support,
+                memory_bytes=limits.memory_bytes,
+                processes=limits.processes,
+                cpus=limits.cpus,
+            )
+        except OSError as exc:
+            log.warning("hosted seat without its cgroup (rlimits only): %s", exc)
+    if seat.cgroup is not None:
+        stack.callback(seat.cgroup.close)  # after _stop, which reads it last
+        # Enter the seat's cgroup before bubblewrap starts, so every process of the
+        # sandbox is born in it (a move afterwards could miss a fast fork).
+        argv = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', seat.cgroup.procs, *argv]
     try:
         seat.proc = subprocess.Popen(
             argv,
@@ -566,6 +617,7 @@ def _kill(seat: HostedSeat, why: str) -> None:
         return
     if why:
         seat.log.note(f"killed: {why}")
+        seat.killed_why = why
     with contextlib.suppress(ProcessLookupError):
         if seat.mode == "unsafe":
             os.killpg(proc.pid, signal.SIGKILL)
@@ -585,7 +637,11 @@ def _stop(seat: HostedSeat, limits: SandboxLimits) -> None:
     if proc is None:
         return
     exited = proc.poll()
+    seat.cpu_seconds()  # the last readings, while its processes are there to read
+    seat._read_memory_peak()
     _kill(seat, "")
+    if seat.cgroup is not None:
+        seat.cgroup.kill()
     try:
         proc.wait(KILL_WAIT_S)
     except subprocess.TimeoutExpired:
@@ -596,10 +652,37 @@ def _stop(seat: HostedSeat, limits: SandboxLimits) -> None:
         else:
             seat.ended = _describe_exit(exited, limits)
             seat.log.note(f"the bot {seat.ended} before the end of the match")
+    seat.log.note(_end_line(seat, exited, limits))
     seat.log.join(KILL_WAIT_S)
     if proc.stdout is not None:
         proc.stdout.close()
     seat.leftovers = _reap_leftovers(seat)
+
+
+def _end_line(seat: HostedSeat, exited: int | None, limits: SandboxLimits) -> str:
+    """The log's last word on the seat: how it ended, the limit it hit, what it used."""
+    if seat.cgroup is not None:
+        cpu = seat.cgroup.cpu_seconds()
+        seat.cpu_s = max(seat.cpu_s, cpu or 0.0)
+        peak = seat.cgroup.memory_peak()
+        seat.memory_peak = max(seat.memory_peak, peak or 0)
+    how = seat.start_error or (
+        "stopped by the worker at the end of the match"
+        if exited is None
+        else f"the bot {_describe_exit(exited, limits)}"
+    )
+    hit = seat.cgroup.limits_hit() if seat.cgroup is not None else []
+    sig = -exited if exited is not None and exited < 0 else (exited or 0) - 128
+    if sig == signal.SIGXCPU:
+        hit.append(f"RLIMIT_CPU ({limits.cpu_s} s)")
+    if seat.killed_why:
+        hit.append(seat.killed_why)
+    mode = "cgroup" if seat.cgroup is not None and seat.cgroup.limited else "rlimits"
+    line = (
+        f"ended: {how}; CPU {seat.cpu_s:.2f} s, memory peak "
+        f"{seat.memory_peak / (1024 * 1024):.1f} MiB ({mode} limits)"
+    )
+    return line + (f"; limit hit: {', '.join(hit)}" if hit else "")
 
 
 def _reap_leftovers(seat: HostedSeat) -> list[int]:
