@@ -16,8 +16,9 @@ from dataclasses import asdict
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_shutdown
+from celery.signals import worker_process_shutdown, worker_ready
 from celery.utils.time import get_exponential_backoff_interval
+from celery.worker.control import inspect_command
 from django.conf import settings
 
 from ladder.bots.models import BotVersion
@@ -27,7 +28,7 @@ from ladder.matches.services import match_requeue_stale
 from ladder.matchmaking.services import matchmake as matchmake_ladders
 from ladder.tournaments.services import tournaments_advance_running
 from workers.celery_app import app
-from workers.hosted import version_smoke
+from workers.hosted import log_sandbox_status, sandbox_status, version_smoke
 from workers.queued_match import play_queued_match
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
@@ -133,3 +134,18 @@ def matchmake() -> dict[str, list[int]]:
 def _close_engines(**_: Any) -> None:
     """A pool process that exits closes its channels and stops the engine it started."""
     shutdown()
+
+
+@worker_ready.connect
+def _say_how_hosted_bots_run(**_: Any) -> None:
+    """The start-up log says the sandbox's mode, its filter and its resource mode."""
+    try:
+        log_sandbox_status()
+    except Exception:  # the worker serves remote bots whatever this says
+        log.exception("could not tell how hosted bots run here")
+
+
+@inspect_command()
+def sandbox(state: Any, **_: Any) -> dict[str, str]:
+    """``celery inspect sandbox`` (and ``python -m deploy.health worker``): how hosted bots run."""
+    return sandbox_status()
