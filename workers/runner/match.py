@@ -49,7 +49,7 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
-from workers.runner.clock import DecisionClock
+from workers.runner.clock import CpuUsage, DecisionClock
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
     EngineError,
@@ -96,9 +96,10 @@ class TimeControl:
     engine_resume_s: float = 30.0
     max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
     match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
-    # What a seat whose CPU time is measured (BotSpec.cpu_seconds: hosted bots) is charged:
-    # "cpu" (its CPU time, but at least its wall time / cpu_wall_factor, so a bot that
-    # sleeps still pays) or "wall". Other seats are always charged wall time.
+    # What a seat whose CPU use is measured (BotSpec.cpu_usage: hosted bots) is charged:
+    # "cpu" (its wall time without its waits for a CPU, at least its CPU time; the call's
+    # wall deadline widened by cpu_wall_factor; workers/runner/clock.py) or "wall".
+    # Other seats are always charged wall time.
     hosted_clock: str = "wall"
     cpu_wall_factor: float = 3.0
 
@@ -123,9 +124,9 @@ class BotSpec:
     # the match's time control (connected bots: the relay). None: dial `address`
     # (unary or one stream, as the handshake negotiates; workers.runner.transport).
     transport: TransportFactory | None = None
-    # CPU seconds the bot's processes have used so far (hosted bots: the sandbox measures
-    # them; None when it cannot now). Read around each decision: its CPU time.
-    cpu_seconds: Callable[[], float | None] | None = None
+    # (CPU seconds, seconds waiting for a CPU) of the bot's processes so far (hosted bots:
+    # the sandbox measures them; None when it cannot now). Read around each decision.
+    cpu_usage: Callable[[], CpuUsage | None] | None = None
 
     def public(self, message: str) -> str:
         """``message`` with every spelling of the address replaced by ``shown_address``."""
@@ -454,7 +455,7 @@ class MatchRun:
             ply=decision.ply,
         )
         timeout = tc.decision_s + st.bank_s
-        clock = DecisionClock(st.spec.cpu_seconds, tc)
+        clock = DecisionClock(st.spec.cpu_usage, tc)
         error: grpc.RpcError | None = None
         reply: bot_pb2.DecisionReply | Undecodable | None = None
         assert st.transport is not None
@@ -726,7 +727,7 @@ class MatchRun:
             "think_s": round(st.think_s, 6),
             "cpu_s": None if st.cpu_s is None else round(st.cpu_s, 6),
             "clock": "cpu"
-            if st.spec.cpu_seconds and self.time_control.hosted_clock == "cpu"
+            if st.spec.cpu_usage and self.time_control.hosted_clock == "cpu"
             else "wall",
             "bank_left_ms": int(st.bank_s * 1000),
             "runner_faults": st.faults,

@@ -200,6 +200,12 @@ class SeatCgroup:
         usage = self._keyed("cpu.stat").get("usage_usec")
         return None if usage is None else usage / 1e6
 
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
     def memory_peak(self) -> int | None:
         for name in ("memory.peak", "memory.max_usage_in_bytes"):
             with contextlib.suppress(OSError, ValueError):
@@ -269,6 +275,33 @@ def process_tree_cpu_seconds(root_pid: int) -> float | None:
         total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
         stack += _children(pid)
     return total / CLOCK_TICKS if seen else None
+
+
+def process_tree(root_pid: int) -> list[int]:
+    """``root_pid`` and its live descendants."""
+    found, stack = [], [root_pid]
+    while stack:
+        pid = stack.pop()
+        if os.path.exists(f"/proc/{pid}"):
+            found.append(pid)
+            stack += _children(pid)
+    return found
+
+
+def runqueue_wait_seconds(pids: list[int]) -> float:
+    """Time the threads of ``pids`` spent runnable but waiting for a CPU (scheduler stats).
+
+    The second field of ``/proc/PID/task/TID/schedstat`` (nanoseconds), summed
+    over every live thread: how long the machine, not the bot, held them back.
+    """
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                path = f"/proc/{pid}/task/{tid}/schedstat"
+                with contextlib.suppress(OSError, ValueError, IndexError), open(path) as fh:
+                    total += int(fh.read().split()[1])
+    return total / 1e9
 
 
 def process_tree_memory_peak(root_pid: int) -> int:

@@ -53,8 +53,10 @@ from workers.sandbox.capture import CappedLog
 from workers.sandbox.cgroups import (
     SeatCgroup,
     cgroup_support,
+    process_tree,
     process_tree_cpu_seconds,
     process_tree_memory_peak,
+    runqueue_wait_seconds,
 )
 from workers.sandbox.seccomp import SeccompUnavailable, filter_fd
 from workers.sandbox.view import BOOT, LIB_DIR, runtime_view
@@ -131,6 +133,7 @@ class HostedSeat:
     cgroup: SeatCgroup | None = None  # its own cgroup, where the worker has one to give
     cpu_s: float = 0.0  # CPU time of its processes, as last read
     memory_peak: int = 0  # bytes, as last read
+    waited_s: float = 0.0  # its live threads' waits for a CPU, as last read (never less)
     killed_why: str = ""  # the launcher's reason when it killed the seat (a limit)
 
     def cpu_seconds(self) -> float | None:
@@ -146,6 +149,19 @@ class HostedSeat:
         if used is not None:
             self.cpu_s = max(self.cpu_s, used)
         return used
+
+    def cpu_usage(self) -> tuple[float, float] | None:
+        """(CPU seconds, seconds its threads waited for a CPU) so far; the runner's clock."""
+        used = self.cpu_seconds()
+        if used is None:
+            return None
+        if self.cgroup is not None:
+            pids = self.cgroup.pids()
+        else:
+            root = self.init_pid or (self.proc.pid if self.proc is not None else 0)
+            pids = process_tree(root) if root else []
+        self.waited_s = max(self.waited_s, runqueue_wait_seconds(pids))
+        return used, self.waited_s
 
     def _read_memory_peak(self) -> None:
         peak = self.cgroup.memory_peak() if self.cgroup is not None else None
@@ -165,7 +181,7 @@ class HostedSeat:
             version=version,
             is_alive=self.is_alive,
             start_error=self.start_error,
-            cpu_seconds=self.cpu_seconds,
+            cpu_usage=self.cpu_usage,
         )
 
     def log_bytes(self) -> bytes:
