@@ -18,12 +18,14 @@ WORKDIR /app
 # Dependencies first, so editing code does not reinstall them: the bot SDK
 # (its own distribution, sdk/), then the ladder's dependencies read from
 # pyproject.toml (with the s3 extra, django-storages, so LADDER_STORAGE=s3
-# works), and only then the code itself without touching dependencies again.
+# works; with the monitoring extra, Flower), and only then the code itself without
+# touching dependencies again.
 COPY sdk ./sdk
 RUN pip install ./sdk
 COPY pyproject.toml README.md ./
 RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 print('\n'.join(d for d in p['dependencies'] + p['optional-dependencies']['s3'] \
++ p['optional-dependencies']['monitoring'] \
 if not d.startswith('digdown-sdk')))" > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt
 COPY engine ./engine
@@ -32,6 +34,7 @@ COPY workers ./workers
 COPY examples ./examples
 COPY protos ./protos
 COPY deploy ./deploy
+COPY telemetry ./telemetry
 COPY manage.py ./
 RUN pip install --no-deps ".[s3]"
 

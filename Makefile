@@ -23,12 +23,13 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder deploy
+	$(VENV)/bin/ruff format --check engine sdk examples bench tests workers ladder deploy telemetry
 	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
 	$(VENV)/bin/mypy ladder deploy
+	$(VENV)/bin/mypy --strict telemetry engine/metrics.py
 
 test: $(STAMP) protos-check rulesets-check
 	$(MAKE) lint

@@ -127,6 +127,15 @@ class Interrupted(BaseException):
 # --- the run ----------------------------------------------------------------------------------
 
 
+# The processes that serve Prometheus metrics, on ports from METRICS_PORT up.
+METRICS_OF = ("engine", "worker", "grpc", "web")
+METRICS_PORT = 9101
+
+
+def metrics_env(ports: dict[str, int], name: str) -> dict[str, str]:
+    return {"LADDER_METRICS_PORT": str(ports[f"metrics-{name}"])}
+
+
 def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool) -> list[Service]:
     py = sys.executable
     engine_address = f"{HOST}:{ports['engine']}"
@@ -137,6 +146,7 @@ def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool)
             [py, "-m", "engine.server", "--listen", engine_address],
             grpc_ready("digdown.v1.Engine", ports["engine"]),
             f"the engine on {engine_address}",
+            metrics_env(ports, "engine"),
         )
     ]
     if remote_bots:
@@ -156,7 +166,7 @@ def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool)
             [*celery, "worker", "-l", "INFO", "-c", str(args.concurrency), *WORKER_FLAGS],
             log_says(" ready."),
             f"the Celery worker ({args.concurrency} matches at once)",
-            on_engine,
+            {**on_engine, **metrics_env(ports, "worker")},
         ),
         Service(
             "beat",
@@ -169,14 +179,14 @@ def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool)
             [py, "manage.py", "grpcserver", "--listen", f"{HOST}:{ports['grpc']}"],
             grpc_ready("digdown.v1.Ladder", ports["grpc"]),
             f"the Ladder gRPC server on {HOST}:{ports['grpc']}",
-            on_engine,
+            {**on_engine, **metrics_env(ports, "grpc")},
         ),
         Service(
             "web",
             web_argv(py, ports["web"]),
             http_ready(ports["web"]),
             f"the web server on http://{HOST}:{ports['web']}/",
-            on_engine,
+            {**on_engine, **metrics_env(ports, "web")},
         ),
     ]
     return listed
@@ -209,6 +219,7 @@ def banner(
         broker = f"embedded, files in {settings.LADDER_BROKER_DIR}"
     web = f"http://{HOST}:{ports['web']}"
     grpc_at = f"{HOST}:{ports['grpc']}"
+    metrics = "  ".join(f"{name} :{ports[f'metrics-{name}']}" for name in METRICS_OF)
     if remote_bots:
         bots = "remote bots served here (hosted bots cannot run: no sandbox)"
     elif settings.LADDER_SANDBOX_UNSAFE_DEV_MODE:
@@ -229,6 +240,7 @@ The ladder is running.
   broker         {broker}
   example bots   {bots}
   logs           {log_dir}/<process>.log   (tail -f {log_dir}/worker.log)
+  metrics        {web}/metrics, and each process's own: {metrics}
 
 Try next:
   open {web}/ and watch the board move; a match's page shows its replay
@@ -288,6 +300,9 @@ class Runner:
             "grpc": pick_port(args.grpc_port),
             "web": pick_port(args.web_port),
         }
+        # Each process's Prometheus /metrics (docs/operations.md, "Metrics").
+        for i, name in enumerate(METRICS_OF):
+            ports[f"metrics-{name}"] = pick_port(METRICS_PORT + i)
         if refusal:
             for i, port in enumerate(DEMO_BOT_PORTS):
                 ports[f"bot{i}"] = pick_port(port)

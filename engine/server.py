@@ -25,9 +25,12 @@ import grpc
 from digdown import serving, text, wire
 from digdown.rulesets import ruleset_response
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
-from engine import sessions, verify
+from engine import metrics, sessions, verify
 from engine.rules import RULESETS, GameConfig
 from engine.ruleset_json import ruleset_json
+from telemetry.logs import json_wanted, use_json_on_root
+from telemetry.metrics import serve as serve_metrics
+from telemetry.rpc import MetricsInterceptor
 
 log = logging.getLogger("engine.server")
 
@@ -198,6 +201,7 @@ class EngineServer(serving.GrpcServer):
         max_games: int = 10_000,
         max_games_per_client: int = 1_000,
         reflection_enabled: bool = True,
+        observers: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
         self.store = sessions.SessionStore(
             idle_timeout_s=idle_timeout_s,
@@ -215,6 +219,7 @@ class EngineServer(serving.GrpcServer):
             max_receive_bytes=max_message_bytes,
             thread_name_prefix="engine-rpc",
             reflection_enabled=reflection_enabled,
+            observers=observers,
         )
         self._stop = threading.Event()
         self._reaper = threading.Thread(target=self._reap, name="engine-reaper", daemon=True)
@@ -264,12 +269,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--grace", type=float, default=5.0, help="seconds for running calls at stop")
     p.add_argument("--no-reflection", action="store_true", help="do not serve reflection")
     p.add_argument("--log-level", default="INFO")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve Prometheus /metrics on this port (default: LADDER_METRICS_PORT; 0: off)",
+    )
     return p.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     serving.configure_logging(args.log_level)
+    if json_wanted():
+        use_json_on_root()
     try:
         engine = EngineServer(
             args.listen,
@@ -280,10 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_games=args.max_games,
             max_games_per_client=args.max_games_per_client,
             reflection_enabled=not args.no_reflection,
+            observers=[MetricsInterceptor()],
         )
     except OSError as exc:
         log.error("%s", exc)
         return 2
+    serve_metrics(args.metrics_port, extra=metrics.GamesOpen(lambda: len(engine.store)))
     serving.serve_until_signalled(engine, grace_s=args.grace, port_file=args.port_file)
     return 0
 

@@ -35,6 +35,7 @@ import grpc
 
 from digdown import serving, text, wire
 from digdown.v1 import engine_pb2, game_pb2
+from engine import metrics
 from engine.rules import Action, GameConfig, IllegalAction, State, new_game
 
 log = logging.getLogger("engine.sessions")
@@ -243,6 +244,7 @@ class SessionStore:
                 )
             self._sessions[session.game_id] = session
             self._per_client[client] += 1
+        metrics.GAMES_CREATED.inc()
         log.info(
             "game %s started for %s: seats=%d difficulty=%s",
             session.game_id,
@@ -298,7 +300,16 @@ class SessionStore:
 
 
 def step(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse:
-    """Apply one answer to a game (caller holds `session.lock`).
+    """Apply one answer to a game (caller holds `session.lock`), counted and timed."""
+    started = time.perf_counter()
+    response = _apply(session, request)
+    metrics.STEP_SECONDS.observe(time.perf_counter() - started)
+    metrics.STEPS.inc()
+    return response
+
+
+def _apply(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse:
+    """Apply one answer to a game.
 
     Fault and forfeit reasons are free text from the runner (often a bot's own
     words): they enter the record cleaned and cut to `text.REASON_MAX`.

@@ -75,3 +75,26 @@ _access = os.environ.get("LADDER_WEB_ACCESS_LOG", "-")
 accesslog = _access or None
 access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(L)ss request_id=%({x-request-id}o)s "%(a)s"'
 proc_name = "ladder-web"
+
+# Metrics: the workers' samples are summed through prometheus-client's multiprocess mode,
+# whose directory must be set before any worker imports the library (ladder/web/metrics.py
+# serves them at /metrics; LADDER_METRICS_PORT also serves them from this master process,
+# on a port that can stay private while the site is public).
+
+
+def on_starting(server: object) -> None:
+    from telemetry.metrics import prepare_group
+
+    prepare_group("web")
+
+
+def when_ready(server: object) -> None:
+    from telemetry.metrics import serve
+
+    serve()
+
+
+def child_exit(server: object, worker: object) -> None:
+    from telemetry.metrics import mark_dead
+
+    mark_dead(int(getattr(worker, "pid", 0)))

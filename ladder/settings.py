@@ -41,6 +41,13 @@ LADDER_CACHE_URL        redis://host:port/db for a cache shared by every process
 LADDER_CACHE_PREFIX     key prefix in that cache (deployments or test runs sharing one database)
 LADDER_LOG_LEVEL        log level (default INFO); to stderr, errors with their traceback and every
                         line with its request id, also with DJANGO_DEBUG=0
+LADDER_LOG_FORMAT       ``line`` (default: readable lines) or ``json`` (one JSON object per line
+                        with the request id, match id and worker, for a log pipeline)
+LADDER_METRICS_PORT     the port this process serves Prometheus ``/metrics`` on (engine, worker,
+                        Ladder gRPC, the web's gunicorn master; empty or 0: none)
+LADDER_METRICS_ADDR     the address it binds (default 127.0.0.1)
+LADDER_METRICS_ALLOW    networks that may read the web's ``/metrics`` page, comma list of CIDRs
+                        (default loopback: 127.0.0.0/8,::1/128)
 LADDER_VIEWER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_VIEWER_JSON_MAX_BYTES (default 8 MiB),
 LADDER_VIEWER_CACHE_SECONDS (default 7 days), LADDER_VIEWER_UPLOAD_RATE (default 30/min per
                         client address)  the replay viewer (docs/replay-timeline.md)
@@ -178,6 +185,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: requests by view, method and status and their latency (/metrics).
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "ladder.common.request_id.RequestIdMiddleware",  # first: its id covers every log line
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # a Content-Security-Policy on every page
@@ -188,7 +197,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
+LADDER_METRICS_ALLOW = os.environ.get("LADDER_METRICS_ALLOW", "127.0.0.0/8,::1/128")
 
 ROOT_URLCONF = "ladder.urls"
 WSGI_APPLICATION = "ladder.wsgi.application"
@@ -554,15 +565,18 @@ LOGGING = {
     "filters": {
         "request_id": {"()": "ladder.common.request_id.RequestIdFilter"},
         "client_error": {"()": "ladder.common.log_filters.ClientErrorWithoutTraceback"},
+        "context": {"()": "telemetry.logs.ContextFilter"},  # match_id, worker
     },
     "formatters": {
-        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"}
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "telemetry.logs.LineJsonFormatter"},
     },
     "handlers": {
         "stderr": {
             "class": "logging.StreamHandler",
-            "filters": ["request_id"],
-            "formatter": "line",
+            "filters": ["request_id", "context"],
+            # LADDER_LOG_FORMAT=json: one JSON object per line, for a log pipeline.
+            "formatter": "json" if os.environ.get("LADDER_LOG_FORMAT") == "json" else "line",
         }
     },
     # Management commands' --log-level sets this root level (digdown.serving).

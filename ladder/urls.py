@@ -1,4 +1,5 @@
-"""Root URL map: site pages, replay viewer, admin, REST API, OpenAPI schema, Swagger UI."""
+"""Root URL map: site pages, replay viewer, admin, REST API, OpenAPI schema, Swagger UI,
+Prometheus metrics."""
 
 from csp.decorators import csp_update
 from django.contrib import admin
@@ -8,11 +9,13 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 from ladder.api.schema_view import SchemaView
 from ladder.common.converters import IdConverter
 from ladder.web import errors
+from ladder.web.metrics import metrics
 
 # Before the apps' URL modules are imported (by include): they use <id:...>.
 register_converter(IdConverter, "id")
 
 urlpatterns = [
+    path("metrics", metrics, name="metrics"),  # Prometheus; LADDER_METRICS_ALLOW only
     path("admin/", admin.site.urls),
     path("", include("ladder.viewer.urls")),  # /replays/..., /api/v1/.../timeline/
     path("api/v1/", include("ladder.api.urls")),

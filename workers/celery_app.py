@@ -7,6 +7,8 @@ same broker by task name and never imports this module.
 gRPC is never touched at import: channels are created by each pool process
 after the fork, when it plays its first match (pitfall C6). Fork support in
 grpcio is switched off explicitly rather than left to the version's default.
+With ``LADDER_METRICS_PORT`` set, the pool's metrics are summed across its
+processes (prometheus-client's multiprocess mode, ``workers.metrics``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,24 @@ import os
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
+from telemetry.metrics import metrics_port, prepare_group
+
+# A worker that serves metrics sums its pool children's: the samples' directory must be
+# set before anything imports prometheus_client (workers.metrics does, through the tasks).
+if metrics_port():
+    prepare_group("worker")
+
 from celery import Celery
+from celery.signals import after_setup_logger
+
+from telemetry.logs import json_wanted, use_json_on_root
 
 app = Celery("workers", include=["workers.tasks"])
 app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+@after_setup_logger.connect
+def _json_logs(**_: object) -> None:
+    """Celery sets up the worker's logging itself; LADDER_LOG_FORMAT=json re-formats it."""
+    if json_wanted():
+        use_json_on_root()

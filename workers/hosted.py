@@ -29,9 +29,9 @@ from workers.sandbox import (
     SandboxLimits,
     hosted_seats,
     sandbox_check,
+    worker_mode,
 )
 from workers.sandbox.cgroups import cgroup_support
-from workers.sandbox.launcher import worker_mode
 from workers.sandbox.smoke import smoke_match
 
 log = logging.getLogger("workers.hosted")
@@ -58,7 +58,7 @@ def sandbox_settings() -> tuple[SandboxLimits, SandboxConfig]:
 def sandbox_status() -> dict[str, str]:
     """How this worker runs hosted bots: for its start-up log and its health probe.
 
-    ``sandbox``: "root", "userns", "unsafe" or "unavailable" (then ``why``);
+    ``sandbox``: ``sandbox_mode()`` ("root", "userns", "unsafe" or "none": then ``why``);
     ``seccomp``: the system-call filter ("on" whenever the sandbox runs);
     ``resources``: the cgroup mode ("cgroup", "cgroup-accounting", "rlimits") and
     ``resources_detail`` what it means here.
@@ -66,11 +66,8 @@ def sandbox_status() -> dict[str, str]:
     _, config = sandbox_settings()
     reason = sandbox_check(config)
     support = cgroup_support(config.cgroup)
-    sandbox = worker_mode()
-    if reason:
-        sandbox = "unsafe" if config.unsafe_dev_mode else "unavailable"
     return {
-        "sandbox": sandbox,
+        "sandbox": sandbox_mode(),
         "why": reason,
         "seccomp": "off" if reason else "on",
         "resources": support.mode,
@@ -103,6 +100,15 @@ def hosted_refusal() -> str:
             "only, LADDER_SANDBOX_UNSAFE_DEV_MODE=1 runs them without isolation)"
         )
     return ""
+
+
+def sandbox_mode() -> str:
+    """How this process runs hosted bots: "root" or "userns" (bubblewrap), "unsafe"
+    (development mode, no isolation) or "none" (it cannot)."""
+    _, config = sandbox_settings()
+    if sandbox_check(config):
+        return "unsafe" if config.unsafe_dev_mode else "none"
+    return worker_mode()
 
 
 def version_bundle(version: BotVersion) -> Bundle:

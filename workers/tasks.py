@@ -12,6 +12,7 @@ limits: ``ladder/settings.py`` and docs/workers.md.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict
 from typing import Any
 
@@ -27,9 +28,11 @@ from ladder.common.exceptions import ApplicationError
 from ladder.matches.services import match_requeue_stale
 from ladder.matchmaking.services import matchmake as matchmake_ladders
 from ladder.tournaments.services import tournaments_advance_running
+from telemetry.logs import bound
+from workers import metrics
 from workers.celery_app import app
-from workers.hosted import log_sandbox_status, sandbox_status, version_smoke
-from workers.queued_match import play_queued_match
+from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status, version_smoke
+from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
 
@@ -63,8 +66,10 @@ def play_match(self: Task, match_id: int) -> str:
     The match's log line says everything; the return value (which Celery logs
     too) is only the outcome.
     """
-    report = play_queued_match(int(match_id))
-    log.info("%s", report.line())
+    with bound(match_id=int(match_id), worker=worker_name()):
+        report = play_queued_match(int(match_id))
+        metrics.observe_delivery(report)
+        log.info("%s", report.line())
     if report.status == "released":
         raise self.retry(countdown=retry_delay(report.attempt))
     return report.status
@@ -98,7 +103,9 @@ def smoke_version(self: Task, version_id: int) -> str:
         raise self.retry(countdown=retry_delay(self.request.retries + 1)) from exc
     except ApplicationError as exc:  # this worker cannot sandbox, or the version went away
         log.warning("smoke match of version %s not played: %s", version_id, exc.message)
+        metrics.SMOKE.labels("refused").inc()
         return "refused"
+    metrics.SMOKE.labels(done.status).inc()
     return done.status
 
 
@@ -117,6 +124,7 @@ def janitor() -> dict[str, list[int]]:
     report["tournaments_advanced"] = tournaments_advance_running()
     if report["smoke_resent"]:
         log.info("janitor: smoke matches sent again for versions %s", report["smoke_resent"])
+    metrics.observe_janitor(report)
     return report
 
 
@@ -127,13 +135,24 @@ def matchmake() -> dict[str, list[int]]:
     The ladder's service does the work and logs one line per ladder; this
     returns the ids of the matches created, per ladder.
     """
-    return {r.ladder: r.created for r in matchmake_ladders()}
+    started = time.monotonic()
+    reports = matchmake_ladders()
+    metrics.observe_matchmaking(reports, time.monotonic() - started)
+    return {r.ladder: r.created for r in reports}
 
 
 @worker_process_shutdown.connect
 def _close_engines(**_: Any) -> None:
     """A pool process that exits closes its channels and stops the engine it started."""
     shutdown()
+    metrics.pool_process_exited()
+
+
+@worker_ready.connect
+def _serve_metrics(**_: Any) -> None:
+    """The worker's main process serves the metrics of its pool and says its sandbox mode."""
+    metrics.worker_started()
+    metrics.observe_sandbox_mode(sandbox_mode())
 
 
 @worker_ready.connect

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from ladder.accounts.auth_limits import request_address
+from ladder.common.metrics import THROTTLED
 
 
 class _LiveRate:
@@ -20,6 +21,10 @@ class _LiveRate:
         # The socket's peer unless LADDER_NUM_PROXIES trusted proxies say otherwise;
         # DRF's own get_ident believes any X-Forwarded-For when NUM_PROXIES is unset.
         return request_address(request)
+
+    def throttle_failure(self) -> bool:
+        THROTTLED.labels("rest", self.scope or "default").inc()
+        return False
 
 
 class AnonThrottle(_LiveRate, AnonRateThrottle):

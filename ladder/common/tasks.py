@@ -54,3 +54,16 @@ def task_send(name: str, *args: Any, priority: int | None = None) -> None:
     options = {} if priority is None else {"priority": priority}
     producer().send_task(name, args=list(args), **options)
     log.info("sent %s%s", name, tuple(args))
+
+
+def queue_depth(queue: str, timeout_s: float = 1.0) -> int | None:
+    """Messages waiting in broker queue ``queue`` (priority lists included); None when the
+    broker does not answer within ``timeout_s`` (a scrape must not hang on it)."""
+    try:
+        with producer().connection_for_read() as conn:
+            conn.ensure_connection(max_retries=1, timeout=timeout_s)
+            declared = conn.default_channel.queue_declare(queue=queue, passive=True)
+            return int(declared.message_count)
+    except Exception as exc:  # any broker failure: no figure, never an error page
+        log.debug("queue depth of %s not read: %s", queue, exc)
+        return None

@@ -45,6 +45,7 @@ from ladder.accounts import auth_limits
 from ladder.accounts.models import User
 from ladder.common import exceptions as app
 from ladder.common import request_id
+from ladder.common.metrics import THROTTLED
 from ladder.common.ratelimit import FixedWindow, client_address
 
 log = logging.getLogger("ladder.grpc")
@@ -155,6 +156,7 @@ class CallGuard(serving.HandlerInterceptor):
             try:
                 token = auth_limits.token_authenticate_limited(secret=secret, address=address)
             except auth_limits.TooManyFailures as exc:
+                THROTTLED.labels("grpc", "auth_failures").inc()
                 raise GrpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message) from None
             if token is None:
                 raise GrpcError(
@@ -175,6 +177,7 @@ class CallGuard(serving.HandlerInterceptor):
         if self.rate is None:
             return
         if self.rate.hit(key) > self.rate.limit:
+            THROTTLED.labels("grpc", "calls").inc()
             raise GrpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"rate limit of {self.rate.limit} calls per {self.rate.period} s exceeded;"

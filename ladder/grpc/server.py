@@ -19,6 +19,7 @@ from digdown import serving
 from digdown.v1 import ladder_pb2, ladder_pb2_grpc
 from ladder.grpc.auth import CallGuard
 from ladder.grpc.servicer import LadderServicer
+from telemetry.rpc import MetricsInterceptor
 
 log = logging.getLogger("ladder.grpc")
 
@@ -51,6 +52,7 @@ class LadderServer(serving.GrpcServer):
             max_receive_bytes=settings.LADDER_UPLOAD_MAX_BYTES + 64 * 1024,
             max_send_bytes=4 * 1024 * 1024,
             interceptors=[*outer_interceptors, CallGuard(rate=rate)],
+            observers=[MetricsInterceptor()],
             thread_name_prefix="ladder-rpc",
             reflection_enabled=reflection_enabled,
         )

@@ -19,6 +19,7 @@ from ladder.common.exceptions import NotFound
 from ladder.ladders import Ladder, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
+from ladder.matches.operations import operations_summary
 from ladder.ratings import selectors as rating_selectors
 from ladder.web.forms import LeaderboardFilter
 from ladder.web.rows import board_lines, bot_status, ladder_lines, points, version_rows
@@ -237,5 +238,6 @@ def now(request: HttpRequest) -> HttpResponse:
             :NOW_LIMIT
         ],
         "limit": NOW_LIMIT,
+        "ops": operations_summary(ladder=key),
     }
     return render(request, "web/now.html", context)

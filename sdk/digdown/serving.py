@@ -257,7 +257,10 @@ class GrpcServer:
         interceptors: Sequence[grpc.ServerInterceptor] = (),
         thread_name_prefix: str = "rpc",
         reflection_enabled: bool = True,
+        observers: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
+        """``observers`` go outside the call limit (metrics see the calls it refuses);
+        ``interceptors`` inside it."""
         self.services = tuple(services)
         admitted = max(max_workers, max_concurrent_rpcs or max_workers)
         self.limit = CallLimit(admitted=admitted, running=max_workers)
@@ -265,8 +268,8 @@ class GrpcServer:
             futures.ThreadPoolExecutor(
                 max_workers=admitted + RESERVED_THREADS, thread_name_prefix=thread_name_prefix
             ),
-            # The limit goes first, so it also covers what later interceptors do.
-            interceptors=[self.limit, *interceptors],
+            # The limit goes before the interceptors, so it also covers what they do.
+            interceptors=[*observers, self.limit, *interceptors],
             options=server_options(max_receive_bytes, max_send_bytes),
         )
         register(self.server)

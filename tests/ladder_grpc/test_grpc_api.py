@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from digdown.v1 import game_pb2, ladder_pb2_grpc
 from digdown.v1 import ladder_pb2 as pb
 from tests.ladder_grpc.conftest import LADDER_SERVICE, bearer, start_manage
+from tests.support.scrape import free_port, scrape, total
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 
@@ -230,8 +231,10 @@ def test_throttle_per_token_and_sigterm(
 ) -> None:
     _, a_tok = user_token("alice")
     _, b_tok = user_token("bob")
+    metrics_port = free_port()
     server = start_manage(
-        ["grpcserver", "--rate", "3/min", "--log-level", "INFO"],
+        ["grpcserver", "--rate", "3/min", "--log-level", "INFO",
+         "--metrics-port", str(metrics_port)],
         ladder_env, grpc_procdir, "grpcserver-throttled", health=LADDER_SERVICE,
     )  # fmt: skip
     try:
@@ -247,6 +250,17 @@ def test_throttle_per_token_and_sigterm(
             health = health_pb2_grpc.HealthStub(channel)
             for _ in range(5):
                 health.Check(health_pb2.HealthCheckRequest(service=LADDER_SERVICE), timeout=T)
+        # Its metrics count each call once by status; refusals by the limit too; probes not.
+        samples = scrape(f"http://127.0.0.1:{metrics_port}/metrics")
+        handled = "grpc_server_handled_total"
+        assert total(samples, handled, grpc_method="ListMyBots", grpc_code="OK") == 4
+        exhausted = total(
+            samples, handled, grpc_method="ListMyBots", grpc_code="RESOURCE_EXHAUSTED"
+        )
+        assert exhausted == 1
+        assert total(samples, "ladder_throttled_total", interface="grpc", limit="calls") == 1
+        assert total(samples, handled, grpc_method="Check") == 0
+        assert total(samples, "grpc_server_handling_seconds_count", grpc_method="ListMyBots") == 5
     finally:
         code = server.stop()
     assert code == 0, server.log()

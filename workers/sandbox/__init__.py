@@ -18,6 +18,7 @@ from .launcher import (
     hosted_seats,
     sandbox_check,
     seat_processes,
+    worker_mode,
 )
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "hosted_seats",
     "sandbox_check",
     "seat_processes",
+    "worker_mode",
 ]

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from digdown import serving
 from ladder.common.ratelimit import parse_rate
 from ladder.grpc.server import LadderServer
+from telemetry.metrics import serve as serve_metrics
 
 
 class Command(BaseCommand):
@@ -32,6 +33,12 @@ class Command(BaseCommand):
         parser.add_argument("--grace", type=float, default=5.0, help="seconds to drain at stop")
         parser.add_argument("--no-reflection", action="store_true")
         parser.add_argument("--log-level", default="INFO")
+        parser.add_argument(
+            "--metrics-port",
+            type=int,
+            default=None,
+            help="serve Prometheus /metrics on this port (default LADDER_METRICS_PORT; 0: off)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         serving.configure_logging(opts["log_level"])
@@ -46,4 +53,5 @@ class Command(BaseCommand):
             )
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
+        serve_metrics(opts["metrics_port"])
         serving.serve_until_signalled(server, grace_s=opts["grace"], port_file=opts["port_file"])
