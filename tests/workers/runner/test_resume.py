@@ -27,7 +27,8 @@ KILL_AT_PLY = 12
 
 def game_of(replay: dict[str, Any]) -> dict[str, Any]:
     """What must not change when the game is resumed: everything but timings and addresses."""
-    decisions = [{k: v for k, v in d.items() if k != "think_time_ms"} for d in replay["decisions"]]
+    timings = {"think_time_ms", "wall_ms", "cpu_ms", "wait_ms"}
+    decisions = [{k: v for k, v in d.items() if k not in timings} for d in replay["decisions"]]
     keep = ("config", "seats", "cave", "sleeved", "first_lead", "events", "result")
     return {"decisions": decisions, **{k: replay[k] for k in keep}}
 
