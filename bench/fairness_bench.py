@@ -12,7 +12,8 @@ again. For each phase: the mean wall time of a decision, its CPU time
 statistics), and what each clock charges: wall time, or the CPU clock's wall
 time without the waits for a CPU (at least the CPU time). Fair means the CPU charge does not
 grow with the neighbours while the wall charge does:
-``noisy_over_quiet_wall`` > 1, ``noisy_over_quiet_charged_cpu`` ~ 1.
+``noisy_over_quiet_wall`` > 1, ``noisy_over_quiet_charged_cpu`` ~ 1, and with the
+neighbours ``noisy_charged_cpu_over_cpu`` ~ 1 where ``noisy_wall_over_cpu`` is not.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from workers.sandbox import Bundle, SandboxLimits, hosted_seat, sandbox_check  #
 from workers.sandbox.cgroups import cgroup_support  # noqa: E402
 
 WORK_LOOPS = 400_000  # about 20-40 ms of one core in CPython
-BOT = f'''
+BOT = f"""
 from digdown.bot import parse_args, serve
 
 def act(observation, legal):
@@ -52,7 +53,7 @@ def act(observation, legal):
     return total % len(legal)
 
 serve(act, listen=parse_args(None, "fixed work").listen, name="fixed-work")
-'''
+"""
 NEIGHBOUR = "import os; os.nice({nice})\nwhile True: pass"
 
 
@@ -119,6 +120,9 @@ def main() -> int:
         "noisy_over_quiet_wall": noisy["wall_ms"] / base["wall_ms"],
         "noisy_over_quiet_cpu": noisy["cpu_ms"] / base["cpu_ms"],
         "noisy_over_quiet_charged_cpu": noisy["charged_cpu_ms"] / base["charged_cpu_ms"],
+        # With neighbours: what each clock charges against the work itself (its CPU time).
+        "noisy_wall_over_cpu": noisy["wall_ms"] / noisy["cpu_ms"],
+        "noisy_charged_cpu_over_cpu": noisy["charged_cpu_ms"] / noisy["cpu_ms"],
     }
     report["loadavg_after"] = os.getloadavg()
     if args.json:
