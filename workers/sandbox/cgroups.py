@@ -120,6 +120,7 @@ def _detect(configured: str) -> CgroupSupport:
     base = Path(configured or _own_cgroup(mount))
     if not (base / "cgroup.procs").exists():
         return CgroupSupport("rlimits", why=f"{base} is not a cgroup v2 directory")
+    _remove_stale(base)
     seats_dir = base / f"digdown-seats-{os.getpid()}"
     try:
         seats_dir.mkdir(exist_ok=True)
@@ -135,6 +136,14 @@ def _detect(configured: str) -> CgroupSupport:
         why = f"controllers {', '.join(missing)} are not delegated to {base}"
         return CgroupSupport("cgroup-accounting", str(seats_dir), why)
     return CgroupSupport("cgroup", str(seats_dir))
+
+
+def _remove_stale(base: Path) -> None:
+    """Seat cgroups of worker processes that are gone (a pool process exits without atexit)."""
+    for old in base.glob("digdown-seats-*"):
+        pid = old.name.rpartition("-")[2]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            _remove(old)
 
 
 def _remove(path: Path) -> None:
