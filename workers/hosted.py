@@ -21,7 +21,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_version_smoke_record
 from ladder.common.exceptions import Conflict
 from ladder.matches.models import MatchSeat
-from workers.runner import EnginePool
+from workers.runner import EnginePool, TimeControl
 from workers.sandbox import (
     Bundle,
     HostedSeat,
@@ -148,6 +148,11 @@ def version_smoke(*, version_id: int, engine_address: str | EnginePool) -> BotVe
         seed=secrets.randbelow(2**31),
         limits=limits,
         config=config,
+        # The ladder's clock for hosted seats, with the smoke match's own time limits.
+        time_control=TimeControl(
+            hosted_clock=settings.LADDER_MATCH_HOSTED_CLOCK,
+            cpu_wall_factor=settings.LADDER_MATCH_CPU_WALL_FACTOR,
+        ),
     )
     log.info("smoke match of %s v%d: %s", version.bot.name, version.number, smoke.outcome)
     return bot_version_smoke_record(
