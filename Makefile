@@ -11,7 +11,7 @@ PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,monitoring]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -29,6 +29,8 @@ lint: $(STAMP)
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
 	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
 	$(VENV)/bin/mypy ladder deploy
+	@# The workers, the engine's service (server, sessions, timeline) and the SDK (it ships py.typed).
+	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown
 	$(VENV)/bin/mypy --strict telemetry engine/metrics.py
 
 test: $(STAMP) protos-check rulesets-check

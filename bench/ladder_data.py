@@ -51,9 +51,10 @@ from tqdm import tqdm  # noqa: E402
 
 from ladder.bots.models import Bot  # noqa: E402
 from ladder.ladders import ladder_default  # noqa: E402
-from ladder.matches.models import Match, MatchResult, MatchSeat, Tournament  # noqa: E402
+from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
 from ladder.ratings import elo  # noqa: E402
 from ladder.ratings.models import BotRating  # noqa: E402
+from ladder.tournaments.models import Tournament  # noqa: E402
 
 TABLES = [
     "accounts_apitoken", "matches_matchseat", "matches_matchresult", "matches_match",

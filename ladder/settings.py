@@ -177,7 +177,9 @@ INSTALLED_APPS = [
     "ladder.accounts",
     "ladder.bots",
     "ladder.matches",
+    "ladder.tournaments",
     "ladder.matchmaking",
+    "ladder.finishing",
     "ladder.ratings",
     "ladder.grpc",
     "ladder.viewer",
@@ -237,14 +239,15 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # D2: BEGIN IMMEDIATE takes the write lock up front, so the busy timeout applies
+    # SQLite: BEGIN IMMEDIATE takes the write lock up front, so the busy timeout applies
     # instead of failing at once on a read→write upgrade; WAL lets readers run alongside.
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": SQLITE_TIMEOUT,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    # D3: tests need a real file so that other processes see the same database; one
+    # Tests need a real file (not an in-memory one) so that other processes see the
+    # same database; one
     # per test run (pid), so concurrent runs in the same checkout do not collide.
     DATABASES["default"]["TEST"] = {
         "NAME": os.environ.get(
@@ -421,7 +424,7 @@ def celery_broker(
     if url:
         return url, None, {
             # A message unacked for this long is delivered again: above the hard limit, so a
-            # match that is still being played is never handed to a second worker (C1).
+            # match that is still being played is never handed to a second worker.
             "visibility_timeout": 2 * hard_limit_s,
             "socket_timeout": 10,
             "socket_connect_timeout": 5,
@@ -448,7 +451,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
-CELERY_WORKER_MAX_MEMORY_PER_CHILD = 512 * 1024  # KiB; a backstop against slow leaks (C7)
+# KiB; a backstop against slow leaks in long-lived children.
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = 512 * 1024
 CELERY_TASK_DEFAULT_QUEUE = "ladder"
 CELERY_TASK_QUEUES: dict[str, dict[str, Any]] = {LADDER_MATCH_QUEUE: {}, "ladder": {}}
 # Smoke matches are matches too: they need a worker that can start the sandbox.

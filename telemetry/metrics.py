@@ -50,16 +50,6 @@ def metrics_addr() -> str:
     return os.environ.get(ADDR_ENV, "").strip() or "127.0.0.1"
 
 
-def _remove_group_dir(path: Path, owner: int) -> None:
-    """Remove the group's directory at the exit of the process that made it only.
-
-    A forked child (a gunicorn worker recycled after ``max_requests``) inherits the
-    atexit handlers; removing the directory there failed the next worker's boot.
-    """
-    if os.getpid() == owner:
-        shutil.rmtree(path, True)
-
-
 def prepare_group(name: str) -> Path:
     """Make this process the parent of a multiprocess group; returns the samples' directory.
 
@@ -77,7 +67,7 @@ def prepare_group(name: str) -> Path:
             stale.unlink(missing_ok=True)
     else:
         path = Path(tempfile.mkdtemp(prefix=f"ladder-metrics-{name}-"))
-        atexit.register(_remove_group_dir, path, os.getpid())
+        atexit.register(_remove_if_parent, path, os.getpid())
         os.environ[MULTIPROC_ENV] = str(path)
     os.environ["_LADDER_METRICS_GROUP"] = str(os.getpid())
     values = sys.modules.get("prometheus_client.values")
@@ -86,6 +76,14 @@ def prepare_group(name: str) -> Path:
         # to the directory; those made before stay in this process and are not exposed.
         values.ValueClass = values.get_value_class()  # type: ignore[attr-defined]
     return path
+
+
+def _remove_if_parent(path: Path, parent: int) -> None:
+    """At exit, the group's parent removes the directory it made. Its children inherit the
+    exit handler through fork, and one of them exiting (a recycled gunicorn worker) must
+    not take the directory from the others."""
+    if os.getpid() == parent:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def multiprocess() -> bool:

@@ -76,7 +76,7 @@ def check_python_argv(argv: list[str]) -> None:
 
 
 def test_our_services_are_the_expected_ones() -> None:
-    assert OURS == ["beat", "engine", "ladder-grpc", "migrate", "web", "worker"]
+    assert OURS == ["beat", "engine", "flower", "ladder-grpc", "migrate", "web", "worker"]
     assert {"postgres", "redis"} <= set(SERVICES)
 
 
@@ -181,7 +181,20 @@ def test_volumes_are_declared() -> None:
     for name, spec in SERVICES.items():
         for mount in spec.get("volumes", []):
             source = mount.split(":", 1)[0]
-            assert source in declared, f"{name} mounts undeclared volume {source}"
+            if source.startswith("./"):  # a file of this repository (the monitoring config)
+                assert (ROOT / source).exists(), f"{name} mounts missing {source}"
+            else:
+                assert source in declared, f"{name} mounts undeclared volume {source}"
+
+
+def test_the_monitoring_profile_is_off_by_default_and_published_on_loopback_only() -> None:
+    for name in ("prometheus", "grafana", "flower"):
+        spec = SERVICES[name]
+        assert spec["profiles"] == ["monitoring"], name
+        assert all(port.startswith("127.0.0.1:") for port in spec["ports"]), name
+    for name in ("web", "worker", "engine", "ladder-grpc"):
+        env = SERVICES[name].get("environment") or {}
+        assert str(env.get("LADDER_METRICS_PORT", "")).startswith("${LADDER_METRICS_PORT:-"), name
 
 
 def test_dockerfile_copies_what_exists_and_installs_the_s3_extra() -> None:

@@ -5,7 +5,8 @@ docs/workers.md says why each value is what it is). The ladder sends to the
 same broker by task name and never imports this module.
 
 gRPC is never touched at import: channels are created by each pool process
-after the fork, when it plays its first match (pitfall C6). Fork support in
+after the fork, when it plays its first match (a channel made before a fork hangs in the
+child). Fork support in
 grpcio is switched off explicitly rather than left to the version's default.
 With ``LADDER_METRICS_PORT`` set, the pool's metrics are summed across its
 processes (prometheus-client's multiprocess mode, ``workers.metrics``).

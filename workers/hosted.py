@@ -2,26 +2,22 @@
 
 The Django-aware side of ``workers.sandbox`` (which knows no Django): the
 sandbox's limits and mode from settings, a version's archive from storage as a
-``Bundle``, the hosted seats of a match, and the smoke match of a new version
-recorded through the ladder's services. Used by the Celery tasks: seat
-dialing (``workers.seats``) and the smoke match of a new version.
+``Bundle``, the hosted seats of a match. Used by seat dialing
+(``workers.seats``) and by the smoke match of a new version (``workers.smoke``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 from collections.abc import Iterator, Sequence
 from pathlib import PurePosixPath
 
 from django.conf import settings
 
 from ladder.bots.models import Bot, BotVersion
-from ladder.bots.services import bot_version_smoke_record
 from ladder.common.exceptions import Conflict
 from ladder.matches.models import MatchSeat
-from workers.runner import EnginePool, TimeControl
 from workers.sandbox import (
     Bundle,
     HostedSeat,
@@ -32,7 +28,6 @@ from workers.sandbox import (
     worker_mode,
 )
 from workers.sandbox.cgroups import cgroup_support
-from workers.sandbox.smoke import smoke_match
 
 log = logging.getLogger("workers.hosted")
 
@@ -128,33 +123,3 @@ def match_hosted_seats(seats: Sequence[MatchSeat]) -> Iterator[dict[int, HostedS
     limits, config = sandbox_settings()
     with hosted_seats([version_bundle(s.version) for s in hosted], limits, config) as started:
         yield {s.seat: h for s, h in zip(hosted, started, strict=True)}
-
-
-def version_smoke(*, version_id: int, engine_address: str | EnginePool) -> BotVersion:
-    """Play a hosted version's smoke match and record it (VALID or INVALID, outcome, log).
-
-    Engine trouble propagates (``workers.runner.RunnerError``): the version stays
-    PENDING and the smoke match can be played again.
-    """
-    version = BotVersion.objects.select_related("bot").get(pk=version_id)
-    if version.bot.kind != Bot.Kind.HOSTED:
-        raise Conflict("only hosted versions play a smoke match")
-    if why := hosted_refusal():
-        raise Conflict(why)
-    limits, config = sandbox_settings()
-    smoke = smoke_match(
-        version_bundle(version),
-        engine_address,
-        seed=secrets.randbelow(2**31),
-        limits=limits,
-        config=config,
-        # The ladder's clock for hosted seats, with the smoke match's own time limits.
-        time_control=TimeControl(
-            hosted_clock=settings.LADDER_MATCH_HOSTED_CLOCK,
-            cpu_wall_factor=settings.LADDER_MATCH_CPU_WALL_FACTOR,
-        ),
-    )
-    log.info("smoke match of %s v%d: %s", version.bot.name, version.number, smoke.outcome)
-    return bot_version_smoke_record(
-        version_id=version.pk, passed=smoke.passed, outcome=smoke.outcome, log=smoke.log
-    )

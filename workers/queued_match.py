@@ -8,9 +8,10 @@
 3. Dial each seat's bot (``workers.seats``: remote endpoints, or hosted bots
    started in the sandbox), run the match on an engine of the pool
    (``workers.runner``: it resumes the game itself if its engine dies).
-4. Record it through ``match_record_result`` (result, replay, ratings exactly
-   once), and keep the hosted seats' logs for their owners: when this
-   delivery recorded the result, or when the match is errored.
+4. Finish it through ``ladder.finishing.services``: ``match_finish`` records
+   the result, replay and ratings exactly once with the hosted seats' logs
+   (kept for their owners), then auto-suspends failing bots and advances its
+   tournament; ``match_finish_errored`` does the same for an errored match.
 
 Failures end in one of two ways. Errored for good, with the reason: a seat
 that cannot be dialed, an engine that refuses what it should accept, a
@@ -29,22 +30,16 @@ import socket
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError
 
 from ladder.common.exceptions import ApplicationError
+from ladder.finishing.services import match_finish, match_finish_errored
 from ladder.matches.models import Match
-from ladder.matches.services import (
-    match_fail,
-    match_record_result,
-    match_release,
-    match_seat_logs_store,
-    match_start,
-)
-from ladder.tournaments.services import tournament_advance_for_match
+from ladder.matches.services import match_release, match_start
 from workers import metrics
 from workers.lease import LeaseKeeper
 from workers.runner import (
@@ -101,6 +96,14 @@ class PlayReport:
         return asdict(self)
 
 
+class Claim(TypedDict):
+    """Who holds a match: every write the worker makes is fenced by it."""
+
+    match_id: int
+    worker: str
+    attempt: int
+
+
 def worker_name() -> str:
     """Who holds a claim: ``host:pid`` of the process playing the match."""
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -144,7 +147,7 @@ def play_queued_match(
     finally:
         timings["claim"] = time.monotonic() - started
     report.attempt = match.attempts
-    claim = {"match_id": match_id, "worker": worker, "attempt": match.attempts}
+    claim = Claim(match_id=match_id, worker=worker, attempt=match.attempts)
     bots = SeatBots([])
     try:
         seats, report.seats = _seat_labels(match)
@@ -173,12 +176,15 @@ def play_queued_match(
         timings["replay"] = time.monotonic() - mark
         mark = time.monotonic()
         try:
-            recorded = match_record_result(
-                match_id=match_id, result=outcome.result, replay_bytes=replay
+            recorded = match_finish(
+                match_id=match_id,
+                result=outcome.result,
+                replay_bytes=replay,
+                seat_logs=_logs(bots),
             )
         except ApplicationError as exc:
             # Refused (or cancelled meanwhile): never leave it running with nobody to finish it.
-            _fail(report, claim, f"result not recorded: {exc.message}")
+            _fail(report, claim, f"result not recorded: {exc.message}", bots)
         else:
             report.status, report.recorded = "finished", recorded.recorded
             if recorded.recorded:
@@ -189,50 +195,30 @@ def play_queued_match(
     except MatchAborted as exc:
         report.status, report.error = "aborted", str(exc)
     except SeatRefused as exc:
-        _fail(report, claim, exc.message)
-        if exc.detail and exc.seat is not None and report.status == "errored":
+        if exc.detail and exc.seat is not None:
             bots = SeatBots([], notes={exc.seat: exc.detail.encode()})
+        _fail(report, claim, exc.message, bots)
     except (EngineError, MatchOverrun) as exc:
-        _fail(report, claim, getattr(exc, "message", None) or str(exc))
+        _fail(report, claim, getattr(exc, "message", None) or str(exc), bots)
     except (EngineUnavailable, DatabaseError, SoftTimeLimitExceeded) as exc:
-        _release(report, claim, f"{type(exc).__name__}: {exc}")
+        _release(report, claim, f"{type(exc).__name__}: {exc}", bots)
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)
-        _release(report, claim, f"internal error: {type(exc).__name__}: {exc}")
-    if (bots.hosted or bots.notes) and (report.recorded or report.status == "errored"):
-        _keep_logs(report, bots)
-    if match.tournament_id is not None and report.status in ("finished", "errored"):
-        _advance_tournament(match_id)
+        _release(report, claim, f"internal error: {type(exc).__name__}: {exc}", bots)
     report.duration_s = time.monotonic() - started
     return report
 
 
-def _keep_logs(report: PlayReport, bots: SeatBots) -> None:
-    """Store the hosted seats' logs and the remote seats' notes with their seats
-    (owner-only; never in the replay).
-
-    A later retry that found the result already recorded keeps the first logs.
-    """
-    try:
-        match_seat_logs_store(match_id=report.match_id, logs=bots.logs())
-    except (ApplicationError, DatabaseError, OSError) as exc:
-        log.warning("match %d: hosted seats' logs not stored: %s", report.match_id, exc)
+def _logs(bots: SeatBots) -> dict[int, bytes] | None:
+    """The hosted seats' logs and the remote seats' notes, kept with their seats by the
+    finishing service (owner-only; never in the replay)."""
+    return bots.logs() if bots.hosted or bots.notes else None
 
 
-def _advance_tournament(match_id: int) -> None:
-    """A tournament match closed: the next Swiss round or the end, at once (exactly once:
-    the service decides under the tournament's lock). A failure here costs only time:
-    the janitor's pass advances what is left."""
-    try:
-        tournament_advance_for_match(match_id=match_id)
-    except (ApplicationError, DatabaseError) as exc:
-        log.warning("match %d: tournament not advanced (the janitor will): %s", match_id, exc)
-
-
-def _fail(report: PlayReport, claim: dict[str, Any], error: str) -> None:
+def _fail(report: PlayReport, claim: Claim, error: str, bots: SeatBots) -> None:
     report.status, report.error = "errored", error
     try:
-        match_fail(error=error, **claim)
+        match_finish_errored(error=error, seat_logs=_logs(bots), **claim)
     except ApplicationError:
         pass  # no longer ours (taken over, cancelled): nothing to write
     except DatabaseError as exc:
@@ -240,10 +226,10 @@ def _fail(report: PlayReport, claim: dict[str, Any], error: str) -> None:
         report.status, report.error = "aborted", f"{error}; marking it errored failed: {exc}"
 
 
-def _release(report: PlayReport, claim: dict[str, Any], error: str) -> None:
+def _release(report: PlayReport, claim: Claim, error: str, bots: SeatBots) -> None:
     """Back to the queue for a retry, or errored when this was the last attempt."""
     if claim["attempt"] >= settings.LADDER_MATCH_MAX_ATTEMPTS:
-        _fail(report, claim, f"gave up after {claim['attempt']} attempts: {error}")
+        _fail(report, claim, f"gave up after {claim['attempt']} attempts: {error}", bots)
         return
     report.error = error
     try:

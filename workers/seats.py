@@ -3,8 +3,8 @@
 ``seat_bots`` enters everything it starts into the caller's ``ExitStack``: when
 the match is over (or failed, or the task was stopped) the stack undoes it.
 A remote bot needs nothing undone: its endpoint is checked again right before
-dialing, and the checked *address* is dialed, not the name (DNS rebinding,
-pitfall G8). A hosted bot gets a sandboxed process per seat
+dialing, and the checked *address* is dialed, not the name (the name may
+resolve to an inside address on the next lookup). A hosted bot gets a sandboxed process per seat
 (``workers.hosted``), dialed on its unix socket and killed with everything it
 started when the stack closes; its captured log stays readable afterwards.
 """
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 
-from ladder.bots.endpoints import endpoint_check
 from ladder.bots.models import Bot
+from ladder.bots.ssrf_check import endpoint_check
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import MatchSeat
 from workers.hosted import match_hosted_seats

@@ -31,10 +31,11 @@ from ladder.tournaments.services import tournaments_advance_running
 from telemetry.logs import bound
 from workers import metrics
 from workers.celery_app import app
-from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status, version_smoke
+from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status
 from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
+from workers.smoke import play_smoke_match
 
 log = logging.getLogger("workers.tasks")
 
@@ -95,7 +96,7 @@ def smoke_version(self: Task, version_id: int) -> str:
     if not pending.exists():
         return "skipped"
     try:
-        done = version_smoke(
+        done = play_smoke_match(
             version_id=int(version_id), engine_address=engine_pool(settings.ENGINE_ADDRESS)
         )
     except RunnerError as exc:

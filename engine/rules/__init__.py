@@ -8,7 +8,7 @@ from .actions import ACTION_ARGS, Action
 from .errors import GameOver, IllegalAction, MalformedAction
 from .record import replay_record
 from .ruleset import DD1, DD2, RULESETS, Ruleset
-from .setup import GameConfig, deal, new_game
+from .setup import GameConfig, deal_cave, new_game
 from .state import State
 from .versions import ENGINE_VERSION, RECORD_FORMAT
 
@@ -26,7 +26,7 @@ __all__ = [
     "MalformedAction",
     "Ruleset",
     "State",
-    "deal",
+    "deal_cave",
     "new_game",
     "replay_record",
 ]

@@ -49,7 +49,7 @@ class GameConfig:
         )
 
 
-def deal(rules: Ruleset, config: GameConfig) -> tuple[list[list[int]], list[int], int]:
+def deal_cave(rules: Ruleset, config: GameConfig) -> tuple[list[list[int]], list[int], int]:
     """Rules §2.5-2.6 and §4: the cave (bottom -> top per passage), sleeves, first lead."""
     rng = make_rng(config.seed)
     rows = cave_rows_by_id(rules)
@@ -75,5 +75,5 @@ def deal(rules: Ruleset, config: GameConfig) -> tuple[list[list[int]], list[int]
 
 def new_game(config: GameConfig) -> State:
     rules = config.validate()
-    cave, sleeved, first_lead = deal(rules, config)
+    cave, sleeved, first_lead = deal_cave(rules, config)
     return State(rules, config.to_dict(), cave, sleeved, first_lead)

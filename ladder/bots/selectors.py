@@ -17,7 +17,7 @@ from django.db.models.functions import Coalesce
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
-from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_get
 from ladder.ratings.models import BotRating
 
@@ -134,3 +134,16 @@ def bot_detail(*, bot_id: int, ladder: str | None = None) -> Bot:
     if bot is None:
         raise NotFound("no such bot")
     return bot
+
+
+def version_for_smoke(*, version_id: int) -> BotVersion:
+    """A version that plays a smoke match, with its bot: hosted versions only (a remote
+    bot's endpoint is checked when it is set, and plays no smoke match); NotFound or
+    Conflict otherwise. The worker asks before playing, the recording service before
+    writing: one rule."""
+    version = BotVersion.objects.select_related("bot").filter(pk=version_id).first()
+    if version is None:
+        raise NotFound("no such version")
+    if version.bot.kind != Bot.Kind.HOSTED:
+        raise Conflict("only hosted versions play a smoke match")
+    return version

@@ -28,9 +28,10 @@ from django.utils import timezone
 
 from ladder.accounts.models import User
 from ladder.accounts.quotas import quota_lock
-from ladder.bots.endpoints import Resolver, endpoint_check
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.quotas import bots_quota_check, bytes_quota_check, versions_make_room
+from ladder.bots.selectors import version_for_smoke
+from ladder.bots.ssrf_check import Resolver, endpoint_check
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
@@ -295,11 +296,7 @@ def bot_version_smoke_record(
     The log goes to storage first, under a fresh name, so the row never points at a
     missing file; a log it replaces (the match played again) is deleted after commit.
     """
-    version = BotVersion.objects.filter(pk=version_id).first()
-    if version is None:
-        raise NotFound("no such version")
-    if version.bot.kind != Bot.Kind.HOSTED:
-        raise ApplicationError("only hosted versions play a smoke match")
+    version = version_for_smoke(version_id=version_id)
     where = PurePosixPath("logs", "bots", str(version.bot_id), f"v{version.number}-smoke.log")
     name = log_store(name=str(where), data=log)
     with transaction.atomic():
@@ -355,7 +352,7 @@ def bot_auto_suspend(*, bot_id: int, reason: str) -> bool:
     """The ladder itself: take a failing bot off the matchmaker, with a reason its owner sees.
 
     Called by the recording side when a bot's recent matches cross the
-    thresholds (``ladder.matches.suspensions``). Only an active bot is
+    thresholds (``ladder.finishing.suspensions``). Only an active bot is
     suspended (a staff suspension or a retirement is left as it is); True when
     this call suspended it. A new version or the owner lifts it.
     """

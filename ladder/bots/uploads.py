@@ -2,7 +2,7 @@
 
 Nothing here extracts to disk: the archive is read in memory and every member is
 stream-decompressed with a running byte counter, because the sizes declared in a
-zip header are attacker-controlled (pitfalls S7). The report lists every problem
+zip header are attacker-controlled (zip bombs, zip-slip names). The report lists every problem
 found so the author can fix them in one go.
 
 Member names are checked as the central directory spells them

@@ -5,8 +5,9 @@ and sends a message that carries only ids, through a Celery app configured from
 the same Django settings as the workers' app (``workers/celery_app.py``), so both
 agree on the broker, the serializer and the routes. Services send from
 ``transaction.on_commit``: a worker never receives the id of a row it cannot see
-yet (pitfall C9). A message that is lost (the broker restarted, the publish
-failed) costs only time: the janitor sends it again.
+yet (sent inside the transaction, it could arrive first). A message that is
+lost (the broker restarted, the publish failed) costs only time: the janitor
+sends it again.
 """
 
 from __future__ import annotations

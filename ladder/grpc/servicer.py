@@ -22,7 +22,7 @@ import grpc
 from django.db.models import QuerySet
 
 from digdown import rulesets
-from digdown.v1 import ladder_pb2, ladder_pb2_grpc
+from digdown.v1 import game_pb2, ladder_pb2, ladder_pb2_grpc
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
@@ -32,12 +32,14 @@ from ladder.grpc.auth import GrpcError, require_user
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
-from ladder.matches.models import Match, MatchSeat, Tournament
+from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
+from ladder.matches.spec import MatchSpec
 from ladder.ratings.elo import points
 from ladder.ratings.selectors import leaderboard_list, opponents_near, rating_uncertainty
 from ladder.tournaments import selectors as tournament_selectors
 from ladder.tournaments import services as tournament_services
+from ladder.tournaments.models import Tournament
 from ladder.tournaments.selectors import ComparisonReport
 
 log = logging.getLogger("ladder.grpc")
@@ -149,11 +151,11 @@ def match_pb(m: Match) -> ladder_pb2.Match:
     finished = m.status == Match.Status.FINISHED
     result = getattr(m, "result", None) if finished else None
     # The seed (and the replay it decides) would reveal the cave before the end.
-    revealed = match_selectors.deal_revealed(m)
+    reveal = match_selectors.match_reveal(m)
     return ladder_pb2.Match(
         id=m.pk,
         ruleset=m.ruleset,
-        seed=m.seed if revealed else 0,
+        seed=reveal.seed or 0,
         difficulty=m.difficulty,
         status=m.status.upper(),
         seats=[seat_pb(s) for s in m.seats.all()],
@@ -162,8 +164,8 @@ def match_pb(m: Match) -> ladder_pb2.Match:
         created_at=_time(m.created_at),
         started_at=_time(m.started_at),
         finished_at=_time(m.finished_at),
-        replay_sha256=m.replay_sha256 if revealed else "",
-        replay_size=m.replay_size if revealed else 0,
+        replay_sha256=reveal.replay.sha256 if reveal.replay else "",
+        replay_size=reveal.replay.size if reveal.replay else 0,
         error=m.error[:2000],
         rated=m.rated,
         ladder=m.ladder,
@@ -175,7 +177,7 @@ def match_pb(m: Match) -> ladder_pb2.Match:
 
 
 def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
-    """A tournament with its standings (``match_selectors.tournament_standings``)."""
+    """A tournament with its standings (``tournament_selectors.tournament_standings``)."""
     return ladder_pb2.Tournament(
         id=t.pk,
         name=t.name,
@@ -202,7 +204,7 @@ def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
                 head_to_head=line.standing.head_to_head,
                 buchholz=line.standing.buchholz,
             )
-            for line in match_selectors.tournament_standings(tournament=t)
+            for line in tournament_selectors.tournament_standings(tournament=t)
         ],
     )
 
@@ -261,7 +263,9 @@ def _own_bot_named(name: str) -> Bot:
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
-    def CreateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CreateBot(
+        self, request: ladder_pb2.CreateBotRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.CreateBotResponse:
         kind = request.kind.strip().lower()
         if kind not in Bot.Kind.values:
             raise ApplicationError("kind must be HOSTED or REMOTE")
@@ -276,7 +280,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
         return ladder_pb2.CreateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
-    def UploadVersion(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def UploadVersion(
+        self, request: ladder_pb2.UploadVersionRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.UploadVersionResponse:
         bot = _own_bot_named(request.bot)
         if not request.filename:
             raise ApplicationError("filename is empty (name the archive: .py or .zip)")
@@ -285,23 +291,31 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         )
         return ladder_pb2.UploadVersionResponse(version=version_pb(version))
 
-    def SetEndpoint(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def SetEndpoint(
+        self, request: ladder_pb2.SetEndpointRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.SetEndpointResponse:
         bot = _own_bot_named(request.bot)
         bot_services.bot_set_endpoint(user=require_user(), bot_id=bot.pk, endpoint=request.endpoint)
         return ladder_pb2.SetEndpointResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
-    def ReactivateBot(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ReactivateBot(
+        self, request: ladder_pb2.ReactivateBotRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ReactivateBotResponse:
         bot = _own_bot_named(request.bot)
         bot_services.bot_unsuspend(user=require_user(), bot_id=bot.pk)
         return ladder_pb2.ReactivateBotResponse(bot=bot_pb(bot_selectors.bot_get(bot_id=bot.pk)))
 
-    def ListMyBots(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListMyBots(
+        self, request: ladder_pb2.ListMyBotsRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListMyBotsResponse:
         bots = bot_selectors.bot_list(
             owner=require_user(), ladder=request.ladder, with_current_version=True
         )
         return ladder_pb2.ListMyBotsResponse(bots=[bot_pb(b) for b in bots])
 
-    def ListLadders(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListLadders(
+        self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListLaddersResponse:
         return ladder_pb2.ListLaddersResponse(
             ladders=[
                 ladder_pb2.LadderInfo(
@@ -316,7 +330,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             ]
         )
 
-    def Leaderboard(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Leaderboard(
+        self, request: ladder_pb2.LeaderboardRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.LeaderboardResponse:
         ladder = ladder_get(request.ladder)
         qs = leaderboard_list(include_inactive=request.include_inactive, ladder=ladder.key)
         rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
@@ -341,7 +357,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             entries=entries, next_page_token=next_token, ladder=ladder.key
         )
 
-    def ListMatches(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListMatches(
+        self, request: ladder_pb2.ListMatchesRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListMatchesResponse:
         bot = _bot_named(request.bot)
         qs = match_selectors.bot_matches(bot_id=bot.pk)
         rows, next_token = _newest_first_page(qs, request.page_size, request.page_token)
@@ -349,24 +367,29 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             matches=[match_pb(m) for m in rows], next_page_token=next_token
         )
 
-    def GetMatch(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetMatch(
+        self, request: ladder_pb2.GetMatchRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.GetMatchResponse:
         match = match_selectors.match_detail(match_id=request.match_id)
         return ladder_pb2.GetMatchResponse(match=match_pb(match))
 
-    def DownloadReplay(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+    def DownloadReplay(
+        self, request: ladder_pb2.DownloadReplayRequest, context: grpc.ServicerContext
+    ) -> Iterator[ladder_pb2.ReplayChunk]:
         match = match_selectors.match_detail(match_id=request.match_id)
+        reveal = match_selectors.match_reveal(match)
         if match.status != Match.Status.FINISHED:
             raise Conflict(
                 f"match {match.pk} is {match.status}: only a finished match has a replay"
             )
-        if not match.replay_sha256 or not match.replay.name:
+        if not reveal.stored:
             raise NotFound(f"match {match.pk} has no replay")
-        if not match_selectors.deal_revealed(match):
-            raise Conflict(match_selectors.DEAL_IN_PLAY)
+        if reveal.replay is None:
+            raise Conflict(reveal.hidden)
         try:
-            fh = replay_open(match.replay.name)
+            fh = replay_open(reveal.replay.name)
         except FileNotFoundError as exc:
-            log.error("replay of match %s missing from storage: %s", match.pk, match.replay.name)
+            log.error("replay of match %s missing from storage: %s", match.pk, reveal.replay.name)
             raise NotFound(f"the replay file of match {match.pk} is missing") from exc
         with fh:
             offset = 0
@@ -376,15 +399,17 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     break
                 chunk = ladder_pb2.ReplayChunk(data=data, offset=offset)
                 if offset == 0:
-                    chunk.total_size = match.replay_size
-                    chunk.sha256 = match.replay_sha256
+                    chunk.total_size = reveal.replay.size
+                    chunk.sha256 = reveal.replay.sha256
                     chunk.content_type = "application/gzip"
                 yield chunk
                 offset += len(data)
                 if not data or not context.is_active():
                     break
 
-    def RequestChallenge(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RequestChallenge(
+        self, request: ladder_pb2.RequestChallengeRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.RequestChallengeResponse:
         user = require_user()
         ladder = ladder_get(request.ladder)
         bot = _bot_named(request.bot, ladder.key)
@@ -408,17 +433,21 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     f" {ladder.key}; {seats - 1} needed"
                 )
         match = match_services.match_create(
-            bot_ids=[bot.pk, *(o.pk for o in opponents)],
-            requested_by=user,
-            ladder=request.ladder or None,
-            difficulty=request.difficulty.strip().lower() or None,
-            rated=request.rated,
+            MatchSpec(
+                bot_ids=[bot.pk, *(o.pk for o in opponents)],
+                requested_by=user,
+                ladder=request.ladder or None,
+                difficulty=request.difficulty.strip().lower() or None,
+                rated=request.rated,
+            )
         )
         return ladder_pb2.RequestChallengeResponse(
             match=match_pb(match_selectors.match_detail(match_id=match.pk))
         )
 
-    def CreateTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CreateTournament(
+        self, request: ladder_pb2.CreateTournamentRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.TournamentResponse:
         user = require_user()
         if not user.is_staff:
             raise PermissionDenied("only staff can create tournaments")
@@ -445,14 +474,20 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                 raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
             raise
         return ladder_pb2.TournamentResponse(
-            tournament=tournament_pb(match_selectors.tournament_get(tournament_id=tournament.pk))
+            tournament=tournament_pb(
+                tournament_selectors.tournament_get(tournament_id=tournament.pk)
+            )
         )
 
-    def GetTournament(self, request: Any, context: grpc.ServicerContext) -> Any:
-        tournament = match_selectors.tournament_get(tournament_id=request.tournament_id)
+    def GetTournament(
+        self, request: ladder_pb2.GetTournamentRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.TournamentResponse:
+        tournament = tournament_selectors.tournament_get(tournament_id=request.tournament_id)
         return ladder_pb2.TournamentResponse(tournament=tournament_pb(tournament))
 
-    def CompareVersions(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CompareVersions(
+        self, request: ladder_pb2.CompareVersionsRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ComparisonResponse:
         user = require_user()
         bot = _bot_named(request.bot)
         if len(request.opponents) > 3:
@@ -470,13 +505,17 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         report = tournament_selectors.comparison_get(comparison_id=comparison.pk, user=user)
         return ladder_pb2.ComparisonResponse(comparison=comparison_pb(report))
 
-    def GetComparison(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetComparison(
+        self, request: ladder_pb2.GetComparisonRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ComparisonResponse:
         report = tournament_selectors.comparison_get(
             comparison_id=request.comparison_id, user=require_user()
         )
         return ladder_pb2.ComparisonResponse(comparison=comparison_pb(report))
 
-    def GetSeatLog(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetSeatLog(
+        self, request: ladder_pb2.GetSeatLogRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.BotLog:
         seat = match_selectors.match_seat_log_for_owner(
             user=require_user(), match_id=request.match_id, seat=request.seat
         )
@@ -489,7 +528,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             size=seat.log_size,
         )
 
-    def GetVersionLog(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetVersionLog(
+        self, request: ladder_pb2.GetVersionLogRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.BotLog:
         bot = _bot_named(request.bot)
         version = bot_selectors.bot_version_for_owner(
             user=require_user(), bot_id=bot.pk, number=request.version
@@ -504,7 +545,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             size=len(text.encode()),
         )
 
-    def GetRuleset(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetRuleset(
+        self, request: game_pb2.GetRulesetRequest, context: grpc.ServicerContext
+    ) -> game_pb2.GetRulesetResponse:
         """The ruleset document of the SDK this ladder runs (the same text as the engine's)."""
         default = ladder_default().ruleset
         try:

@@ -26,18 +26,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.accounts.requests import request_user
-from ladder.bots.apis import LADDER_HELP, BotOutputSerializer, LadderFilterSerializer
+from ladder.bots.apis import LADDER_HELP
 from ladder.common.exceptions import NotFound
 from ladder.common.fields import MAX_ID, IdField, PointsField
 from ladder.common.logs import log_read, log_response
-from ladder.common.pagination import NewestFirstPagination, PagePagination
+from ladder.common.pagination import NewestFirstPagination
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
-from ladder.matches.models import Match, MatchSeat, Tournament
+from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
-from ladder.tournaments import services as tournament_services
+from ladder.matches.spec import MatchSpec
 
 
 class SeatOutputSerializer(serializers.Serializer):
@@ -67,10 +67,11 @@ class _WholeMatchField(serializers.Field):
 @extend_schema_field({"type": "string", "nullable": True, "pattern": "^[0-9]+$"})
 class SeedField(_WholeMatchField):
     """64-bit, as a string so JavaScript keeps every digit; null until the match is finished
-    (and no other match still plays the same deal: ``selectors.deal_revealed``)."""
+    (and no other match still plays the same deal: ``selectors.match_reveal``)."""
 
     def to_representation(self, match: Match) -> str | None:
-        return str(match.seed) if selectors.deal_revealed(match) else None
+        seed = selectors.match_reveal(match).seed
+        return None if seed is None else str(seed)
 
 
 class DealMatchSerializer(serializers.Serializer):
@@ -128,16 +129,17 @@ class ReplayOutputSerializer(serializers.Serializer):
 @extend_schema_field(ReplayOutputSerializer(allow_null=True))
 class ReplayField(_WholeMatchField):
     """Where to download the replay (needs ``request`` in the context); null without one,
-    and while the seed is hidden (``selectors.deal_revealed``)."""
+    and while the seed is hidden (``selectors.match_reveal``)."""
 
     def to_representation(self, match: Match) -> dict[str, Any] | None:
-        if not match.replay_sha256 or not selectors.deal_revealed(match):
+        replay = selectors.match_reveal(match).replay
+        if replay is None:
             return None  # none yet, or its deal's other rotations still to play this cave
         url = reverse("match-replay", kwargs={"match_id": match.pk})
         request = self.context.get("request")
         return {
-            "sha256": match.replay_sha256,
-            "size": match.replay_size,
+            "sha256": replay.sha256,
+            "size": replay.size,
             "url": request.build_absolute_uri(url) if request else url,
         }
 
@@ -232,11 +234,13 @@ class MatchListApi(APIView):
         s.is_valid(raise_exception=True)
         d = s.validated_data
         match = services.match_create(
-            bot_ids=d["bots"],
-            requested_by=request_user(request),
-            ladder=d["ladder"] or None,
-            difficulty=d.get("difficulty"),
-            rated=d["rated"],
+            MatchSpec(
+                bot_ids=d["bots"],
+                requested_by=request_user(request),
+                ladder=d["ladder"] or None,
+                difficulty=d.get("difficulty"),
+                rated=d["rated"],
+            )
         )
         return Response(
             match_out(selectors.match_detail(match_id=match.pk), request),
@@ -311,157 +315,6 @@ class MatchReplayApi(APIView):
         response["Cache-Control"] = "public, max-age=31536000, immutable"
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"
         return response
-
-
-class DealResultSerializer(serializers.Serializer):
-    bot = serializers.IntegerField(source="bot_id")
-    bot_name = serializers.CharField()
-    ranks = serializers.ListField(
-        child=serializers.IntegerField(allow_null=True),
-        help_text="rank in each rotation (null: not finished)",
-    )
-    firsts = serializers.IntegerField()
-    mean_rank = serializers.FloatField(allow_null=True)
-    points = serializers.FloatField(help_text="pairwise: 1 per opponent out-ranked, ½ per tie")
-
-
-class DealOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField(source="deal.id")
-    seats = serializers.IntegerField(source="deal.seats")
-    complete = serializers.BooleanField()
-    tournament = serializers.IntegerField(source="deal.tournament_id", allow_null=True)
-    comparison = serializers.IntegerField(source="deal.comparison_id", allow_null=True)
-    matches = DealMatchSerializer(many=True)
-    results = DealResultSerializer(many=True, help_text="each bot over the set, best first")
-
-
-class DealDetailApi(APIView):
-    """A duplicate deal: one cave played once per seat rotation, and each bot's result
-    over the set."""
-
-    @extend_schema(responses={200: DealOutputSerializer, 404: ERRORS[404]})
-    def get(self, request: Request, deal_id: int) -> Response:
-        return Response(DealOutputSerializer(selectors.deal_get(deal_id=deal_id)).data)
-
-
-class TournamentOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    format = serializers.ChoiceField(choices=Tournament.Format.choices)
-    status = serializers.ChoiceField(choices=Tournament.Status.choices)
-    seats = serializers.IntegerField()
-    duplicate = serializers.BooleanField(help_text="each table plays a duplicate deal")
-    rated = serializers.BooleanField(help_text="whether its matches change ladder ratings")
-    rounds = serializers.IntegerField(allow_null=True, help_text="Swiss: rounds to play")
-    ladder = serializers.CharField(help_text="ladder whose game it plays; empty: the default")
-    created_at = serializers.DateTimeField()
-    started_at = serializers.DateTimeField(allow_null=True)
-    finished_at = serializers.DateTimeField(allow_null=True)
-    participant_count = serializers.IntegerField()
-
-
-class TournamentListApi(APIView):
-    """Tournaments newest first with their size; the bots are under ``participants/``.
-    Staff create one (POST): it is scheduled at once and played before ladder matches."""
-
-    pagination_class = PagePagination  # the list's page shape, in the schema too
-
-    class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=100)
-        format = serializers.ChoiceField(
-            choices=Tournament.Format.choices, default=Tournament.Format.ROUND_ROBIN
-        )
-        participants = serializers.ListField(child=IdField(), min_length=2, max_length=256)
-        seats = serializers.IntegerField(min_value=2, max_value=4, default=2)
-        duplicate = serializers.BooleanField(default=False)
-        rated = serializers.BooleanField(default=False)
-        rounds = serializers.IntegerField(min_value=1, max_value=255, required=False)
-        ladder = serializers.CharField(
-            required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
-        )
-
-    # Reading is public, creating needs a signed-in user (the default
-    # IsAuthenticatedOrReadOnly, which the schema states); the service checks staff.
-    @extend_schema(responses={200: TournamentOutputSerializer(many=True)})
-    def get(self, request: Request) -> Response:
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.tournament_list(), request, view=self)
-        return paginator.get_paginated_response(TournamentOutputSerializer(page, many=True).data)
-
-    @extend_schema(request=InputSerializer, responses={201: TournamentOutputSerializer, **ERRORS})
-    def post(self, request: Request) -> Response:
-        s = self.InputSerializer(data=request.data)
-        s.is_valid(raise_exception=True)
-        d = s.validated_data
-        tournament = tournament_services.tournament_create(
-            name=d["name"],
-            participant_ids=d["participants"],
-            format=d["format"],
-            seats=d["seats"],
-            duplicate=d["duplicate"],
-            rated=d["rated"],
-            rounds=d.get("rounds"),
-            ladder=d["ladder"],
-            created_by=request_user(request),
-        )
-        return Response(
-            TournamentOutputSerializer(selectors.tournament_get(tournament_id=tournament.pk)).data,
-            status=status.HTTP_201_CREATED,
-        )
-
-
-class TournamentDetailApi(APIView):
-    """One tournament."""
-
-    @extend_schema(responses={200: TournamentOutputSerializer, 404: ERRORS[404]})
-    def get(self, request: Request, tournament_id: int) -> Response:
-        tournament = selectors.tournament_get(tournament_id=tournament_id)
-        return Response(TournamentOutputSerializer(tournament).data)
-
-
-class StandingOutputSerializer(serializers.Serializer):
-    rank = serializers.IntegerField(source="standing.rank", help_text="shared when tied")
-    bot = serializers.IntegerField(source="standing.bot")
-    bot_name = serializers.CharField()
-    points = serializers.FloatField(
-        source="standing.points", help_text="1 per opponent out-ranked, ½ per tie, 1 per bye"
-    )
-    played = serializers.IntegerField(source="standing.played")
-    wins = serializers.IntegerField(source="standing.wins", help_text="first places")
-    errored = serializers.IntegerField(source="standing.errored")
-    byes = serializers.IntegerField(source="standing.byes")
-    head_to_head = serializers.FloatField(source="standing.head_to_head")
-    buchholz = serializers.FloatField(source="standing.buchholz")
-
-
-class TournamentStandingsApi(APIView):
-    """A tournament's standings from its matches, best first, with their tie-breaks
-    (points; head-to-head; Buchholz for Swiss; first places); final once finished."""
-
-    @extend_schema(responses={200: StandingOutputSerializer(many=True), 404: ERRORS[404]})
-    def get(self, request: Request, tournament_id: int) -> Response:
-        tournament = selectors.tournament_get(tournament_id=tournament_id)
-        lines = selectors.tournament_standings(tournament=tournament)
-        return Response(StandingOutputSerializer(lines, many=True).data)
-
-
-class TournamentParticipantsApi(APIView):
-    """A tournament's bots by name, with their rating on a ladder."""
-
-    pagination_class = PagePagination  # the list's page shape, in the schema too
-
-    @extend_schema(
-        parameters=[LadderFilterSerializer],
-        responses={200: BotOutputSerializer(many=True), 404: ERRORS[404]},
-    )
-    def get(self, request: Request, tournament_id: int) -> Response:
-        f = LadderFilterSerializer(data=request.query_params)
-        f.is_valid(raise_exception=True)
-        tournament = selectors.tournament_get(tournament_id=tournament_id)
-        qs = selectors.tournament_participants(tournament=tournament, **f.validated_data)
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(BotOutputSerializer(page, many=True).data)
 
 
 class SeatLogApi(APIView):

@@ -3,18 +3,17 @@
 Replays are gzip-compressed JSON. They are stored under a content-addressed name
 (``replays/<match>/<sha256>.json.gz``) *before* the recording transaction, so a
 retry writes the same name and a crash leaves at most an orphan file, never a
-finished match without its replay (pitfalls L5).
+finished match without its replay.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import zlib
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 
 from ladder.common.exceptions import ApplicationError
@@ -95,11 +94,6 @@ def replay_store(*, match_id: int, data: bytes) -> StoredReplay:
     return StoredReplay(name=name, sha256=digest, size=len(data))
 
 
-def replay_open(name: str):  # type: ignore[no-untyped-def]
+def replay_open(name: str) -> File:
     """Open a stored replay for reading (binary)."""
     return default_storage.open(name, "rb")
-
-
-def gzip_json(payload: bytes) -> bytes:
-    """gzip with a fixed mtime so identical JSON gives identical bytes and sha256."""
-    return gzip.compress(payload, mtime=0)

@@ -1,4 +1,4 @@
-"""Read-side queries for matches, replays and tournaments.
+"""Read-side queries for matches, their seats, logs and replays.
 
 Lists come back newest first (``-id``) for keyset pagination, with their seats,
 bots, versions and result fetched in a fixed number of queries whatever the
@@ -12,29 +12,20 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
     BooleanField,
-    Count,
     Exists,
     ExpressionWrapper,
-    F,
-    Func,
-    IntegerField,
     OuterRef,
     Prefetch,
     Q,
     QuerySet,
     Subquery,
-    Value,
 )
-from django.db.models.functions import Coalesce
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
-from ladder.bots.selectors import with_rating
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
-from ladder.matches.models import Deal, Match, MatchSeat, Tournament
-from ladder.ratings.elo import pair_score
-from ladder.tournaments.standings import Outcome, Standing, standings
+from ladder.matches.models import Match, MatchSeat
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
@@ -57,11 +48,12 @@ def seats_shown() -> QuerySet[MatchSeat]:
 
 
 DEAL_IN_PLAY = "the same deal is still being played in another match: its replay is shown then"
+NOT_FINISHED = "its seed and replay are shown once it has finished"
 _OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 
 def _revealed() -> ExpressionWrapper:
-    """SQL for ``deal_revealed``: finished, and no open match deals from the same seed.
+    """SQL for ``match_reveal``'s rule: finished, and no open match deals from the same seed.
 
     The ``status`` index finds the open matches (few), so this costs little per row.
     """
@@ -71,27 +63,91 @@ def _revealed() -> ExpressionWrapper:
     )
 
 
-def deal_revealed(match: Match) -> bool:
-    """May anyone see this match's seed, replay and timeline (everything its deal decides)?
+@dataclass(frozen=True)
+class ReplayFile:
+    match_id: int
+    name: str
+    sha256: str
+    size: int
 
-    Only once it is finished: the seed determines the whole dealt cave, so before
-    the end it would show every hidden card. And only once no queued or running
-    match deals from the same seed (a duplicate deal played by other seats): the
-    finished twin's seed or replay would show that game's cave too. Matches read
-    through this module carry the answer as ``revealed``; others are asked here.
+
+@dataclass(frozen=True)
+class MatchReveal:
+    """What anyone may see of the cave a match was dealt, on any interface.
+
+    Its seed determines the whole dealt cave, and its replay (and the viewer's
+    timeline, built from the replay) shows every card of it. So all of it is
+    shown only once the match is finished and no queued or running match deals
+    from the same seed (a duplicate deal's other rotations, played by other
+    seats, would see their cave); before that, none of it, to anyone, staff
+    included. ``hidden`` says why, for whoever asked; ``stored`` says whether a
+    replay exists at all (not a secret: the page says one is coming).
+    """
+
+    match_id: int
+    status: str
+    revealed: bool
+    seed: int | None  # None while hidden
+    replay: ReplayFile | None  # None while hidden, or when none is stored
+    stored: bool
+    hidden: str  # "" when revealed
+
+
+def match_reveal(match: Match) -> MatchReveal:
+    """The one rule that hides a match's seed, replay and timeline until its deal is done.
+
+    Every interface that shows a match (REST, gRPC, pages, viewer, admin) renders
+    this, never the match's own ``seed`` / ``replay*`` fields. Matches read
+    through this module carry the answer as ``revealed`` (no query); others are
+    asked here (one index read).
     """
     known = getattr(match, "revealed", None)
     if known is not None:
-        return bool(known)
-    if match.status != Match.Status.FINISHED:
-        return False
-    return not Match.objects.filter(seed=match.seed, status__in=_OPEN).exists()
+        revealed = bool(known)
+    elif match.status != Match.Status.FINISHED:
+        revealed = False
+    else:
+        revealed = not Match.objects.filter(seed=match.seed, status__in=_OPEN).exists()
+    stored = bool(match.replay_sha256 and match.replay.name)
+    hidden = ""
+    if not revealed:
+        hidden = DEAL_IN_PLAY if match.status == Match.Status.FINISHED else NOT_FINISHED
+    replay = None
+    if revealed and stored:
+        replay = ReplayFile(
+            match_id=match.pk,
+            name=match.replay.name,
+            sha256=match.replay_sha256,
+            size=match.replay_size,
+        )
+    return MatchReveal(
+        match_id=match.pk,
+        status=match.status,
+        revealed=revealed,
+        seed=match.seed if revealed else None,
+        replay=replay,
+        stored=stored,
+        hidden=hidden,
+    )
+
+
+def match_reveal_get(*, match_id: int) -> MatchReveal:
+    """``match_reveal`` of a match by id (one query), or NotFound."""
+    match = (
+        Match.objects.filter(pk=match_id)
+        .annotate(revealed=_revealed())
+        .only("pk", "status", "seed", "replay", "replay_sha256", "replay_size")
+        .first()
+    )
+    if match is None:
+        raise NotFound("no such match")
+    return match_reveal(match)
 
 
 def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
     """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
     the matches of its deal, if any (``deal.matches.all``: one query per page);
-    ``revealed`` (``deal_revealed``)."""
+    ``revealed`` (``match_reveal`` answers without a query)."""
     siblings = Match.objects.order_by("deal_rotation").only(
         "id", "deal_id", "deal_rotation", "status"
     )
@@ -249,240 +305,12 @@ def bot_match_count(*, bot_id: int) -> int:
     return MatchSeat.objects.filter(bot_id=bot_id).count()
 
 
-@dataclass(frozen=True)
-class ReplayFile:
-    match_id: int
-    name: str
-    sha256: str
-    size: int
-
-
 def match_replay_file(*, match_id: int) -> ReplayFile:
-    """Where a match's replay is stored: NotFound when there is no match or no replay
-    yet, Conflict while its deal is hidden (``deal_revealed``)."""
-    row = (
-        Match.objects.filter(pk=match_id)
-        .annotate(revealed=_revealed())
-        .values_list("replay", "replay_sha256", "replay_size", "status", "revealed")
-        .first()
-    )
-    if row is None or not row[0] or not row[1] or row[3] != Match.Status.FINISHED:
-        raise NotFound("this match has no replay")
-    if not row[4]:
+    """Where a match's replay is stored (``match_reveal``): NotFound when there is no
+    match or no replay yet, Conflict while another match still plays its deal."""
+    reveal = match_reveal_get(match_id=match_id)
+    if reveal.replay is not None:
+        return reveal.replay
+    if reveal.stored and reveal.hidden == DEAL_IN_PLAY:
         raise Conflict(DEAL_IN_PLAY)
-    return ReplayFile(match_id=match_id, name=row[0], sha256=row[1], size=row[2])
-
-
-def _participant_count() -> Coalesce:
-    through = Tournament.participants.through.objects.filter(tournament_id=OuterRef("pk"))
-    counted = (
-        through.order_by().values("tournament_id").annotate(n=Count("pk")).values("n")  # type: ignore[misc]
-    )
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
-
-
-def _finished_count() -> Subquery:
-    finished = (
-        Match.objects.filter(tournament=OuterRef("pk"), status=Match.Status.FINISHED)
-        .order_by()
-        .annotate(n=Func(F("pk"), function="COUNT"))
-        .values("n")
-    )
-    return Subquery(finished, output_field=IntegerField())
-
-
-def tournament_list() -> QuerySet[Tournament]:
-    """Tournaments newest first, each with ``participant_count`` and ``finished_count``
-    (counted by correlated subqueries on indexes, not the participants or matches)."""
-    return Tournament.objects.annotate(
-        participant_count=_participant_count(), finished_count=_finished_count()
-    ).order_by("-created_at", "-id")
-
-
-def tournament_get(*, tournament_id: int) -> Tournament:
-    tournament = tournament_list().filter(pk=tournament_id).first()
-    if tournament is None:
-        raise NotFound("no such tournament")
-    return tournament
-
-
-def tournament_participants(*, tournament: Tournament, ladder: str | None = None) -> QuerySet[Bot]:
-    """A tournament's bots by name, with their rating on ``ladder``."""
-    return with_rating(Bot.objects.filter(tournaments=tournament), ladder=ladder).order_by("name")
-
-
-@dataclass(frozen=True)
-class StandingLine:
-    """A line of ``ladder.tournaments.standings`` with the bot's name and owner for a page."""
-
-    standing: Standing
-    bot_name: str
-    owner: str
-
-
-def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
-    """Standings of a tournament from its played matches, best first; three queries.
-
-    Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
-    tie-breaks and shared ranks); errored matches are counted, not scored; a Swiss
-    bye scores a win.
-    Participants without a match yet are listed with nothing. Names come with
-    the rows (no list of ids sent back): a tournament may have thousands of bots.
-    """
-    seats = MatchSeat.objects.filter(
-        match__tournament_id=tournament.pk,
-        match__status__in=[Match.Status.FINISHED, Match.Status.ERRORED],
-    ).values_list(
-        "match_id", "match__status", "bot_id", "rank", "bot__name", "bot__owner__username"
-    )
-    names: dict[int, tuple[str, str]] = {}
-    by_match: dict[int, list[tuple[int, int | None]]] = {}
-    errored: set[int] = set()
-    for match_id, status, bot_id, rank, name, owner in seats.order_by("match_id", "seat"):
-        by_match.setdefault(match_id, []).append((bot_id, rank))
-        names[bot_id] = (name, owner)
-        if status == Match.Status.ERRORED:
-            errored.add(match_id)
-    outcomes = [
-        Outcome(
-            seats=[bot for bot, _ in seated],
-            ranks=None if match_id in errored else [rank or 0 for _, rank in seated],
-        )
-        for match_id, seated in by_match.items()
-    ]
-    entered = tournament.participants.values_list("pk", "name", "owner__username")
-    names.update((pk, (name, owner)) for pk, name, owner in entered)
-    byes = list(tournament.byes.values_list("bot_id", flat=True))
-    table = standings(
-        names, outcomes, byes=byes, swiss=tournament.format == Tournament.Format.SWISS
-    )
-    return [
-        StandingLine(standing=row, bot_name=names[row.bot][0], owner=names[row.bot][1])
-        for row in table
-    ]
-
-
-@dataclass(frozen=True)
-class DealBotResult:
-    """One bot's result over a duplicate deal: its rank in each rotation (None: not
-    played yet, or errored), first places, mean rank and pairwise points over the
-    rotations played (1 per opponent out-ranked, ½ per tie, as tournaments count)."""
-
-    bot_id: int
-    bot_name: str
-    ranks: list[int | None]
-    firsts: int
-    mean_rank: float | None
-    points: float
-
-
-@dataclass(frozen=True)
-class DealSummary:
-    deal: Deal
-    matches: list[Match]  # by rotation, with ``seats_shown`` seats
-    results: list[DealBotResult]  # best first: points, then mean rank
-
-    @property
-    def complete(self) -> bool:
-        return all(
-            m.status not in (Match.Status.QUEUED, Match.Status.RUNNING) for m in self.matches
-        )
-
-
-def deal_get(*, deal_id: int) -> DealSummary:
-    """A duplicate deal: its matches by rotation and each bot's result over the set."""
-    deal = Deal.objects.filter(pk=deal_id).first()
-    if deal is None:
-        raise NotFound("no such deal")
-    matches = list(
-        Match.objects.filter(deal=deal)
-        .order_by("deal_rotation")
-        .prefetch_related(Prefetch("seats", queryset=seats_shown()))
-    )
-    return DealSummary(deal=deal, matches=matches, results=deal_results(matches))
-
-
-def deal_results(matches: list[Match]) -> list[DealBotResult]:
-    """Each bot's result over the rotations ``matches`` (of one deal, ``seats_shown``
-    seats prefetched), best first. Only finished matches count."""
-    rows: dict[int, tuple[str, list[int | None]]] = {}
-    points: dict[int, float] = {}
-    for rotation, match in enumerate(matches):
-        seats = list(match.seats.all())
-        finished = match.status == Match.Status.FINISHED
-        for seat in seats:
-            name, ranks = rows.setdefault(seat.bot_id, (seat.bot_name, [None] * len(matches)))  # type: ignore[attr-defined]
-            rank = seat.rank if finished else None
-            ranks[rotation] = rank
-            if rank is None:
-                continue
-            points[seat.bot_id] = points.get(seat.bot_id, 0.0) + sum(
-                pair_score(rank, other.rank) for other in seats if other is not seat and other.rank
-            )
-    results = []
-    for bot_id, (name, ranks) in rows.items():
-        played = [r for r in ranks if r is not None]
-        results.append(
-            DealBotResult(
-                bot_id=bot_id,
-                bot_name=name,
-                ranks=ranks,
-                firsts=sum(r == 1 for r in played),
-                mean_rank=sum(played) / len(played) if played else None,
-                points=points.get(bot_id, 0.0),
-            )
-        )
-    return sorted(results, key=lambda r: (-r.points, r.mean_rank or 99, r.bot_id))
-
-
-@dataclass(frozen=True)
-class BotDeal:
-    """One bot's result over one duplicate deal, for its page: ranks by rotation
-    (None: not finished), first places and mean rank over the rotations played."""
-
-    deal_id: int
-    match_id: int  # its first rotation, to link to
-    ranks: list[int | None]
-    firsts: int
-    mean_rank: float | None
-
-
-def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
-    """The bot's latest ``limit`` duplicate deals, newest first (two index reads)."""
-    recent = (
-        MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
-        .order_by("-match_id")
-        .values_list("match__deal_id", flat=True)[: limit * 4]
-    )
-    deal_ids: list[int] = []
-    for deal_id in recent:
-        if deal_id is not None and deal_id not in deal_ids:
-            deal_ids.append(deal_id)
-    deal_ids = deal_ids[:limit]
-    rows = MatchSeat.objects.filter(bot_id=bot_id, match__deal_id__in=deal_ids).values_list(
-        "match__deal_id", "match__deal__seats", "match__deal_rotation", "match_id",
-        "match__status", "rank",
-    )  # fmt: skip
-    ranks: dict[int, list[int | None]] = {}
-    first_match: dict[int, int] = {}
-    for deal_id, seats, rotation, match_id, status, rank in rows:
-        line = ranks.setdefault(deal_id, [None] * seats)
-        if rotation is not None and rotation < seats:
-            line[rotation] = rank if status == Match.Status.FINISHED else None
-        if rotation == 0:
-            first_match[deal_id] = match_id
-        else:
-            first_match.setdefault(deal_id, match_id)
-    out = []
-    for deal_id in deal_ids:
-        played = [r for r in ranks.get(deal_id, []) if r is not None]
-        out.append(
-            BotDeal(
-                deal_id=deal_id,
-                match_id=first_match[deal_id],
-                ranks=ranks.get(deal_id, []),
-                firsts=sum(r == 1 for r in played),
-                mean_rank=sum(played) / len(played) if played else None,
-            )
-        )
-    return out
+    raise NotFound("this match has no replay")

@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -37,19 +37,11 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
-from ladder.matches.models import (
-    Deal,
-    Match,
-    MatchResult,
-    MatchSeat,
-    Tournament,
-    VersionComparison,
-)
+from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.queue import match_enqueue
 from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
-from ladder.matches.suspensions import bots_suspend_failing
-from ladder.matchmaking.deals import rotations
+from ladder.matches.spec import MatchSpec
 from ladder.ratings.services import bot_ratings_ensure, rating_entries_lock, ratings_apply
 
 log = logging.getLogger("ladder.matches")
@@ -126,99 +118,24 @@ def match_ladder(
     return chosen, default.ruleset, difficulty
 
 
-def match_create(
-    *,
-    bot_ids: Sequence[int],
-    requested_by: User | None = None,
-    seed: int | None = None,
-    difficulty: str | None = None,
-    rated: bool = True,
-    tournament: Tournament | None = None,
-    ladder: str | None = None,
-    versions: Mapping[int, int] | None = None,
-    priority: int = 0,
-    tournament_round: int | None = None,
-) -> Match:
+def match_create(spec: MatchSpec | None = None, /, **fields: Any) -> Match:
     """Queue a match between 2-4 distinct playable bots, seated in the given order.
 
-    A user (a challenge) must own one of the bots unless staff; ``requested_by=None``
-    is the matchmaker. Each seat plays the bot's current version (its newest valid
-    one) unless ``versions`` pins one (bot id -> a VALID version of that bot: a
-    version comparison). ``ladder`` (a key; default: the default ladder) decides the
-    ruleset, the difficulty and whose ratings a rated match changes
-    (``match_ladder``). ``priority`` > 0 is played before ladder matches. The match
-    is sent to the workers when the transaction commits.
+    ``spec`` says what to play (``MatchSpec``; or its fields as keywords, for a
+    short call). A user (a challenge) must own one of the bots unless staff;
+    ``requested_by=None`` is the matchmaker. Each seat plays the bot's current
+    version (its newest valid one) unless ``versions`` pins one. The ladder
+    decides the ruleset, the difficulty and whose ratings a rated match changes
+    (``match_ladder``). The match is sent to the workers when the transaction
+    commits.
     """
-    seed = _seed(seed)
+    spec = MatchSpec.of(spec, fields)
     with transaction.atomic():
-        match = _matches_create(
-            tables=[list(bot_ids)],
-            requested_by=requested_by,
-            seed=seed,
-            difficulty=difficulty,
-            rated=rated,
-            tournament=tournament,
-            ladder=ladder,
-            versions=versions,
-            priority=priority,
-            tournament_round=tournament_round,
-        )[0]
-    return match
+        return matches_create(spec, tables=[list(spec.bot_ids)])[0]
 
 
-def deal_create(
-    *,
-    bot_ids: Sequence[int],
-    requested_by: User | None = None,
-    seed: int | None = None,
-    difficulty: str | None = None,
-    rated: bool = True,
-    tournament: Tournament | None = None,
-    ladder: str | None = None,
-    versions: Mapping[int, int] | None = None,
-    priority: int = 0,
-    tournament_round: int | None = None,
-    comparison: VersionComparison | None = None,
-    comparison_index: int | None = None,
-    comparison_side: str = "",
-) -> Deal:
-    """Queue a duplicate deal: one seed, one match per seat rotation of ``bot_ids``.
-
-    Rotation r seats ``bot_ids[(s - r) mod n]`` in seat s
-    (``ladder.matchmaking.deals.rotations``), so each bot plays every seat of the
-    same cave. The deal and its n matches are created in one transaction (all or
-    nothing) and sent to the workers when it commits. Arguments as ``match_create``;
-    the comparison ones tie the deal to a version comparison.
-    """
-    ids = list(bot_ids)
-    seed = _seed(seed)
-    with transaction.atomic():
-        deal = Deal(
-            seed=seed,
-            seats=len(ids),
-            tournament=tournament,
-            comparison=comparison,
-            comparison_index=comparison_index,
-            comparison_side=comparison_side,
-        )
-        deal.save()
-        _matches_create(
-            tables=rotations(ids),
-            requested_by=requested_by,
-            seed=seed,
-            difficulty=difficulty,
-            rated=rated,
-            tournament=tournament,
-            ladder=ladder,
-            versions=versions,
-            priority=priority,
-            tournament_round=tournament_round,
-            deal=deal,
-        )
-    return deal
-
-
-def _seed(seed: int | None) -> int:
+def match_seed(seed: int | None) -> int:
+    """``seed`` checked, or a fresh random one (the dealt cave)."""
     if seed is None:
         return secrets.randbelow(2**63)
     if not 0 <= seed < 2**63:
@@ -256,41 +173,33 @@ def _versions(bots: Mapping[int, Bot], pinned: Mapping[int, int] | None) -> dict
     return versions
 
 
-def _matches_create(
-    *,
-    tables: Sequence[Sequence[int]],
-    requested_by: User | None,
-    seed: int,
-    difficulty: str | None,
-    rated: bool,
-    tournament: Tournament | None,
-    ladder: str | None,
-    versions: Mapping[int, int] | None,
-    priority: int,
-    tournament_round: int | None,
-    deal: Deal | None = None,
+def matches_create(
+    spec: MatchSpec, *, tables: Sequence[Sequence[int]], deal_id: int | None = None
 ) -> list[Match]:
-    """Create one match per table (the same bots in every table, in seat order), on
-    ``seed``; rotation index = table index when ``deal`` is given. Call inside a
-    transaction: the matches are sent to the workers when it commits."""
+    """Create one match per table (the same bots as ``spec.bot_ids`` in every table, in
+    seat order), on one seed; rotation index = table index when ``deal_id`` is given
+    (``ladder.tournaments.services.deal_create``). Call inside a transaction: the
+    matches are sent to the workers when it commits."""
+    seed = match_seed(spec.seed)
     ids = list(tables[0])
     if not 2 <= len(ids) <= 4:
         raise ApplicationError("a match has 2 to 4 bots")
     if len(set(ids)) != len(ids):
         raise ApplicationError("a bot cannot take two seats")
     chosen, ruleset, difficulty = match_ladder(
-        seats=len(ids), ladder=ladder, difficulty=difficulty, rated=rated
+        seats=len(ids), ladder=spec.ladder, difficulty=spec.difficulty, rated=spec.rated
     )
     bots = {b.pk: b for b in Bot.objects.filter(pk__in=ids)}
     missing = [i for i in ids if i not in bots]
     if missing:
         raise NotFound(f"no such bot: {', '.join(map(str, missing))}")
+    requested_by = spec.requested_by
     owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
     if owner is not None and not any(b.owner_id == owner for b in bots.values()):
         raise PermissionDenied("a challenge must include one of your own bots")
-    if requested_by is not None and tournament is None:
+    if requested_by is not None and spec.tournament_id is None:
         challenges_quota_check(requested_by, adding=len(tables))
-    chosen_versions = _versions(bots, versions)
+    chosen_versions = _versions(bots, spec.versions)
     matches = []
     for rotation, table in enumerate(tables):
         match = Match(
@@ -298,12 +207,12 @@ def _matches_create(
             ruleset=ruleset,
             seed=seed,
             difficulty=difficulty,
-            rated=rated,
-            tournament=tournament,
-            tournament_round=tournament_round,
-            deal=deal,
-            deal_rotation=rotation if deal is not None else None,
-            priority=priority,
+            rated=spec.rated,
+            tournament_id=spec.tournament_id,
+            tournament_round=spec.tournament_round,
+            deal_id=deal_id,
+            deal_rotation=rotation if deal_id is not None else None,
+            priority=spec.priority,
             requested_by=requested_by,
             enqueued_at=timezone.now(),
         )
@@ -315,7 +224,7 @@ def _matches_create(
             MatchSeat(match=match, seat=n, bot_id=i, version_id=chosen_versions[i])
             for n, i in enumerate(table)
         )
-        _enqueue_on_commit(match.pk, priority)
+        _enqueue_on_commit(match.pk, spec.priority)
         matches.append(match)
     return matches
 
@@ -329,7 +238,7 @@ def match_start(
     second delivery of the same match finds it taken (Conflict). With
     ``max_attempts``, a match already claimed that many times is errored
     instead of claimed again (Conflict too): a match that kills its worker
-    every time must not loop forever (pitfall C2).
+    every time must not loop forever (each redelivery would kill the next worker).
     """
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()
@@ -509,8 +418,8 @@ def match_record_result(
     (one per match, enforced by the database), the seats, the entries' ratings
     and counters and the finished state. A second call for a finished match
     changes nothing and returns ``recorded=False``; a cancelled or errored match
-    is refused with Conflict. Once recorded, the seats that forfeited or faulted
-    are checked for auto-suspend (``ladder.matches.suspensions``).
+    is refused with Conflict. What follows a result (seat logs, auto-suspend,
+    tournament advance) is ``ladder.finishing.services.match_finish``'s.
     """
     current = Match.objects.filter(pk=match_id).values_list("status", "ladder").first()
     if current is None:
@@ -583,12 +492,6 @@ def match_record_result(
                 "replay_size", "error",
             ]
         )  # fmt: skip
-    # After the commit, on its own: a bot that keeps failing is taken off the ladder. The
-    # result stands whatever happens here (the next failing match checks again).
-    try:
-        bots_suspend_failing(match_id=match.pk)
-    except DatabaseError:
-        log.exception("auto-suspend check after match %s failed", match.pk)
     return RecordOutcome(match=match, recorded=True)
 
 

@@ -1,4 +1,4 @@
-"""URLs of the matches and tournaments API (under /api/v1/)."""
+"""URLs of the matches API (under /api/v1/)."""
 
 from django.urls import path
 
@@ -13,22 +13,5 @@ urlpatterns = [
         "matches/<id:match_id>/seats/<id:seat>/log/",
         apis.SeatLogApi.as_view(),
         name="match-seat-log",
-    ),
-    path("deals/<id:deal_id>/", apis.DealDetailApi.as_view(), name="deal-detail"),
-    path("tournaments/", apis.TournamentListApi.as_view(), name="tournament-list"),
-    path(
-        "tournaments/<id:tournament_id>/",
-        apis.TournamentDetailApi.as_view(),
-        name="tournament-detail",
-    ),
-    path(
-        "tournaments/<id:tournament_id>/standings/",
-        apis.TournamentStandingsApi.as_view(),
-        name="tournament-standings",
-    ),
-    path(
-        "tournaments/<id:tournament_id>/participants/",
-        apis.TournamentParticipantsApi.as_view(),
-        name="tournament-participants",
     ),
 ]

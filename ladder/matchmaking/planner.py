@@ -1,11 +1,12 @@
 """Who plays whom next: the ladder's matchmaker as a pure function.
 
 No Django, no clock, no global RNG: the service reads the candidates from the
-database, calls ``plan_tables`` with its own seeded ``random.Random`` and
-creates the matches. That keeps the decisions testable over thousands of
-simulated rounds (tests/ladder/test_matchmaking_properties.py).
+database, calls ``plan_sets`` (tables, some as duplicate sets; ``plan_tables``
+for plain tables) with its own seeded ``random.Random`` and creates the
+matches. That keeps the decisions testable over thousands of simulated rounds
+(tests/competition/test_planner.py).
 
-How a table is built (the pitfalls this answers: starvation, top bots never
+How a table is built (what it guards against: starvation, top bots never
 meeting, the same two opponents forever, same-owner collusion, seat bias):
 
 1. The *anchor* is the eligible bot with the fewest recent games (ties broken

@@ -31,9 +31,11 @@ from django.utils import timezone
 
 from ladder.common.exceptions import ApplicationError
 from ladder.ladders import ladder_get
-from ladder.matches.services import deal_create, match_create
+from ladder.matches.services import match_create
+from ladder.matches.spec import MatchSpec
 from ladder.matchmaking import selectors
 from ladder.matchmaking.planner import PlannerConfig, parse_seat_mix, plan_sets
+from ladder.tournaments.services import deal_create
 
 log = logging.getLogger("ladder.matchmaking")
 # One lock for every ladder: a bot's concurrent matches are counted across ladders.
@@ -157,11 +159,13 @@ def _fill(
     for planned in plan_sets(candidates, missing, rng, config, duplicate_share=share):
         try:
             if planned.duplicate:
-                deal = deal_create(bot_ids=planned.bots, ladder=key, seed=rng.randrange(2**63))
+                deal = deal_create(
+                    MatchSpec(bot_ids=planned.bots, ladder=key, seed=rng.randrange(2**63))
+                )
                 matches = list(deal.matches.order_by("deal_rotation"))
                 report.deals.append(deal.pk)
             else:
-                matches = [match_create(bot_ids=planned.bots, ladder=key)]
+                matches = [match_create(MatchSpec(bot_ids=planned.bots, ladder=key))]
         except ApplicationError as exc:  # a bot changed since it was read (e.g. staff suspended)
             report.skipped.append(f"{planned.bots}: {exc.message}")
             continue

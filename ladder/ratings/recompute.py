@@ -37,7 +37,7 @@ REPLAY_FIELDS = (
 
 
 @dataclass(frozen=True)
-class ReplayedSeat:
+class ReratedSeat:
     """One rated seat as stored and as recomputed."""
 
     seat_id: int
@@ -49,7 +49,7 @@ class ReplayedSeat:
 
 
 @dataclass(frozen=True)
-class Standing:
+class RatingState:
     rating: int
     games: int
     wins: int
@@ -63,7 +63,7 @@ class Recomputed:
     matches: int = 0
     mismatch_count: int = 0
     mismatches: list[str] = field(default_factory=list)
-    standings: dict[int, Standing] = field(default_factory=dict)
+    standings: dict[int, RatingState] = field(default_factory=dict)
 
     def mismatch(self, line: str) -> None:
         self.mismatch_count += 1
@@ -71,7 +71,7 @@ class Recomputed:
             self.mismatches.append(line)
 
 
-def replay_history(ladder: str, standings: dict[int, Standing]) -> Iterator[ReplayedSeat]:
+def rerate_history(ladder: str, standings: dict[int, RatingState]) -> Iterator[ReratedSeat]:
     """Every recorded seat of ``ladder`` in recording order, rated again from the start.
 
     ``standings`` (bot id -> rating, games, wins) starts empty and is left at the
@@ -88,24 +88,24 @@ def replay_history(ladder: str, standings: dict[int, Standing]) -> Iterator[Repl
     for _, group in itertools.groupby(rows, key=itemgetter(0)):
         seats = list(group)
         k = seats[0][8]
-        now = [standings.get(row[4]) or Standing(start, 0, 0) for row in seats]
+        now = [standings.get(row[4]) or RatingState(start, 0, 0) for row in seats]
         ranks = [row[5] or 0 for row in seats]
         rated = k > 0 and len(seats) >= 2
         deltas = elo.rate([s.rating for s in now], ranks, k) if rated else [0] * len(seats)
         for row, was, rank, delta in zip(seats, now, ranks, deltas, strict=True):
             _, pk, match_id, seat, bot_id, _, before, after, _ = row
             if rated:
-                standings[bot_id] = Standing(
+                standings[bot_id] = RatingState(
                     was.rating + delta, was.games + 1, was.wins + (rank == 1)
                 )
-            yield ReplayedSeat(
+            yield ReratedSeat(
                 pk, match_id, seat, bot_id, (before, after), (was.rating, was.rating + delta)
             )
 
 
 def _compare_entries(rec: Recomputed) -> list[BotRating]:
     """Entries whose stored values differ from the recomputed ones (changed in memory)."""
-    start = Standing(settings.LADDER_ELO_START, 0, 0)
+    start = RatingState(settings.LADDER_ELO_START, 0, 0)
     names = dict(Bot.objects.values_list("pk", "name"))
     changed = []
     for entry in BotRating.objects.filter(ladder=rec.ladder).only(
@@ -123,13 +123,13 @@ def _compare_entries(rec: Recomputed) -> list[BotRating]:
     return changed
 
 
-def _replay(ladder: str, *, write: bool) -> Recomputed:
+def _rerate(ladder: str, *, write: bool) -> Recomputed:
     """Replay ``ladder``; with ``write``, store the recomputed value of every differing seat."""
     rec = Recomputed(ladder=ladder)
     names: dict[int, str] | None = None
     pending: list[MatchSeat] = []
     last_match = None
-    for seat in replay_history(ladder, rec.standings):
+    for seat in rerate_history(ladder, rec.standings):
         if seat.match_id != last_match:
             rec.matches += 1
             last_match = seat.match_id
@@ -154,7 +154,7 @@ def _replay(ladder: str, *, write: bool) -> Recomputed:
 
 def ratings_recompute(*, ladder: str | None = None) -> Recomputed:
     """Replay one ladder (default: the default ladder); list every stored value that differs."""
-    rec = _replay(ladder_get(ladder).key, write=False)
+    rec = _rerate(ladder_get(ladder).key, write=False)
     _compare_entries(rec)
     return rec
 
@@ -175,7 +175,7 @@ def ratings_rewrite(*, ladder: str | None = None) -> Recomputed:
             .order_by("bot_id")
             .values_list("pk", flat=True)
         )
-        rec = _replay(key, write=True)
+        rec = _rerate(key, write=True)
         BotRating.objects.bulk_update(
             _compare_entries(rec), ["rating", "games", "wins"], batch_size=WRITE_BATCH
         )

@@ -230,19 +230,6 @@ def bot_rating_trends(
     return trends
 
 
-def bot_first_places(*, bot_ids: Sequence[int], ladder: str | None = None) -> dict[int, int]:
-    """Rated matches each bot finished first in on ``ladder`` (ties for first count), for
-    win shares: the ``wins`` counter of its rating entry, kept at recording time."""
-    key = ladder_get(ladder).key
-    counts = dict.fromkeys(bot_ids, 0)
-    counts.update(
-        BotRating.objects.filter(bot_id__in=list(bot_ids), ladder=key)
-        .order_by()  # the model's ordering would join the bots to sort by name
-        .values_list("bot_id", "wins")
-    )
-    return counts
-
-
 def opponents_near(
     *, bot: Bot, count: int, ladder: Ladder | None = None, window: int = 50
 ) -> list[Bot]:

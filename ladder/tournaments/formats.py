@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from ladder.matchmaking.deals import rotations
+from ladder.tournaments.rotations import rotations
 
 
 @dataclass(frozen=True)

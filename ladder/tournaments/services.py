@@ -1,12 +1,12 @@
-"""Tournament and version-comparison services: create, schedule, advance, finish.
+"""Tournament, duplicate-deal and version-comparison services: create, schedule, advance.
 
 Schedules come from the pure ``formats`` (round robin, Swiss pairing) and
-become matches or duplicate deals through ``ladder.matches.services`` (one
+become matches (``ladder.matches.services``) or duplicate deals (``deal_create``; one
 transaction per step; the matches are sent to the workers on commit, with
 ``EVENT_PRIORITY`` so a free worker plays them before ladder matches).
 
-A tournament advances in ``tournament_advance``: called by the worker right
-after it recorded (or failed) a tournament match, and by the janitor's periodic
+A tournament advances in ``tournament_advance``: called once a tournament match
+is recorded or errored (``ladder.finishing.services``), and by the janitor's periodic
 pass for anything missed (a cancelled match, a worker that died between the
 two). It locks the tournament row and acts only when no match of it is open,
 so however often and concurrently it is called, each Swiss round is created
@@ -19,6 +19,8 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -29,23 +31,61 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_default
-from ladder.matches.models import (
-    Deal,
-    Match,
-    MatchSeat,
-    Tournament,
-    TournamentBye,
-    VersionComparison,
+from ladder.matches.models import Match, MatchSeat
+from ladder.matches.services import (
+    OPEN_STATES,
+    match_create,
+    match_ladder,
+    match_seed,
+    matches_create,
 )
-from ladder.matches.services import OPEN_STATES, deal_create, match_create, match_ladder
+from ladder.matches.spec import MatchSpec
 from ladder.ratings.models import BotRating
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
+from ladder.tournaments.models import Deal, Tournament, TournamentBye, VersionComparison
+from ladder.tournaments.rotations import rotations
 from ladder.tournaments.standings import Outcome, standings
 
 log = logging.getLogger("ladder.tournaments")
 
 # Match.priority of tournament and comparison matches (0 is a ladder match).
 EVENT_PRIORITY = 1
+
+
+def deal_create(
+    spec: MatchSpec | None = None,
+    /,
+    *,
+    comparison: VersionComparison | None = None,
+    comparison_index: int | None = None,
+    comparison_side: str = "",
+    **fields: Any,
+) -> Deal:
+    """Queue a duplicate deal: one seed, one match per seat rotation of ``spec.bot_ids``.
+
+    Rotation r seats ``bot_ids[(s - r) mod n]`` in seat s
+    (``ladder.tournaments.rotations``), so each bot plays every seat of the same
+    cave. The deal and its n matches are created in one transaction (all or
+    nothing) and sent to the workers when it commits. ``spec`` as ``match_create``
+    (or its fields as keywords); the comparison ones tie the deal to a version
+    comparison.
+    """
+    spec = MatchSpec.of(spec, fields)
+    seed = match_seed(spec.seed)  # one seed for the deal and every rotation
+    spec = replace(spec, seed=seed)
+    ids = list(spec.bot_ids)
+    with transaction.atomic():
+        deal = Deal(
+            seed=seed,
+            seats=len(ids),
+            tournament_id=spec.tournament_id,
+            comparison=comparison,
+            comparison_index=comparison_index,
+            comparison_side=comparison_side,
+        )
+        deal.save()
+        matches_create(spec, tables=rotations(ids), deal_id=deal.pk)
+    return deal
 
 
 def _staff(user: User | None) -> None:
@@ -161,15 +201,18 @@ def _play(
     tournament: Tournament, table: Sequence[int], *, round_: int | None, as_deal: bool
 ) -> None:
     """Queue one table of the tournament: a match, or a duplicate deal of it."""
-    create = deal_create if as_deal else match_create
-    create(
-        bot_ids=list(table),
+    spec = MatchSpec(
+        bot_ids=table,
         rated=tournament.rated,
-        tournament=tournament,
+        tournament_id=tournament.pk,
         ladder=tournament.ladder or None,
         priority=EVENT_PRIORITY,
         tournament_round=round_,
     )
+    if as_deal:
+        deal_create(spec)
+    else:
+        match_create(spec)
 
 
 def _order(tournament: Tournament, ids: Sequence[int]) -> list[int]:
@@ -259,14 +302,6 @@ def tournament_advance(*, tournament_id: int) -> Tournament | None:
         return tournament
 
 
-def tournament_advance_for_match(*, match_id: int) -> Tournament | None:
-    """``tournament_advance`` for the tournament of a match that just closed (if any)."""
-    tournament_id = (
-        Match.objects.filter(pk=match_id).values_list("tournament_id", flat=True).first()
-    )
-    return None if tournament_id is None else tournament_advance(tournament_id=tournament_id)
-
-
 def tournaments_advance_running() -> list[int]:
     """The periodic pass: advance every running tournament with no open match (ids)."""
     idle = Tournament.objects.filter(status=Tournament.Status.RUNNING).exclude(
@@ -353,13 +388,15 @@ def comparison_create(
             seed = rng.randrange(2**63)
             for side, version in ((Deal.Side.OLD, old_version), (Deal.Side.NEW, new_version)):
                 deal_create(
-                    bot_ids=table,
-                    requested_by=None,  # the owner asked for the comparison, checked above
-                    seed=seed,
-                    rated=False,
-                    ladder=ladder or None,
-                    versions={bot.pk: versions[version].pk},
-                    priority=EVENT_PRIORITY,
+                    MatchSpec(
+                        bot_ids=table,
+                        requested_by=None,  # the owner asked for the comparison, checked above
+                        seed=seed,
+                        rated=False,
+                        ladder=ladder or None,
+                        versions={bot.pk: versions[version].pk},
+                        priority=EVENT_PRIORITY,
+                    ),
                     comparison=comparison,
                     comparison_index=index,
                     comparison_side=side,

@@ -23,9 +23,8 @@ from engine.rules import ENGINE_VERSION
 from engine.timeline import TIMELINE_FORMAT, ReplayDocumentError, build_timeline
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound
 from ladder.common.jsonload import JSONTooDeep, load_json
-from ladder.matches.models import Match
 from ladder.matches.replays import replay_open
-from ladder.matches.selectors import DEAL_IN_PLAY, deal_revealed
+from ladder.matches.selectors import NOT_FINISHED, ReplayFile, match_reveal_get
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 256 * 1024
@@ -158,38 +157,33 @@ def timeline_of_bytes(data: bytes, *, sha256: str | None = None) -> Timeline:
     return built
 
 
-def finished_match(match_id: int) -> Match:
-    """A match whose replay may be shown: it exists and it is finished (nothing hidden left)."""
-    match = (
-        Match.objects.filter(pk=match_id)
-        .only("pk", "status", "seed", "replay", "replay_sha256", "replay_size", "deal_id")
-        .first()
-    )
-    if match is None:
-        raise NotFound("no such match")
-    if match.status != Match.Status.FINISHED:
-        raise Conflict(f"match {match.pk} is {match.status}; its replay is shown once it finished")
-    if not deal_revealed(match):
-        raise Conflict(DEAL_IN_PLAY)
-    if not match.replay_sha256 or not match.replay.name:
-        raise NotFound("this match has no replay")
-    return match
+def finished_match(match_id: int) -> ReplayFile:
+    """The stored replay of a match that may be shown (``match_reveal``): it exists and it
+    is finished, and no other match still plays its deal."""
+    reveal = match_reveal_get(match_id=match_id)
+    if reveal.replay is not None:
+        return reveal.replay
+    if reveal.hidden == NOT_FINISHED:
+        raise Conflict(f"match {match_id} is {reveal.status}; its replay is shown once it finished")
+    if reveal.stored:
+        raise Conflict(reveal.hidden)
+    raise NotFound("this match has no replay")
 
 
 def match_timeline(*, match_id: int) -> Timeline:
     """The timeline of a finished match's stored replay (cached by its recorded sha256)."""
-    match = finished_match(match_id)
-    found = cached_timeline(match.replay_sha256)
+    replay = finished_match(match_id)
+    found = cached_timeline(replay.sha256)
     if found is not None:
         return found
     try:
-        with replay_open(match.replay.name) as fh:
-            data = fh.read(max(match.replay_size, 0) + 1)
+        with replay_open(replay.name) as fh:
+            data = fh.read(max(replay.size, 0) + 1)
     except OSError as exc:
         raise StoredReplayUnreadable(f"the stored replay cannot be read: {exc}") from None
-    if hashlib.sha256(data).hexdigest() != match.replay_sha256:
+    if hashlib.sha256(data).hexdigest() != replay.sha256:
         raise StoredReplayUnreadable("the stored replay file does not match its recorded sha256")
     try:
-        return timeline_of_bytes(data, sha256=match.replay_sha256)
+        return timeline_of_bytes(data, sha256=replay.sha256)
     except ReplayUnreadable as exc:
         raise StoredReplayUnreadable(f"the stored replay cannot be shown: {exc.message}") from None

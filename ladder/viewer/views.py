@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from ladder.api.parsers import StrictMultiPartParser
 from ladder.api.throttling import AnonThrottle
 from ladder.common.exceptions import NotFound
-from ladder.matches.selectors import match_detail
+from ladder.matches.selectors import match_detail, match_reveal
 from ladder.viewer.timelines import (
     ReplayTooLarge,
     Timeline,
@@ -206,4 +206,4 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
         match = match_detail(match_id=match_id)
     except NotFound:
         raise Http404("no such match") from None
-    return render(request, "viewer/match.html", {"match": match})
+    return render(request, "viewer/match.html", {"match": match, "reveal": match_reveal(match)})

@@ -29,6 +29,7 @@ from ladder.common.exceptions import ApplicationError, NotFound
 from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
+from ladder.matches.spec import MatchSpec
 from ladder.web.errors import shown_on
 from ladder.web.forms import (
     BotCreateForm,
@@ -191,9 +192,11 @@ def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
         else:
             with shown_on(form):
                 match = match_services.match_create(
-                    bot_ids=[bot.pk, *(o.pk for o in opponents)],
-                    requested_by=request_user(request),
-                    ladder=form.cleaned_data["ladder"] or None,
+                    MatchSpec(
+                        bot_ids=[bot.pk, *(o.pk for o in opponents)],
+                        requested_by=request_user(request),
+                        ladder=form.cleaned_data["ladder"] or None,
+                    )
                 )
                 messages.success(request, f"Challenge queued as match {match.pk}.")
                 return redirect("web:match", match_id=match.pk)

@@ -21,6 +21,7 @@ from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
 from ladder.matches.operations import operations_summary
 from ladder.ratings import selectors as rating_selectors
+from ladder.tournaments import selectors as tournament_selectors
 from ladder.web.forms import LeaderboardFilter
 from ladder.web.rows import board_lines, bot_status, ladder_lines, points, version_rows
 
@@ -165,7 +166,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         "matches": matches.get_page(request.GET.get("page")),
         "opponents": match_selectors.bot_opponent_records(bot_id=bot.pk, limit=OPPONENTS_SHOWN),
         "opponents_shown": OPPONENTS_SHOWN,
-        "deals": match_selectors.bot_deals(bot_id=bot.pk, limit=DEALS_SHOWN),
+        "deals": tournament_selectors.bot_deals(bot_id=bot.pk, limit=DEALS_SHOWN),
     }
     return render(request, "web/bot.html", context)
 
@@ -192,21 +193,22 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
             user=request.user, match=match, cap=LOG_SHOWN_BYTES
         ),
         "log_shown": LOG_SHOWN_BYTES,
-        "seed_shown": match_selectors.deal_revealed(match),
+        # Its seed and replay as anyone may see them (hidden until its deal is done).
+        "reveal": match_selectors.match_reveal(match),
         # A duplicate deal's matches (by rotation) and each bot's result over the set.
-        "deal": match_selectors.deal_get(deal_id=match.deal_id) if match.deal_id else None,
+        "deal": tournament_selectors.deal_get(deal_id=match.deal_id) if match.deal_id else None,
     }
     return render(request, "web/match.html", context)
 
 
 def tournament_list(request: HttpRequest) -> HttpResponse:
-    page = Paginator(match_selectors.tournament_list(), 50).get_page(request.GET.get("page"))
+    page = Paginator(tournament_selectors.tournament_list(), 50).get_page(request.GET.get("page"))
     return render(request, "web/tournaments.html", {"nav": "tournaments", "page": page})
 
 
 def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
     try:
-        tournament = match_selectors.tournament_get(tournament_id=tournament_id)
+        tournament = tournament_selectors.tournament_get(tournament_id=tournament_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
     matches = Paginator(
@@ -216,7 +218,7 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
         "nav": "tournaments",
         "tournament": tournament,
         "standings": Paginator(
-            match_selectors.tournament_standings(tournament=tournament), STANDINGS_PER_PAGE
+            tournament_selectors.tournament_standings(tournament=tournament), STANDINGS_PER_PAGE
         ).get_page(request.GET.get("standings")),
         "matches": matches,
     }

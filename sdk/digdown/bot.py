@@ -205,7 +205,8 @@ class BotServer(serving.GrpcServer):
     def __init__(self, service: BotService, listen: str, *, max_workers: int = 4) -> None:
         self.service = service
         # Bots are asked one decision at a time per game; a few threads serve
-        # several concurrent games without letting a flood pile up (G3).
+        # several concurrent games without letting a flood pile up
+        # (slow clients would hold every thread).
         super().__init__(
             listen,
             services=[SERVICE_NAME],

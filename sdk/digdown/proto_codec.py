@@ -40,7 +40,7 @@ and for tests.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -82,7 +82,7 @@ def is_repeated(field: FieldDescriptor) -> bool:
     is_rep = getattr(field, "is_repeated", None)
     if is_rep is not None:
         return bool(is_rep)
-    return bool(field.label == FieldDescriptor.LABEL_REPEATED)
+    return bool(getattr(field, "label", None) == FieldDescriptor.LABEL_REPEATED)
 
 
 def _is_map(field: FieldDescriptor) -> bool:
@@ -104,10 +104,11 @@ def _build_plan(desc: Descriptor, building: set[Descriptor]) -> Plan | None:
     if desc in building:
         return None  # a message type containing itself: left to json_format
     building.add(desc)
-    plan: list[tuple[str, int, Any]] | None = []
+    plan: list[tuple[str, int, Any]] = []
+    fast = True
     for f in desc.fields:
         sub = None
-        if _is_map(f):
+        if f.message_type is not None and _is_map(f):
             entry = f.message_type.fields_by_name
             # ProtoJSON writes non-string keys as strings and message values as dicts.
             ok = entry["key"].type == FieldDescriptor.TYPE_STRING
@@ -125,10 +126,10 @@ def _build_plan(desc: Descriptor, building: set[Descriptor]) -> Plan | None:
             if is_repeated(f):
                 kind = _REPEATED_SCALAR
         if not ok:
-            plan = None
+            fast = False
             break
         plan.append((f.name, kind, sub))
-    result = None if plan is None else tuple(plan)
+    result = tuple(plan) if fast else None
     _plans[desc] = result
     return result
 
@@ -166,7 +167,7 @@ def dict_to_message(d: dict[str, Any], msg_cls: type[M]) -> M:
     Unknown keys and mistyped values raise (json_format.ParseError, or
     TypeError/ValueError/AttributeError for what ParseDict raises so).
     """
-    if _parse_fast(msg_cls.DESCRIPTOR):
+    if _parse_fast(cast(Descriptor, msg_cls.DESCRIPTOR)):
         try:
             return msg_cls(**d)
         except Exception:
@@ -184,7 +185,7 @@ def reference_dict_to_message(d: dict[str, Any], msg_cls: type[M]) -> M:
 
 def message_to_dict(msg: Message) -> dict[str, Any]:
     """A message -> dict keyed by proto field names (see the module docstring), fast."""
-    plan = _plan(msg.DESCRIPTOR)
+    plan = _plan(cast(Descriptor, msg.DESCRIPTOR))
     if plan is None:
         return reference_message_to_dict(msg)
     return _walk(msg, plan)
@@ -215,7 +216,7 @@ def reference_message_to_dict(msg: Message) -> dict[str, Any]:
     d = json_format.MessageToDict(
         msg, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
-    _fix_int64(msg.DESCRIPTOR, d)
+    _fix_int64(cast(Descriptor, msg.DESCRIPTOR), d)
     return d
 
 
@@ -225,7 +226,7 @@ def _fix_int64(desc: Descriptor, d: dict[str, Any]) -> None:
         if field.name not in d:
             continue
         value = d[field.name]
-        if _is_map(field):
+        if field.message_type is not None and _is_map(field):
             if field.message_type.fields_by_name["value"].type in _INT64_TYPES:
                 d[field.name] = {k: int(v) for k, v in value.items()}
         elif field.message_type is not None:

@@ -3,9 +3,9 @@
 Each of them needs the same things, and each trap here was met once already:
 a bounded number of concurrent calls (`CallLimit`) that leaves health and
 reflection out, so a saturated server still answers its probes instead of
-being restarted by its orchestrator for being busy (pitfall G3);
+being restarted by its orchestrator for being busy;
 ``grpc.so_reuseport`` off and a checked bind (grpc otherwise shares a busy
-port or reports a failed bind as port 0, pitfall G5); health (``""`` and the
+port or reports a failed bind as port 0); health (``""`` and the
 served services) and reflection; a port file written atomically, so whoever
 started the process on port 0 finds it; and a graceful stop on SIGTERM/SIGINT:
 NOT_SERVING first so balancers and health checks drain, then running calls get
@@ -66,7 +66,8 @@ def configure_logging(level: str | int = "INFO") -> None:
 def server_options(
     max_receive_bytes: int, max_send_bytes: int | None = None
 ) -> list[tuple[str, Any]]:
-    """Channel arguments of a server (pitfalls G2, G4, G5)."""
+    """Channel arguments of a server: message size limits, keepalive that tolerates the
+    clients' pings (no GOAWAY mid-match), no port sharing."""
     return [
         ("grpc.so_reuseport", 0),  # a busy port must fail loudly, not be shared
         ("grpc.max_receive_message_length", max_receive_bytes),
@@ -213,7 +214,7 @@ def bind(server: grpc.Server, listen: str) -> int:
         port = server.add_insecure_port(listen)
     except RuntimeError:  # newer grpcio raises on a failed bind ...
         port = 0
-    if port == 0:  # ... older ones returned port 0 (pitfall G5)
+    if port == 0:  # ... older ones returned port 0
         raise OSError(f"cannot listen on {listen} (address in use or invalid)")
     return port
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladder.matchmaking.comparison import DealRanks, compare
-from ladder.matchmaking.deals import rotations
-from ladder.matchmaking.suspension import SeatRecord, SuspendPolicy, suspension_reason
+from ladder.finishing.suspension_rules import SeatRecord, SuspendPolicy, suspension_reason
+from ladder.tournaments.comparison import DealRanks, compare
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
+from ladder.tournaments.rotations import rotations
 from ladder.tournaments.standings import Outcome, standings
 
 

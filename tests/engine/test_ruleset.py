@@ -7,14 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from engine.rules import DD1, Action, GameConfig, State, deal
+from engine.rules import DD1, Action, GameConfig, State, deal_cave
 from engine.rules.ruleset import Ruleset
 
 
 def _game(rules: Ruleset, seed: int = 1, num_seats: int = 3, difficulty: str = "normal") -> State:
     """A game of a ruleset that is not registered (so never reachable from a config)."""
     config = GameConfig(seed=seed, num_seats=num_seats, difficulty=difficulty)
-    cave, sleeved, first_lead = deal(rules, config)
+    cave, sleeved, first_lead = deal_cave(rules, config)
     return State(rules, config.to_dict(), cave, sleeved, first_lead)
 
 

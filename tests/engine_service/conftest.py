@@ -13,7 +13,7 @@ from digdown.healthcheck import status
 from digdown.v1 import engine_pb2_grpc
 from tests.support import processes
 
-CALL_TIMEOUT = 10.0  # every client call has a deadline (pitfall G1)
+CALL_TIMEOUT = 10.0  # every client call has a deadline: a dead server fails, never hangs
 
 
 @dataclass

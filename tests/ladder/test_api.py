@@ -277,7 +277,7 @@ def test_schema_generates_without_warnings(tmp_path: Any) -> None:
 
 
 def test_match_filter_by_tournament(world: dict[str, Any]) -> None:
-    from ladder.matches.models import Tournament
+    from ladder.tournaments.models import Tournament
 
     a1, a2, b1 = world["bots"]
     cup = Tournament.objects.create(name="Cup")

@@ -9,7 +9,8 @@ import pytest
 
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_version_smoke_record, bot_version_upload
-from ladder.matches.models import Deal, Match
+from ladder.matches.models import Match
+from ladder.tournaments.models import Deal
 from ladder.tournaments.selectors import comparison_report
 from ladder.tournaments.services import comparison_create
 from tests.ladder.conftest import record, standings

@@ -9,9 +9,10 @@ from django.db import IntegrityError, transaction
 
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, Conflict
-from ladder.matches import selectors
-from ladder.matches.models import Deal, Match
-from ladder.matches.services import deal_create
+from ladder.matches.models import Match
+from ladder.tournaments import selectors
+from ladder.tournaments.models import Deal
+from ladder.tournaments.services import deal_create
 from tests.ladder.conftest import record
 
 pytestmark = pytest.mark.django_db

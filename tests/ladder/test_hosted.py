@@ -28,10 +28,10 @@ from ladder.matches.models import Match
 from ladder.matches.services import match_create
 from tests.support.processes import Proc, start_engine
 from tests.support.sandbox import require_sandbox
-from workers.hosted import version_smoke
 from workers.queued_match import play_queued_match
 from workers.runner import EnginePool
 from workers.seats import HOSTED_SHOWN
+from workers.smoke import play_smoke_match
 
 pytestmark = pytest.mark.django_db
 HOUSE = ("random", "heuristic", "starter")
@@ -52,7 +52,7 @@ def upload(owner: Any, bot: Bot, filename: str, data: bytes) -> BotVersion:
 def smoked(owner: Any, bot: Bot, house: str, engine: Proc) -> BotVersion:
     """A house bot uploaded as ``bot``'s next version, through its smoke match."""
     version = upload(owner, bot, *build(house))
-    return version_smoke(version_id=version.pk, engine_address=engine.address)
+    return play_smoke_match(version_id=version.pk, engine_address=engine.address)
 
 
 def client(user: Any = None, token_for: Callable[[Any], str] | None = None) -> APIClient:
@@ -73,7 +73,7 @@ def test_house_bots_uploaded_as_hosted_bots_play_a_full_match(
         match_create(bot_ids=[b.pk for b in bots.values()])
 
     for name, version in versions.items():
-        checked = version_smoke(version_id=version.pk, engine_address=engine.address)
+        checked = play_smoke_match(version_id=version.pk, engine_address=engine.address)
         assert checked.status == BotVersion.Status.VALID, (name, checked.smoke_outcome)
         assert checked.smoke_outcome.startswith("passed: rank ")
 
@@ -129,8 +129,8 @@ def test_a_version_that_fails_its_smoke_match_never_plays(
     good = upload(alice, mine, *build("starter"))
     crashing = b'raise RuntimeError("this version crashes at start")\n'
     bad = upload(alice, mine, "bot.py", crashing)
-    good = version_smoke(version_id=good.pk, engine_address=engine.address)
-    bad = version_smoke(version_id=bad.pk, engine_address=engine.address)
+    good = play_smoke_match(version_id=good.pk, engine_address=engine.address)
+    bad = play_smoke_match(version_id=bad.pk, engine_address=engine.address)
     assert good.status == BotVersion.Status.VALID
     assert bad.status == BotVersion.Status.INVALID
     assert bad.smoke_outcome == "failed: not started: the bot exited with status 1"
@@ -154,7 +154,7 @@ def test_a_bot_with_only_an_invalid_version_cannot_be_matched(
     only = bot_create(owner=alice, name="only-bad", kind="hosted")
     other = bot_create(owner=alice, name="other", kind="hosted")
     bad = upload(alice, only, "bot.py", b"import this_module_does_not_exist\n")
-    assert version_smoke(version_id=bad.pk, engine_address=engine.address).status == "invalid"
+    assert play_smoke_match(version_id=bad.pk, engine_address=engine.address).status == "invalid"
     smoked(alice, other, "starter", engine)
     with pytest.raises(Conflict, match="only-bad has no valid version yet"):
         match_create(bot_ids=[other.pk, only.pk])
@@ -191,7 +191,7 @@ def test_an_uploaded_bot_cannot_read_the_database_media_or_settings(
     ]
     spy = bot_create(owner=eve, name="spy", kind="hosted")
     source = PROBE.format(paths=paths).encode()
-    version = version_smoke(
+    version = play_smoke_match(
         version_id=upload(eve, spy, "spy.py", source).pk, engine_address=engine.address
     )
     assert version.status == BotVersion.Status.VALID, version.smoke_outcome

@@ -22,9 +22,9 @@ from ladder.matches.services import match_create
 from ladder.matchmaking.services import matchmake
 from tests.support.processes import Proc, start_engine
 from tests.support.sandbox import require_sandbox
-from workers.hosted import version_smoke
 from workers.queued_match import play_queued_match
 from workers.runner import EnginePool
+from workers.smoke import play_smoke_match
 
 pytestmark = pytest.mark.django_db
 
@@ -54,13 +54,16 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
 
 def _smoked(owner: Any, bot: Bot, filename: str, data: bytes, engine: Proc) -> BotVersion:
     version = bot_version_upload(user=owner, bot_id=bot.pk, filename=filename, data=data)
-    checked = version_smoke(version_id=version.pk, engine_address=engine.address)
+    checked = play_smoke_match(version_id=version.pk, engine_address=engine.address)
     assert checked.status == BotVersion.Status.VALID, checked.smoke_outcome
     return checked
 
 
 def test_a_hosted_bot_that_exits_is_suspended_and_a_new_version_lifts_it(
-    engine: Proc, make_user: Callable[..., Any], settings: Any
+    engine: Proc,
+    make_user: Callable[..., Any],
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     settings.LADDER_MATCHMAKER_LADDERS = []
     settings.LADDER_SUSPEND_CONSECUTIVE = 3
@@ -77,7 +80,9 @@ def test_a_hosted_bot_that_exits_is_suspended_and_a_new_version_lifts_it(
     for n in range(3):
         assert Bot.objects.get(pk=quitter.pk).is_active, f"suspended after {n} forfeits"
         match = match_create(bot_ids=[others[0].pk, quitter.pk, others[1].pk], seed=n)
-        report = play_queued_match(match.pk, worker="test", engines=pool)
+        # Auto-suspend follows the recording's commit (the test's transaction stands in).
+        with django_capture_on_commit_callbacks(execute=True):
+            report = play_queued_match(match.pk, worker="test", engines=pool)
         assert report.recorded, report.line()
         seat = MatchSeat.objects.get(match=match, bot=quitter)
         assert seat.ended == "forfeited" and "dead" in seat.forfeit_reason, seat.forfeit_reason

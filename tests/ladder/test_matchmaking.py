@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 from django.core.management import call_command
+from django.test import TestCase
 
 from ladder.bots.models import Bot
 from ladder.bots.services import (
@@ -29,8 +30,9 @@ from ladder.bots.services import (
     bot_version_upload,
 )
 from ladder.common.exceptions import ApplicationError, PermissionDenied
+from ladder.finishing.services import match_finish
 from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import match_create, match_record_result
+from ladder.matches.services import match_create
 from ladder.matchmaking.services import matchmake
 from tests.ladder.conftest import make_replay, make_result, record
 from tests.support.database import database_url
@@ -165,7 +167,10 @@ def _forfeit(match: Match, bot: Bot) -> None:
     for seat, info in zip(seats, result["seats"], strict=True):
         if seat.bot_id == bot.pk:
             info.update(ended="forfeited", faults=3, reason="unreachable: connection refused")
-    match_record_result(match_id=match.pk, result=result, replay_bytes=make_replay(match.pk))
+    # What follows the recording (auto-suspend) runs on its commit: the test's transaction
+    # stands in for it.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        match_finish(match_id=match.pk, result=result, replay_bytes=make_replay(match.pk))
 
 
 def test_repeated_forfeits_suspend_and_the_owner_or_a_new_version_lifts(
@@ -237,7 +242,8 @@ def test_faults_alone_suspend_past_their_threshold(
         match = match_create(bot_ids=[bad.pk, good.pk])
         result = make_result([2, 1])
         result["seats"][0]["faults"] = 2
-        match_record_result(match_id=match.pk, result=result, replay_bytes=make_replay(match.pk))
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            match_finish(match_id=match.pk, result=result, replay_bytes=make_replay(match.pk))
         assert Bot.objects.get(pk=bad.pk).is_active is expected_active
     assert "made 6 faults in its last 3 matches" in Bot.objects.get(pk=bad.pk).suspended_reason
 

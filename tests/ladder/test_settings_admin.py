@@ -116,7 +116,7 @@ def test_admin_pages_and_moderation_actions(make_user: Any, make_bot: Any) -> No
         "/admin/matches/match/?status__exact=queued&q=adm-1",
         "/admin/matches/matchseat/",
         "/admin/matches/matchresult/",
-        "/admin/matches/tournament/",
+        "/admin/tournaments/tournament/",
         f"/admin/bots/bot/{b1.pk}/change/",
         f"/admin/matches/match/{match.pk}/change/",
     ]:

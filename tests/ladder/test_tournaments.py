@@ -12,9 +12,10 @@ from django.db import connection
 
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, PermissionDenied
-from ladder.matches import selectors
-from ladder.matches.models import Match, Tournament, TournamentBye
+from ladder.matches.models import Match
 from ladder.matches.services import match_fail
+from ladder.tournaments import selectors
+from ladder.tournaments.models import Tournament, TournamentBye
 from ladder.tournaments.services import (
     EVENT_PRIORITY,
     tournament_advance,
@@ -235,19 +236,19 @@ def test_admin_enters_a_tournament_and_starts_it(five: list[Bot], make_user: Any
         "seats": 3,
         "ladder": "",
     }
-    r = client.post("/admin/matches/tournament/add/", form)
+    r = client.post("/admin/tournaments/tournament/add/", form)
     assert r.status_code == 200 and b"a Swiss tournament has 2 seats" in r.content
-    r = client.post("/admin/matches/tournament/add/", {**form, "seats": 2})
+    r = client.post("/admin/tournaments/tournament/add/", {**form, "seats": 2})
     assert r.status_code == 302, r.content
     t = Tournament.objects.get(name="admin-cup")
     assert t.status == Tournament.Status.PENDING and not Match.objects.filter(tournament=t)
-    client.post("/admin/matches/tournament/", {"action": "start", "_selected_action": [t.pk]})
+    client.post("/admin/tournaments/tournament/", {"action": "start", "_selected_action": [t.pk]})
     t.refresh_from_db()
     assert t.status == Tournament.Status.RUNNING and t.rounds == 2
     assert Match.objects.filter(tournament=t, tournament_round=1).count() == 2
-    for url in ("/admin/matches/deal/", "/admin/matches/versioncomparison/"):
+    for url in ("/admin/tournaments/deal/", "/admin/tournaments/versioncomparison/"):
         assert client.get(url).status_code == 200
-    assert client.get(f"/admin/matches/tournament/{t.pk}/change/").status_code == 200
+    assert client.get(f"/admin/tournaments/tournament/{t.pk}/change/").status_code == 200
 
 
 def test_a_suspended_bot_is_withdrawn_and_the_swiss_still_finishes(

@@ -2,7 +2,7 @@
 
 A subprocess cannot see data inside a test's transaction, so tests that start
 one use ``django_db(transaction=True)`` and hand it this URL: the file-based
-SQLite test database by default (never an in-memory one, pitfall D3), or the
+SQLite test database by default (never an in-memory one: each process would get its own), or the
 PostgreSQL test database when DATABASE_URL says so.
 """
 

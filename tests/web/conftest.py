@@ -134,10 +134,10 @@ def played_ladder(
     from examples.hosted_bundle import build
     from ladder.accounts.models import User
     from ladder.bots.services import bot_create, bot_suspend, bot_version_upload
-    from ladder.matches.models import Tournament
     from ladder.matches.services import match_create
-    from workers.hosted import version_smoke
+    from ladder.tournaments.models import Tournament
     from workers.sandbox import sandbox_check
+    from workers.smoke import play_smoke_match
 
     tmp = tmp_path_factory.mktemp("played-ladder")
     rest = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": dict(HIGH_RATES)}
@@ -203,7 +203,7 @@ def played_ladder(
             # Its smoke match, then a match in the sandbox: its seat log is bob's alone.
             hosted_match = None
             if not sandbox_check():
-                smoked = version_smoke(version_id=lurker_v1.pk, engine_address=engine.address)
+                smoked = play_smoke_match(version_id=lurker_v1.pk, engine_address=engine.address)
                 assert smoked.status == "valid", smoked.smoke_outcome
                 hosted_match = _play(engine.address, ("lurker", "dice"), 41, bots)
                 finished.append(hosted_match)

@@ -14,10 +14,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from ladder.matches.models import Match, Tournament
+from ladder.matches.models import Match
 from ladder.matches.services import match_create, match_seat_logs_store
 from ladder.ratings import selectors as rating_selectors
-from tests.ladder.conftest import record
+from ladder.tournaments.models import Tournament
+from tests.ladder.conftest import record, standing
 
 pytestmark = pytest.mark.django_db
 
@@ -156,12 +157,13 @@ def test_rating_trend_and_first_places(make_user: Any, make_bot: Any) -> None:
     history = [s.rating_after for s in rating_selectors.bot_rating_history(bot_id=a.pk)]
     assert trends[a.pk] == history[-20:]  # the unrated match is a point where the rating stayed
     assert len(trends[b.pk]) == 20
-    firsts = rating_selectors.bot_first_places(bot_ids=[a.pk, b.pk])
-    assert firsts == {a.pk: 16, b.pk: 9}  # the rated wins counter, as the gRPC leaderboard
+    # First places: the rated wins counter of the rating entry, as the gRPC leaderboard.
+    assert (standing(a)[2], standing(b)[2]) == (16, 9)
 
 
 def test_opponent_records_and_standings(make_user: Any, make_bot: Any) -> None:
-    from ladder.matches.selectors import bot_opponent_records, tournament_standings
+    from ladder.matches.selectors import bot_opponent_records
+    from ladder.tournaments.selectors import tournament_standings
 
     alice = make_user("alice")
     a, b, c = (make_bot(alice, n) for n in ("alpha", "bravo", "charlie"))

@@ -2,7 +2,7 @@
 
 In-process on the test database; messages go to a real embedded broker in the
 test's temp directory, so "enqueued" means a message file naming the task and
-the match id, sent only when the transaction commits (pitfall C9).
+the match id, sent only when the transaction commits (a worker never gets an id it cannot read).
 """
 
 from __future__ import annotations

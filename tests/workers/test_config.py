@@ -1,9 +1,11 @@
 """The delivery settings the workers rely on (docs/workers.md says why each one).
 
-Pitfalls C1 (visibility timeout above the hard limit), C5 (prefetch 1 with late
-acks, a queue of its own), C2 (reject on worker lost), C8 (runner limit below
-the soft limit, below the hard limit), C9 (JSON only), C6 (no gRPC channel at
-import). Checked on the live Celery apps, not on the settings module's text.
+The visibility timeout above the hard limit (no second delivery of a match still
+playing), prefetch 1 with late acks and a queue of its own (no match waits behind
+a long one), reject on worker lost (a killed child's match is redelivered), the
+runner's limit below the soft limit below the hard limit, JSON only, and no gRPC
+channel at import (grpcio and fork do not mix). Checked on the live Celery apps,
+not on the settings module's text.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def test_retry_delays_stay_below_the_janitors_grace() -> None:
 
 
 def test_no_grpc_channel_is_created_at_import() -> None:
-    """Importing the worker's app and tasks must not touch gRPC: they fork afterwards (C6)."""
+    """Importing the worker's app and tasks must not touch gRPC: they fork afterwards,
+    and grpcio channels do not survive a fork."""
     code = (
         "import grpc\n"
         "def refuse(*a, **k): raise AssertionError('gRPC channel created at import')\n"

@@ -16,8 +16,9 @@ that address for the rest of the game.
 - ``unix:/path`` — one engine on a unix socket.
 
 Channels are created on first use in the process that uses them, never at
-import, and kept per (process, address): grpcio and fork do not mix (pitfall
-C6), and a channel per process and endpoint avoids a connect per game (G7).
+import, and kept per (process, address): a channel made before a fork hangs in
+the child, and a channel per process and endpoint avoids a connect per game
+(a channel per call leaks threads and sockets).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The loop is deliberately simple and single-threaded: ask the acting seat's
 bot, send its answer to the engine, repeat. Everything the rules (§6) say
 about time and misbehaviour is decided here, on this process's monotonic
-clock around the Act call only (pitfall S6), and handed to the engine as a
+clock around the Act call only (the platform's own work and jitter are not
+the bot's), and handed to the engine as a
 `fault` or `forfeit` answer so the engine plays the default and keeps count:
 
 - time: each decision has `decision_s`; overrun is paid from the seat's

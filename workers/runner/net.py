@@ -51,7 +51,7 @@ class MatchAborted(RunnerError):
 
 
 def engine_channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
-    """Engine channel: room for a whole replay (pitfall G2); quick reconnects."""
+    """Engine channel: room for a whole replay (grpc's default limit is 4 MiB); quick reconnects."""
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
@@ -63,7 +63,7 @@ def engine_channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tu
 
 def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tuple[str, Any]]:
     """Bot channel: a reply larger than `max_reply_bytes` is a RESOURCE_EXHAUSTED fault, not
-    an allocation (pitfall G2); short reconnect backoff so a bot that dropped one
+    an allocation; short reconnect backoff so a bot that dropped one
     connection is asked again at the next decision instead of failing fast for seconds."""
     return [
         ("grpc.max_receive_message_length", max_reply_bytes),
@@ -102,6 +102,10 @@ def _lenient(message_cls: type[Message]) -> Callable[[bytes], Any]:
 
 class BotStub:
     """The `digdown.v1.Bot` stub of the runner: replies are messages or `Undecodable`."""
+
+    # One multi-callable per method, made in __init__ with its own reply decoder.
+    Handshake: Callable[..., bot_pb2.HandshakeReply | Undecodable]
+    Act: Callable[..., bot_pb2.DecisionReply | Undecodable]
 
     def __init__(self, channel: grpc.Channel) -> None:
         service = bot_pb2.DESCRIPTOR.services_by_name["Bot"]

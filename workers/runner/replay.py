@@ -8,7 +8,7 @@ the engine's shape means `replay_to_proto` is a plain mapping and the file
 re-verifies through `Engine.VerifyReplay` with nothing reconstructed.
 
 Written to a temporary file in the target directory and `os.replace`d, so a
-reader (or a crashed worker's retry) never sees a half-written replay (L5).
+reader (or a crashed worker's retry) never sees a half-written replay.
 """
 
 from __future__ import annotations

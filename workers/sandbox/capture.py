@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import BinaryIO
+from typing import IO
 
 CHUNK = 64 * 1024
 FLOOD_PAUSE_S = 0.01  # at most CHUNK per pause once over the cap (~6 MB/s)
@@ -51,7 +51,7 @@ class CappedLog:
     def truncated(self) -> bool:
         return self.total > len(self._head) + len(self._tail)
 
-    def drain(self, stream: BinaryIO) -> None:
+    def drain(self, stream: IO[bytes]) -> None:
         """Read ``stream`` to its end on a daemon thread (see ``join``)."""
 
         def pump() -> None:

@@ -8,7 +8,7 @@ from django import template
 from django.urls import reverse
 
 from ladder.matches.models import Match
-from ladder.matches.selectors import deal_revealed
+from ladder.matches.selectors import match_reveal
 from ladder.viewer.selectors import match_panel
 
 register = template.Library()
@@ -23,10 +23,11 @@ def replay_viewer(match: Match | None = None) -> dict[str, Any]:
     """
     if match is None:
         return {"upload_url": reverse("viewer-replay-timeline")}
-    if not deal_revealed(match) or not match.replay_sha256:
+    reveal = match_reveal(match)
+    if reveal.replay is None:
         open_states = (Match.Status.QUEUED, Match.Status.RUNNING)
         # A finished match whose deal another match still plays waits for that one.
-        twin = match.status == Match.Status.FINISHED and bool(match.replay_sha256)
+        twin = match.status == Match.Status.FINISHED and reveal.stored
         return {
             "pending": match.status,
             "will_finish": match.status in open_states,

@@ -124,7 +124,7 @@ def test_beat_matchmaker_duplicate_sets_are_played_on_one_cave(
 ) -> None:
     """With duplicate sets on, the matchmaker's deals are played by the workers: every
     rotation of one seed, every bot in every seat once, all rated."""
-    from ladder.matches.models import Deal
+    from ladder.tournaments.models import Deal
 
     cluster = make_cluster("embedded")
     staff = User.objects.create_user(username="staff", password="pw-12345678", is_staff=True)

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from ladder.matches import selectors
-from ladder.matches.models import Match, Tournament
+from ladder.matches.models import Match
 from ladder.matches.services import match_create
 from ladder.ratings.models import BotRating
+from ladder.tournaments import selectors
+from ladder.tournaments.models import Tournament
 from ladder.tournaments.selectors import comparison_report
 from ladder.tournaments.services import comparison_create, tournament_create
 from tests.support.processes import Proc, start_bot

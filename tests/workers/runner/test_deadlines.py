@@ -1,4 +1,4 @@
-"""Pitfall G1: every gRPC call the runner, the CLIs or the SDK make carries a deadline.
+"""Every gRPC call the runner, the CLIs or the SDK make carries a deadline.
 
 A static check, so a new call without `timeout=` fails here instead of hanging
 a worker on a silent bot one day.

@@ -79,9 +79,12 @@ def test_slow_bot_spends_bank_then_faults_and_forfeits(
         slow.stop()
     mine = [f for f in outcome.faults if f.seat == 0]
     assert [f.kind for f in mine] == ["timeout"] * 3
-    # The first late answer used the whole bank (0.2 + 0.3 s), the next only the deadline.
-    assert 450 <= mine[0].think_time_ms < 900
-    assert all(150 <= f.think_time_ms < 600 for f in mine[1:])
+    # The first late answer was waited for through the whole bank (0.2 + 0.3 s) and spent
+    # it; the next ones only through the deadline. Lower bounds only: a loaded machine
+    # makes any answer later, never earlier.
+    assert mine[0].think_time_ms >= 450
+    assert all(f.think_time_ms >= 150 for f in mine[1:])
+    assert outcome.seats[0]["bank_left_ms"] == 0
     sr = seat_result(outcome, 0)
     assert sr["ended"] == "forfeited" and sr["faults"] == 3
     faults = [d for d in outcome.replay["decisions"] if d["seat"] == 0 and "fault" in d]
@@ -100,8 +103,13 @@ def test_bank_absorbs_small_overruns(engine: Proc, random_bots: list[Proc], tmp_
     stats = outcome.seats[0]
     assert [f for f in outcome.faults if f.seat == 0] == []
     assert stats["decisions"] > 4
-    # Four answers 0.1 s late: about 0.4 s of the bank spent, the rest kept.
-    assert 450 <= stats["bank_left_ms"] <= 650, stats
+    # Four answers at least 0.1 s late: at least 0.4 s of the bank spent, exactly what the
+    # runner measured (the think times it recorded), the rest kept.
+    thinks = [d["think_time_ms"] for d in outcome.replay["decisions"] if d["seat"] == 0]
+    overruns = [t - 200 for t in thinks if t > 200]
+    assert len(overruns) >= 4, thinks
+    assert abs(stats["bank_left_ms"] - (1000 - sum(overruns))) <= len(overruns) + 1, stats
+    assert 0 < stats["bank_left_ms"] <= 600 + len(overruns), stats
 
 
 def test_crashing_bot_forfeits_at_once(
@@ -303,7 +311,8 @@ def test_cli_play_and_verify(engine: Proc, random_bots: list[Proc], tmp_path: Pa
 def test_heuristic_bot_over_the_protocol_and_no_leaks(
     engine: Proc, random_bots: list[Proc], tmp_path: Path
 ) -> None:
-    """engine/players' HeuristicPlayer behind the SDK; channels are per match and closed (G7)."""
+    """engine/players' HeuristicPlayer behind the SDK; channels are per match and closed
+    (a channel per call leaks threads)."""
     import os
     import threading
 

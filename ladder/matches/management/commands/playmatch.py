@@ -21,6 +21,7 @@ from ladder.bots.selectors import bot_get_by_name
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match
 from ladder.matches.services import match_create
+from ladder.matches.spec import MatchSpec
 from ladder.ratings.elo import points
 
 POLL_S = 0.2
@@ -52,10 +53,12 @@ class Command(BaseCommand):
         try:
             bots = [bot_get_by_name(name=n) for n in names]
             match = match_create(
-                bot_ids=[b.pk for b in bots],
-                seed=opts["seed"],
-                difficulty=opts["difficulty"],
-                rated=not opts["unrated"],
+                MatchSpec(
+                    bot_ids=[b.pk for b in bots],
+                    seed=opts["seed"],
+                    difficulty=opts["difficulty"],
+                    rated=not opts["unrated"],
+                )
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc

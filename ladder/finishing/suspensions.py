@@ -1,9 +1,9 @@
 """Auto-suspend: after a match is recorded, take its failing bots off the ladder.
 
-``match_record_result`` calls ``bots_suspend_failing`` once its result is
-committed (a service call, not a signal). Only the bots that forfeited or
+``match_finish`` (``ladder.finishing.services``) calls ``bots_suspend_failing``
+once the result is committed (a service call, not a signal). Only the bots that forfeited or
 faulted in that match are looked at, so a clean match costs no query. For each,
-the pure ``ladder.matchmaking.suspension.suspension_reason`` decides over its
+the pure ``ladder.finishing.suspension_rules.suspension_reason`` decides over its
 last finished seats (recorded after its last lift, so a lifted bot starts with
 a clean slate) with the thresholds of ``LADDER_SUSPEND_*``; a bot over them is
 suspended (``bot_auto_suspend``, the reason is what its owner sees) and its
@@ -23,10 +23,11 @@ from django.db.models import Q
 from ladder.bots.models import Bot
 from ladder.bots.services import bot_auto_suspend
 from ladder.common.exceptions import Conflict
+from ladder.finishing.suspension_rules import SeatRecord, SuspendPolicy, suspension_reason
 from ladder.matches.models import Match, MatchSeat
-from ladder.matchmaking.suspension import SeatRecord, SuspendPolicy, suspension_reason
+from ladder.matches.services import match_cancel
 
-log = logging.getLogger("ladder.matches")
+log = logging.getLogger("ladder.finishing")
 
 
 def suspend_policy() -> SuspendPolicy | None:
@@ -80,8 +81,6 @@ def bots_suspend_failing(*, match_id: int) -> list[int]:
 
 def _cancel_queued(*, bot_ids: Sequence[int], why: str) -> None:
     """Cancel the queued (not yet started) non-tournament matches that seat these bots."""
-    from ladder.matches.services import match_cancel  # the services module calls this one
-
     queued = (
         Match.objects.filter(
             status=Match.Status.QUEUED, tournament__isnull=True, seats__bot_id__in=bot_ids

@@ -1,4 +1,7 @@
-"""Validation of remote-bot endpoints against SSRF (pitfalls G8).
+"""Validation of remote-bot endpoints against SSRF: a bot address must not reach inside.
+
+A user could register ``127.0.0.1:6379`` or a cloud metadata address and have
+the workers dial it for them; this module is what refuses those.
 
 An endpoint is ``host:port`` (``[v6addr]:port`` for IPv6). Every address the host
 resolves to must be allowed: public unicast, or inside a network listed in
@@ -44,7 +47,8 @@ class CheckedEndpoint:
 
     @property
     def dial_target(self) -> str:
-        """What a runner dials: the checked address, not the name (DNS rebinding, G8)."""
+        """What a runner dials: the checked address, not the name (the name may resolve
+        elsewhere on the next lookup: DNS rebinding)."""
         return host_port(self.addresses[0], self.port)
 
 
