@@ -89,7 +89,8 @@ LADDER_SANDBOX_CGROUP   cgroup v2 directory delegated to the workers for per-sea
 LADDER_SANDBOX_CPUS     cores' worth of CPU one hosted seat may use (cpu.max; default 1)
 LADDER_QUOTA_*          per-user quotas: BOTS_PER_USER (20), VERSIONS_PER_BOT (20 stored; older
                         ones no open match pins are pruned), BYTES_PER_USER (100 MiB),
-                        OPEN_CHALLENGES (10), CHALLENGES_PER_DAY (200); 0 = unlimited
+                        OPEN_CHALLENGES (10), CHALLENGES_PER_DAY (200), COMPARISONS_PER_DAY
+                        (20; open ones: LADDER_COMPARISONS_OPEN_PER_USER); 0 = unlimited
 
 Matchmaking and auto-suspend (docs/matchmaking.md)
 --------------------------------------------------
@@ -341,6 +342,7 @@ LADDER_QUOTA_BYTES_PER_USER = int(
 )
 LADDER_QUOTA_OPEN_CHALLENGES = int(os.environ.get("LADDER_QUOTA_OPEN_CHALLENGES", "10"))
 LADDER_QUOTA_CHALLENGES_PER_DAY = int(os.environ.get("LADDER_QUOTA_CHALLENGES_PER_DAY", "200"))
+LADDER_QUOTA_COMPARISONS_PER_DAY = int(os.environ.get("LADDER_QUOTA_COMPARISONS_PER_DAY", "20"))
 
 # --- workers (Celery) -----------------------------------------------------------
 # Every value below is explained in docs/workers.md. The ladder enqueues by task

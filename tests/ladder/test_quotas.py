@@ -172,3 +172,32 @@ def test_the_web_forms_show_the_quota(quotas: Any, make_user: Any, make_bot: Any
         match_create(bot_ids=[bot.pk, theirs.pk], requested_by=user)
     r = web.post(f"/me/bots/{bot.pk}/challenge/", {"opponents": "webrival"})
     assert r.status_code == 400 and b"LADDER_QUOTA_OPEN_CHALLENGES" in r.content
+
+
+def test_comparisons_open_and_per_day(
+    quotas: Any, make_user: Any, make_bot: Any, token_for: Any
+) -> None:
+    quotas.LADDER_COMPARISONS_OPEN_PER_USER = 1
+    quotas.LADDER_QUOTA_COMPARISONS_PER_DAY = 2
+    user = make_user("comparer")
+    mine = make_bot(user, "compared")
+    second = bot_version_upload(user=user, bot_id=mine.pk, filename="bot.py", data=SOURCE + b"#\n")
+    valid(second)
+    rival = make_bot(make_user("comp-rival"), "comp-rival")
+    api = client_for(user, token_for)
+    body = {"bot": mine.pk, "old_version": 1, "new_version": 2, "opponents": [rival.pk], "deals": 2}
+    assert api.post("/api/v1/comparisons/", body, format="json").status_code == 201
+    r = api.post("/api/v1/comparisons/", body, format="json")
+    assert r.status_code == 403 and r.json()["limit"] == "LADDER_COMPARISONS_OPEN_PER_USER", (
+        r.content
+    )
+    boss = make_user("comp-staff", staff=True)
+    for match in Match.objects.filter(deal__comparison__requested_by=user):
+        match_cancel(match_id=match.pk, user=boss)
+    assert api.post("/api/v1/comparisons/", body, format="json").status_code == 201
+    for match in Match.objects.filter(deal__comparison__requested_by=user, status="queued"):
+        match_cancel(match_id=match.pk, user=boss)
+    r = api.post("/api/v1/comparisons/", body, format="json")
+    assert r.status_code == 429 and r.json()["limit"] == "LADDER_QUOTA_COMPARISONS_PER_DAY", (
+        r.content
+    )

@@ -77,3 +77,36 @@ def test_stored_bytes(stub: Any, user_token: Any, settings: Any) -> None:
     )
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
     assert "LADDER_QUOTA_BYTES_PER_USER" in err.details()
+
+
+def test_comparisons_still_being_played(stub: Any, user_token: Any, make_bot: Any) -> None:
+    from ladder.bots.services import bot_version_smoke_record, bot_version_upload
+    from ladder.tournaments.services import comparison_create
+
+    user, secret = user_token("grpc-comparer")
+    mine = make_bot(user, "grpc-compared")
+    second = bot_version_upload(user=user, bot_id=mine.pk, filename="bot.py", data=GOOD_PY + b"#\n")
+    bot_version_smoke_record(version_id=second.pk, passed=True, outcome="passed", log=b"")
+    rival = make_bot(user_token("grpc-comp-rival")[0], "grpc-comp-rival")
+    for _ in range(settings.LADDER_COMPARISONS_OPEN_PER_USER):
+        comparison_create(
+            user=user,
+            bot_id=mine.pk,
+            old_version=1,
+            new_version=2,
+            opponent_ids=[rival.pk],
+            deals=2,
+        )
+    err = refused(
+        stub.CompareVersions,
+        pb.CompareVersionsRequest(
+            bot="grpc-compared",
+            old_version=1,
+            new_version=2,
+            opponents=["grpc-comp-rival"],
+            deals=2,
+        ),
+        metadata=bearer(secret),
+    )
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+    assert "LADDER_COMPARISONS_OPEN_PER_USER" in err.details()
