@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
@@ -22,19 +23,22 @@ def challenges_quota_check(user: User, adding: int) -> None:
     if quota_exempt(user):
         return
     quota_lock(user)
-    mine = Match.objects.filter(requested_by=user, tournament__isnull=True)
+    since = timezone.now() - timedelta(days=1)
+    counts = Match.objects.filter(requested_by=user, tournament__isnull=True).aggregate(
+        open=Count("pk", filter=Q(status__in=OPEN)),
+        today=Count("pk", filter=Q(created_at__gte=since)),
+    )  # one query for both
     quota_check(
         user,
         "LADDER_QUOTA_OPEN_CHALLENGES",
-        used=mine.filter(status__in=OPEN).count(),
+        used=counts["open"],
         adding=adding,
         what="open challenges (queued or running)",
     )
-    since = timezone.now() - timedelta(days=1)
     quota_check(
         user,
         "LADDER_QUOTA_CHALLENGES_PER_DAY",
-        used=mine.filter(created_at__gte=since).count(),
+        used=counts["today"],
         adding=adding,
         what="challenges",
         daily=True,
