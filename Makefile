@@ -5,16 +5,25 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean
+PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
+	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
+	tests/engine/test_reference_rules.py tests/training/test_features.py
 PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py \
 	tests/web/test_pages.py tests/web/test_browser.py
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,monitoring]'
+	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,monitoring,native]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The rules core compiled with mypyc (engine/compile_rules.py) where a C compiler is present;
+# without one it prints why and the pure-Python build runs (the same games, slower).
+NATIVE := engine/rules/_compiled/BUILD.json
+$(NATIVE): $(STAMP) $(filter-out engine/rules/__init__.py,$(wildcard engine/rules/*.py))
+	$(PY) -m engine.compile_rules
+
+venv: $(STAMP) $(NATIVE)
 
 # The whole ladder on this machine (deploy/run.py): engine, workers, beat, web, gRPC, example
 # bots; Ctrl-C stops it. `make run MATCHES=5` plays 5 matches, prints the leaderboard, exits.
@@ -33,9 +42,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown
 	$(VENV)/bin/mypy --strict telemetry engine/metrics.py
 
-test: $(STAMP) protos-check rulesets-check
+test: $(STAMP) $(NATIVE) protos-check rulesets-check
 	$(MAKE) lint
 	$(PY) -m pytest
+	@# The rules once more on the pure-Python build (the run above used the compiled one where
+	@# `make venv` built it): goldens, properties, conformance, the reference, the vectors.
+	DIGDOWN_ENGINE_BUILD=pure $(PY) -m pytest -q $(PURE_SUITES)
 	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);
 	@# under CI=true an unreachable server fails the run.
 	@if [ "$$CI" = "true" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \

@@ -1,11 +1,29 @@
-"""Engine throughput in one process: decisions/s and complete games/s.
+"""Engine throughput in one process: the rules core against a reference, and games/s.
 
-    .venv/bin/python bench/engine_bench.py [--seconds 5] [--json]
-    .venv/bin/pyinstrument bench/engine_bench.py --seconds 5
+    .venv/bin/python bench/engine_bench.py [--seconds 5] [--games 100] [--repeats 5] [--json]
+    .venv/bin/python bench/engine_bench.py --profile      # cProfile of the replay, top 25
 
 Not a test: it prints figures with the machine they were measured on, so that
-a ladder capacity estimate (games per core per hour) has a source. Three loops,
-all on 4-seat normal games with fresh seeds:
+a ladder capacity estimate (games per core per hour) has a source.
+
+**Replay** (the rules core's own speed): `--games` games are recorded once
+(4-seat normal, the heuristic bot in every seat, as on the ladder), then replayed
+entry by entry, `--repeats` times interleaved, by
+
+- `reference`: bench/reference_rules.py, a naive simulator of the same rules
+  written to be obviously correct (tests/engine/test_reference_rules.py checks
+  it agrees with the engine on every legal list, observation, event and result);
+- `engine`: the rules core as this process imports it (the compiled build
+  where `make venv` made one; `rules_build` says which);
+- `engine_pure`: the same in a child process with `DIGDOWN_ENGINE_BUILD=pure`.
+
+each in two ways: `step` (the legal actions, then the entry applied) and
+`observe` (the same plus the acting seat's observation). Figures are medians of
+the repeats, in steps (record entries) per second; ratios are taken between
+medians of this one run: `engine / reference` and `engine / engine_pure`.
+
+**Games** (what the simulator does), three loops on 4-seat normal games with
+fresh seeds, for `--seconds` each:
 
 - engine: legal_actions + apply of a random legal action, no observation
   built (the rules engine alone);
@@ -17,19 +35,144 @@ all on 4-seat normal games with fresh seeds:
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import platform
+import pstats
 import random
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine.rules import GameConfig, new_game
-from engine.simulate import play_game
+from reference_rules import ReferenceGame
+
+from engine.players import PLAYERS
+from engine.rules import GameConfig, build_info, new_game
+from engine.rules.record import apply_entry, state_from_record_setup
+from engine.simulate import play_game, play_out
+
+Record = dict[str, Any]
+
+
+def recorded_games(games: int) -> list[Record]:
+    """`games` finished 4-seat normal games of the heuristic bot (seeds 0..games-1)."""
+    records = []
+    for seed in range(games):
+        state = new_game(GameConfig(seed=seed, num_seats=4, difficulty="normal"))
+        bots = [PLAYERS["heuristic"](random.Random(seed * 8 + s)) for s in range(4)]
+        play_out(state, lambda seat, obs, legal, bots=bots: bots[seat].act(obs, legal))
+        records.append(state.record)
+    return records
+
+
+def engine_replay(record: Record, observe: bool) -> None:
+    """Every entry of the record: the legal actions, (the observation,) the entry applied."""
+    state = state_from_record_setup(record)
+    for entry in record["entries"]:
+        state.legal_actions()
+        if observe:
+            state.observation(state.acting_seat)
+        apply_entry(state, entry)
+
+
+def reference_replay(record: Record, observe: bool) -> None:
+    game = ReferenceGame(record)
+    for entry in record["entries"]:
+        game.legal()
+        if observe:
+            game.observation(game.acting_seat())
+        game.step(entry)
+
+
+REPLAYS: dict[str, Callable[[Record, bool], None]] = {
+    "reference": reference_replay,
+    "engine": engine_replay,
+}
+
+
+def interleaved(records: list[Record], repeats: int) -> dict[str, dict[str, float]]:
+    """Steps/s of every loop, by wall clock and by this process's CPU time.
+
+    The loops take turns on every record (reference, engine; step, observe), so a
+    burst of load from other processes hits them all alike, and CPU time (what this
+    process itself spent) is beside the wall clock for a machine shared with others.
+    """
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    steps = 0
+    for _ in range(repeats):
+        for record in records:
+            steps += len(record["entries"])
+            for name, replay in REPLAYS.items():
+                for observe in (False, True):
+                    key = f"{name}_{'observe' if observe else 'step'}"
+                    w, c = time.perf_counter(), time.process_time()
+                    replay(record, observe)
+                    wall[key] = wall.get(key, 0.0) + time.perf_counter() - w
+                    cpu[key] = cpu.get(key, 0.0) + time.process_time() - c
+    return {
+        "wall": {key: steps / t for key, t in wall.items()},
+        "cpu": {key: steps / max(t, 1e-9) for key, t in cpu.items()},
+    }
+
+
+def replay_rates(records: list[Record], repeats: int, pure_child: bool) -> dict[str, Any]:
+    """The interleaved replay here, and (`pure_child`) the same by the pure build in a child.
+
+    The child replays the reference too, so the compiled build is compared with the
+    pure one through the reference both ran: (engine / reference) / (pure / reference).
+    """
+    here = interleaved(records, repeats)
+    pure: dict[str, dict[str, float]] = {}
+    if pure_child:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"records": records, "repeats": repeats}, f)
+        try:
+            pure = pure_rates(f.name)
+        finally:
+            os.unlink(f.name)
+    ratios: dict[str, float] = {}
+    for clock in ("wall", "cpu"):
+        for kind in ("step", "observe"):
+            mine = here[clock][f"engine_{kind}"] / here[clock][f"reference_{kind}"]
+            ratios[f"engine_vs_reference_{kind}_{clock}"] = mine
+            if pure:
+                theirs = pure[clock][f"engine_{kind}"] / pure[clock][f"reference_{kind}"]
+                ratios[f"pure_vs_reference_{kind}_{clock}"] = theirs
+                ratios[f"engine_vs_pure_{kind}_{clock}"] = mine / theirs
+    rates = {key: round(v) for key, v in here["wall"].items()}
+    if pure:
+        rates |= {f"pure_{key}": round(v) for key, v in pure["wall"].items()}
+    return {
+        "games": len(records),
+        "steps_per_game": round(sum(len(r["entries"]) for r in records) / len(records), 1),
+        "repeats": repeats,
+        "steps_per_s": rates,
+        "ratios": {key: round(v, 2) for key, v in ratios.items()},
+    }
+
+
+def pure_rates(path: str) -> dict[str, dict[str, float]]:
+    """The interleaved replay by the pure-Python build, in a child process (same records)."""
+    env = {**os.environ, "DIGDOWN_ENGINE_BUILD": "pure"}
+    out = subprocess.run(
+        [sys.executable, __file__, "--replay-file", path],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    ).stdout
+    rates: dict[str, dict[str, float]] = json.loads(out)
+    return rates
 
 
 def _engine_only(seed: int, rng: random.Random) -> tuple[int, int]:
@@ -52,7 +195,7 @@ def run(kind: str, seconds: float) -> dict[str, Any]:
     """Play whole games until `seconds` have passed; rates over complete games only."""
     rng = random.Random(0)
     games = actions = decisions = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while True:
         if kind == "engine":
             a, d = _engine_only(games, rng)
@@ -69,6 +212,7 @@ def run(kind: str, seconds: float) -> dict[str, Any]:
         "games": games,
         "seconds": round(elapsed, 3),
         "games_per_s": round(games / elapsed, 1),
+        "games_per_cpu_s": round(games / max(time.process_time() - cpu, 1e-9), 1),
         "actions_per_s": round(actions / elapsed),
         "decisions_per_s": round(decisions / elapsed),
         "actions_per_game": round(actions / games, 1),
@@ -85,20 +229,54 @@ def machine() -> dict[str, Any]:
     }
 
 
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else -1.0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="engine throughput, one process")
-    parser.add_argument("--seconds", type=float, default=5.0, help="per loop")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per games loop")
+    parser.add_argument("--games", type=int, default=100, help="recorded games replayed")
+    parser.add_argument("--repeats", type=int, default=3, help="replays of every record")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="cProfile the engine's replay")
+    parser.add_argument("--replay-file", help=argparse.SUPPRESS)  # the pure build's child
     args = parser.parse_args(argv)
-    results = [run(kind, args.seconds) for kind in ("engine", "random", "heuristic")]
-    if args.json:
-        print(json.dumps({"machine": machine(), "results": results}))
+    if args.replay_file:
+        job = json.loads(Path(args.replay_file).read_text())
+        print(json.dumps(interleaved(job["records"], job["repeats"])))
         return 0
-    m = machine()
+    records = recorded_games(args.games)
+    if args.profile:
+        profile = cProfile.Profile()
+        profile.runcall(lambda: [engine_replay(r, True) for r in records])
+        print(f"rules core: {build_info()['build']} build; replay with observations:")
+        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+        return 0
+    load_before = load_average()
+    replay = replay_rates(records, args.repeats, pure_child=build_info()["build"] != "pure")
+    results = [run(kind, args.seconds) for kind in ("engine", "random", "heuristic")]
+    m = {**machine(), "load_average_1m": [load_before, load_average()]}
+    if args.json:
+        print(json.dumps({"machine": m, "rules_build": build_info(), "replay": replay,
+                          "results": results}))  # fmt: skip
+        return 0
     print(
         f"machine: {m['platform']}, {m['processor']}, {m['cpu_count']} cpus, "
-        f"{m['implementation']} {m['python']}"
+        f"{m['implementation']} {m['python']}, load {m['load_average_1m']}"
     )
+    print(f"rules core: {build_info()['build']} build ({build_info()['reason']})")
+    print(
+        f"replay of {replay['games']} recorded games ({replay['steps_per_game']} entries each), "
+        f"median of {replay['repeats']}, steps/s:"
+    )
+    for key, rate in replay["steps_per_s"].items():
+        print(f"  {key:<22} {rate:>9}")
+    print("ratios (wall clock; by CPU time in brackets):")
+    for key, ratio in replay["ratios"].items():
+        if key.endswith("_wall"):
+            cpu = replay["ratios"][key.removesuffix("_wall") + "_cpu"]
+            print(f"  {key.removesuffix('_wall'):<28} {ratio:>6.2f}x  [{cpu:.2f}x]")
     print("4-seat normal games, one process:")
     for r in results:
         print(

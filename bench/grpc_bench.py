@@ -1,24 +1,32 @@
-"""What the gRPC protocol costs per decision, against in-process play and a bare-gRPC floor.
+"""What the gRPC protocol costs per decision, unary and streamed, against in-process play
+and bare-gRPC floors of both.
 
     .venv/bin/python bench/grpc_bench.py [--games 20] [--json]
 
 Not a test. The same 4-seat normal random matches (same seeds) are played
 
 (a) in-process: engine.rules + engine.players.RandomPlayer, as engine.simulate does;
-(b) over gRPC on loopback: `engine.server` and four `examples.random_bot` processes,
-    driven by `workers.runner.run_match` (handshakes, NewGame, one Act + one Step
-    per decision, GetReplay, CloseGame included);
-(b0) the same with the engine converting through json_format (ParseDict /
+(b) over gRPC on loopback, protocol 1 (unary): `engine.server` and four
+    `examples.random_bot` processes, driven by `workers.runner.run_match`
+    (handshakes, NewGame, one Act + one Step call per decision, GetReplay,
+    CloseGame included);
+(s) the same over streams (protocol 2): one ActStream per seat, one Play stream
+    per game; (b) and (s) alternate game by game, so both see the same load;
+(h) and (hu): the bots served on unix sockets, as hosted bots are (sandboxed
+    bots listen on a socket in their seat directory), streamed and unary;
+(b0) (b) with the engine converting through json_format (ParseDict /
     MessageToDict, what digdown.wire did before digdown.proto_codec), for a
     before/after ratio measured in the same run;
 
-and the floor is measured in the same run: a bare unary gRPC echo service
-(generic handlers, no proto) in its own process, called with messages of the
-sizes (b) really sends, times the 2 round-trips a decision needs (Act, Step),
-before and after the matches (their mean is the floor; both are reported).
-A breakdown of the per-decision work (observation dict, dict -> proto,
-serialization, proto -> dict in the SDK; digdown.wire's converters and
-json_format's) says what dominates the gap.
+and the floors are measured in the same run, before and after the matches
+(their mean is the floor; both are reported): a bare gRPC echo service (generic
+handlers, no proto) in its own process, with messages of the sizes the matches
+really send, times the 2 exchanges a decision needs (the bot's, the engine's):
+as unary calls (the floor of (b)), over two open streams (the floor of (s)),
+and with the bot's exchange on a unix socket (the floor of (h)). A breakdown of
+the per-decision work (observation dict, dict -> proto, serialization, proto ->
+dict in the SDK; digdown.wire's converters and json_format's) says what
+dominates the gap.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import queue
 import random
 import signal
 import statistics
@@ -86,11 +95,14 @@ def in_process(seeds: list[int]) -> dict[str, Any]:
 # --- processes ------------------------------------------------------------------------
 
 
-def start(args: list[str], tmp: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
-    """Start a server process on port 0; wait (bounded) for its port file."""
+def start(
+    args: list[str], tmp: Path, name: str, *, unix: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a server process on port 0 (or a unix socket); wait (bounded) for its port file."""
     port_file = tmp / f"{name}.port"
+    listen = f"unix:{tmp}/{name}.sock" if unix else "127.0.0.1:0"
     proc = subprocess.Popen(
-        [sys.executable, *args, "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
+        [sys.executable, *args, "--listen", listen, "--port-file", str(port_file)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -102,7 +114,7 @@ def start(args: list[str], tmp: Path, name: str) -> tuple[subprocess.Popen[bytes
             proc.kill()
             raise RuntimeError(f"{name} did not start")
         time.sleep(0.02)
-    return proc, f"127.0.0.1:{int(port_file.read_text())}"
+    return proc, listen if unix else f"127.0.0.1:{int(port_file.read_text())}"
 
 
 def stop(procs: list[subprocess.Popen[bytes]]) -> None:
@@ -120,21 +132,72 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
 # --- (b) over gRPC --------------------------------------------------------------------
 
 
-def over_grpc(seeds: list[int], engine: str, bots: list[str]) -> dict[str, Any]:
-    tc = TimeControl(decision_s=5.0, bank_s=30.0)
-    decisions = 0
-    think_s = 0.0
-    run_match(engine, bots, seed=10**6, time_control=tc)  # warm-up (imports, connections)
-    started = time.perf_counter()
-    for seed in seeds:
-        outcome = run_match(engine, bots, seed=seed, time_control=tc)
-        decisions += outcome.decisions
-        think_s += sum(s["think_s"] for s in outcome.seats)
-    elapsed = time.perf_counter() - started
-    return {
-        **_rates(decisions, elapsed),
-        "act_share": think_s / elapsed,
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, every thread) a process used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def over_grpc(
+    seeds: list[int],
+    engine: str,
+    runs: dict[str, tuple[list[str], bool]],
+    pids: dict[str, tuple[int, list[int]]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Play every seed once per run (``name -> (bot addresses, streams)``), alternating
+    the runs game by game so that each sees the same load; their figures by name.
+
+    With ``pids`` (``name -> (engine pid, bot pids)``), also where the CPU went per
+    decision: this process (the runner), the engine, the bots — every thread, gRPC's
+    own included."""
+    tcs = {
+        name: TimeControl(decision_s=5.0, bank_s=30.0, streams=streams)
+        for name, (_, streams) in runs.items()
     }
+    keys = ("decisions", "seconds", "think_s", "runner_cpu", "engine_cpu", "bots_cpu")
+    totals = {name: dict.fromkeys(keys, 0.0) for name in runs}
+    for name, (bots, _) in runs.items():  # warm-up (imports, connections)
+        run_match(engine, bots, seed=10**6, time_control=tcs[name])
+
+    def cpu(name: str) -> tuple[float, float, float]:
+        engine_pid, bot_pids = (pids or {}).get(name, (0, []))
+        return (
+            time.process_time(),
+            cpu_s(engine_pid) if engine_pid else 0.0,
+            sum(cpu_s(p) for p in bot_pids),
+        )
+
+    for seed in seeds:
+        for name, (bots, _) in runs.items():
+            before = cpu(name)
+            started = time.perf_counter()
+            outcome = run_match(engine, bots, seed=seed, time_control=tcs[name])
+            total = totals[name]
+            total["seconds"] += time.perf_counter() - started
+            after = cpu(name)
+            for key, b, a in zip(
+                ("runner_cpu", "engine_cpu", "bots_cpu"), before, after, strict=True
+            ):
+                total[key] += a - b
+            total["decisions"] += outcome.decisions
+            total["think_s"] += sum(s["think_s"] for s in outcome.seats)
+            wanted = 2 if tcs[name].streams else 1
+            assert all(s["protocol_version"] == wanted for s in outcome.seats), outcome.seats
+    report = {}
+    for name, t in totals.items():
+        n = t["decisions"]
+        report[name] = {
+            **_rates(int(n), t["seconds"]),
+            "act_share": t["think_s"] / t["seconds"],
+        }
+        if pids:
+            report[name]["cpu_us_per_decision"] = {
+                part: t[f"{part}_cpu"] / n * 1e6 for part in ("runner", "engine", "bots")
+            }
+    return report
 
 
 # --- message sizes of (b) ---------------------------------------------------------------
@@ -186,51 +249,105 @@ def message_sizes(seeds: list[int]) -> dict[str, float]:
 
 
 def echo_server_main(listen: str, port_file: str) -> None:
-    """A unary service on generic handlers: the request says how many bytes to answer."""
+    """Unary and streamed echo on generic handlers, on ``listen`` and a unix socket beside
+    the port file: the request says how many bytes to answer."""
     blobs: dict[int, bytes] = {}
 
-    def echo(request: bytes, context: Any) -> bytes:
+    def answer(request: bytes) -> bytes:
         n = int.from_bytes(request[:4], "little")
         blob = blobs.get(n)
         if blob is None:
             blob = blobs[n] = b"x" * n
         return blob
 
-    server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)])
+    def echo(request: bytes, context: Any) -> Any:
+        return answer(request)
+
+    def echo_stream(requests: Any, context: Any) -> Any:
+        for request in requests:
+            yield answer(request)
+
+    server = grpc.server(futures.ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 0)])
     handler = grpc.method_handlers_generic_handler(
-        ECHO_SERVICE, {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+        ECHO_SERVICE,
+        {
+            "Echo": grpc.unary_unary_rpc_method_handler(echo),
+            "EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream),
+        },
     )
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port(listen)
+    server.add_insecure_port(f"unix:{port_file}.sock")
     server.start()
     Path(port_file).write_text(f"{port}\n")
     signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
     server.wait_for_termination()
 
 
-def echo_floor(address: str, sizes: dict[str, float], n: int) -> dict[str, float]:
-    """µs per decision for Act-sized + Step-sized round trips on a bare unary channel."""
+def _payload(req_bytes: float, resp_bytes: float) -> bytes:
+    return int(resp_bytes).to_bytes(4, "little") + b"y" * max(0, int(req_bytes) - 4)
+
+
+def _unary_trip(address: str, req_bytes: float, resp_bytes: float, n: int) -> float:
+    """µs per unary echo call of these sizes."""
     channel = grpc.insecure_channel(address)
     call: Callable[..., bytes] = channel.unary_unary(f"/{ECHO_SERVICE}/Echo")
-
-    def trip(req_bytes: float, resp_bytes: float) -> float:
-        payload = int(resp_bytes).to_bytes(4, "little") + b"y" * max(0, int(req_bytes) - 4)
-        for _ in range(50):
-            call(payload, timeout=5)
-        t = time.perf_counter()
-        for _ in range(n):
-            call(payload, timeout=5)
-        return (time.perf_counter() - t) / n * 1e6
-
-    act = trip(sizes["decision_request"], sizes["act_reply"])
-    step = trip(sizes["step_request"], sizes["step_response"])
-    tiny = trip(8, 8)
+    payload = _payload(req_bytes, resp_bytes)
+    for _ in range(50):
+        call(payload, timeout=5)
+    t = time.perf_counter()
+    for _ in range(n):
+        call(payload, timeout=5)
+    elapsed = time.perf_counter() - t
     channel.close()
+    return elapsed / n * 1e6
+
+
+def _stream_trip(address: str, req_bytes: float, resp_bytes: float, n: int) -> float:
+    """µs per exchange of these sizes on one open stream (grpcio's blocking API, as the
+    runner uses it: requests from a queue, replies read in turn)."""
+    channel = grpc.insecure_channel(address)
+    method = channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream")
+    requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    replies = method(iter(requests.get, None))
+    payload = _payload(req_bytes, resp_bytes)
+    for _ in range(50):
+        requests.put(payload)
+        next(replies)
+    t = time.perf_counter()
+    for _ in range(n):
+        requests.put(payload)
+        next(replies)
+    elapsed = time.perf_counter() - t
+    requests.put(None)
+    replies.cancel()
+    channel.close()
+    return elapsed / n * 1e6
+
+
+def echo_floor(address: str, unix: str, sizes: dict[str, float], n: int) -> dict[str, float]:
+    """µs per decision for a bot-sized + an engine-sized exchange: unary calls, streams,
+    and streams with the bot's exchange on a unix socket."""
+    act_size = (sizes["decision_request"], sizes["act_reply"])
+    step_size = (sizes["step_request"], sizes["step_response"])
+    act = _unary_trip(address, *act_size, n)
+    step = _unary_trip(address, *step_size, n)
+    act_stream = _stream_trip(address, *act_size, n)
+    step_stream = _stream_trip(address, *step_size, n)
+    act_unix_stream = _stream_trip(unix, *act_size, n)
+    act_unix = _unary_trip(unix, *act_size, n)
     return {
         "act_like_us": act,
         "step_like_us": step,
-        "tiny_us": tiny,
+        "tiny_us": _unary_trip(address, 8, 8, n),
         "floor_us_per_decision": act + step,
+        "act_stream_us": act_stream,
+        "step_stream_us": step_stream,
+        "stream_floor_us_per_decision": act_stream + step_stream,
+        "act_unix_stream_us": act_unix_stream,
+        "unix_stream_floor_us_per_decision": act_unix_stream + step_stream,
+        "act_unix_us": act_unix,
+        "unix_floor_us_per_decision": act_unix + step,
     }
 
 
@@ -350,6 +467,7 @@ def main() -> int:
     args = p.parse_args()
     seeds = list(range(1, args.games + 1))
     report: dict[str, Any] = {"machine": machine(), "games": args.games}
+    report["load_average"] = list(os.getloadavg())
     report["in_process"] = in_process(seeds)
     report["sizes_bytes"] = sizes = message_sizes(seeds)
     procs: list[subprocess.Popen[bytes]] = []
@@ -358,42 +476,72 @@ def main() -> int:
             # The floor is measured before and after the matches (the echo server
             # idles meanwhile): a machine shared with other work drifts, and the
             # two figures show by how much.
+            port_file = Path(tmp) / "echo.port"
             procs.append(
                 subprocess.Popen(
-                    [sys.executable, __file__, "--echo-server", "127.0.0.1:0", f"{tmp}/echo.port"]
+                    [sys.executable, __file__, "--echo-server", "127.0.0.1:0", str(port_file)]
                 )
             )
             deadline = time.monotonic() + 20
-            while not (Path(tmp) / "echo.port").exists() and time.monotonic() < deadline:
+            while not port_file.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            echo = f"127.0.0.1:{int((Path(tmp) / 'echo.port').read_text())}"
-            floors = [echo_floor(echo, sizes, args.echo_calls)]
+            echo = f"127.0.0.1:{int(port_file.read_text())}"
+            echo_unix = f"unix:{port_file}.sock"
+            floors = [echo_floor(echo, echo_unix, sizes, args.echo_calls)]
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
             procs.append(proc)
-            bots = []
+            engine_pid = proc.pid
+            tcp_bots, unix_bots = [], []
+            tcp_pids, unix_pids = [], []
             for i in range(4):
-                proc, addr = start(
-                    ["-m", "examples.random_bot", "--seed", str(i), "--log-level", "WARNING"],
-                    Path(tmp),
-                    f"b{i}",
-                )
-                procs.append(proc)
-                bots.append(addr)
-            report["grpc"] = over_grpc(seeds, engine, bots)
+                for unix, bots, pids in ((False, tcp_bots, tcp_pids), (True, unix_bots, unix_pids)):
+                    name = f"{'h' if unix else 'b'}{i}"
+                    proc, addr = start(
+                        ["-m", "examples.random_bot", "--seed", str(i), "--log-level", "WARNING"],
+                        Path(tmp),
+                        name,
+                        unix=unix,
+                    )
+                    procs.append(proc)
+                    bots.append(addr)
+                    pids.append(proc.pid)
+            runs = over_grpc(
+                seeds,
+                engine,
+                {
+                    "grpc": (tcp_bots, False),
+                    "grpc_stream": (tcp_bots, True),
+                    "hosted_unary": (unix_bots, False),
+                    "hosted_stream": (unix_bots, True),
+                },
+                pids={
+                    "grpc": (engine_pid, tcp_pids),
+                    "grpc_stream": (engine_pid, tcp_pids),
+                    "hosted_unary": (engine_pid, unix_pids),
+                    "hosted_stream": (engine_pid, unix_pids),
+                },
+            )
+            report.update(runs)
             stop(procs[1:2])
             proc, engine = start(
                 [__file__, "--json-format-engine", "--log-level", "WARNING"], Path(tmp), "ref-e"
             )
             procs[1] = proc
-            report["grpc_json_format_engine"] = over_grpc(seeds, engine, bots)
-            floors.append(echo_floor(echo, sizes, args.echo_calls))
+            report["grpc_json_format_engine"] = over_grpc(
+                seeds, engine, {"grpc": (tcp_bots, False)}
+            )["grpc"]
+            floors.append(echo_floor(echo, echo_unix, sizes, args.echo_calls))
         finally:
             stop(procs)
     report["floor"] = {k: statistics.mean(f[k] for f in floors) for k in floors[0]}
     report["floor"]["before_us"] = floors[0]["floor_us_per_decision"]
     report["floor"]["after_us"] = floors[1]["floor_us_per_decision"]
+    report["floor"]["stream_before_us"] = floors[0]["stream_floor_us_per_decision"]
+    report["floor"]["stream_after_us"] = floors[1]["stream_floor_us_per_decision"]
+    report["load_average_end"] = list(os.getloadavg())
     report["breakdown_us"] = breakdown(seeds)
     g, a, f = report["grpc"], report["in_process"], report["floor"]
+    st, hs, hu = report["grpc_stream"], report["hosted_stream"], report["hosted_unary"]
     report["summary"] = {
         "in_process_decisions_per_s": round(a["per_s"]),
         "grpc_decisions_per_s": round(g["per_s"]),
@@ -401,6 +549,19 @@ def main() -> int:
         "grpc_overhead_us_per_decision": round(g["us_per_decision"] - a["us_per_decision"]),
         "floor_us_per_decision": round(f["floor_us_per_decision"]),
         "ratio_to_floor": round(g["us_per_decision"] / f["floor_us_per_decision"], 2),
+        "stream_us_per_decision": round(st["us_per_decision"]),
+        "stream_floor_us_per_decision": round(f["stream_floor_us_per_decision"]),
+        # The targets: streamed <= 0.5x unary, <= 1.3x the streaming floor.
+        "stream_to_unary": round(st["us_per_decision"] / g["us_per_decision"], 2),
+        "stream_ratio_to_stream_floor": round(
+            st["us_per_decision"] / f["stream_floor_us_per_decision"], 2
+        ),
+        "hosted_unary_us_per_decision": round(hu["us_per_decision"]),
+        "hosted_stream_us_per_decision": round(hs["us_per_decision"]),
+        "hosted_stream_to_unary": round(hs["us_per_decision"] / hu["us_per_decision"], 2),
+        "hosted_stream_ratio_to_stream_floor": round(
+            hs["us_per_decision"] / f["unix_stream_floor_us_per_decision"], 2
+        ),
         "json_format_engine_us_per_decision": round(
             report["grpc_json_format_engine"]["us_per_decision"]
         ),
@@ -412,22 +573,50 @@ def main() -> int:
         print(json.dumps(report, indent=2))
         return 0
     m = report["machine"]
+    sm = report["summary"]
     print(f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}")
+    print(
+        "load average: {:.2f} {:.2f} {:.2f} at start, ".format(*report["load_average"])
+        + "{:.2f} {:.2f} {:.2f} at the end".format(*report["load_average_end"])
+    )
     print(f"{args.games} games, 4 seats, normal, random bots")
     print(f"(a) in-process : {a['per_s']:9.0f} decisions/s  {a['us_per_decision']:8.0f} µs each")
-    print(
-        f"(b) gRPC       : {g['per_s']:9.0f} decisions/s  {g['us_per_decision']:8.0f} µs each"
-        f"  (Act calls {g['act_share']:.0%} of the time)"
-    )
+    for label, r in (
+        ("(b) unary     ", g),
+        ("(s) streams   ", st),
+        ("(hu) unix unary", hu),
+        ("(h) unix streams", hs),
+    ):
+        c = r["cpu_us_per_decision"]
+        print(
+            f"{label}: {r['per_s']:9.0f} decisions/s  {r['us_per_decision']:8.0f} µs each"
+            f"  (waiting for bots {r['act_share']:.0%} of the time; CPU µs per decision: "
+            f"runner {c['runner']:.0f}, engine {c['engine']:.0f}, bots {c['bots']:.0f})"
+        )
     print(
         f"    sizes: DecisionRequest {sizes['decision_request']:.0f} B, "
         f"StepResponse {sizes['step_response']:.0f} B"
     )
     print(
-        f"floor: Act-sized trip {f['act_like_us']:.0f} µs + Step-sized trip "
+        f"unary floor: Act-sized trip {f['act_like_us']:.0f} µs + Step-sized trip "
         f"{f['step_like_us']:.0f} µs = {f['floor_us_per_decision']:.0f} µs/decision "
         f"(mean of {f['before_us']:.0f} before and {f['after_us']:.0f} after the matches; "
         f"tiny trip {f['tiny_us']:.0f} µs)"
+    )
+    print(
+        f"stream floor: {f['act_stream_us']:.0f} + {f['step_stream_us']:.0f} = "
+        f"{f['stream_floor_us_per_decision']:.0f} µs/decision (before {f['stream_before_us']:.0f},"
+        f" after {f['stream_after_us']:.0f}); bot on a unix socket: "
+        f"{f['unix_stream_floor_us_per_decision']:.0f}"
+        f" (unary {f['unix_floor_us_per_decision']:.0f})"
+    )
+    print(
+        f"(s) / (b) = {sm['stream_to_unary']} (target <= 0.5), "
+        f"(s) / stream floor = {sm['stream_ratio_to_stream_floor']} (target <= 1.3)"
+    )
+    print(
+        f"(h) / (hu) = {sm['hosted_stream_to_unary']} (target <= 0.5), "
+        f"(h) / its stream floor = {sm['hosted_stream_ratio_to_stream_floor']} (target <= 1.3)"
     )
     ref = report["grpc_json_format_engine"]
     print(
@@ -437,7 +626,7 @@ def main() -> int:
     )
     lo, hi = sorted((f["before_us"], f["after_us"]))
     print(
-        f"(b) / floor = {report['summary']['ratio_to_floor']} "
+        f"(b) / floor = {sm['ratio_to_floor']} "
         f"({g['us_per_decision'] / hi:.2f}-{g['us_per_decision'] / lo:.2f} against either floor), "
         f"(b0) / (b) = {ref['us_per_decision'] / g['us_per_decision']:.2f}"
     )

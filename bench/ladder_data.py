@@ -52,12 +52,14 @@ from tqdm import tqdm  # noqa: E402
 from ladder.bots.models import Bot  # noqa: E402
 from ladder.ladders import ladder_default  # noqa: E402
 from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
+from ladder.matches.opponents import opponent_tallies_from_seats  # noqa: E402
 from ladder.ratings import elo  # noqa: E402
 from ladder.ratings.models import BotRating  # noqa: E402
 from ladder.tournaments.models import Tournament  # noqa: E402
 
 TABLES = [
-    "accounts_apitoken", "matches_matchseat", "matches_matchresult", "matches_match",
+    "accounts_apitoken", "matches_opponenttally", "matches_matchseat", "matches_matchresult",
+    "matches_match",
     "matches_tournament_participants", "matches_tournament", "bots_botrating", "bots_botversion",
     "bots_bot", "accounts_user",
 ]  # fmt: skip
@@ -270,6 +272,7 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
     bar.update()
 
     results: list[tuple[int, tuple[int, ...]]] = []
+    recorded: list[tuple[int, int, int]] = []  # (match, bot, rank): the opponent tallies
 
     def seat_rows() -> Iterator[tuple[Any, ...]]:
         """Seats in recording order, rated as they go (the results are kept for later)."""
@@ -285,6 +288,7 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
             before = [ratings[b] for b in seated]
             deltas = elo.rate(before, ranks, settings.LADDER_ELO_K)
             results.append((mid, ranks))
+            recorded.extend((mid, b, rank) for b, rank in zip(seated, ranks, strict=True))
             for s, (b, rank, rb, d) in enumerate(zip(seated, ranks, before, deltas, strict=True)):
                 yield (
                     mid, s, b, current[b], rank, 10 - rank, 0, ENDINGS.get(rank, "finished"), "",
@@ -312,6 +316,14 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
         ),
     )  # fmt: skip
     bar.update()
+    _copy(
+        "matches_opponenttally",
+        ["bot_id", "opponent_id", "matches", "ahead", "behind", "level"],
+        (
+            (bot, opponent, c["matches"], c["ahead"], c["behind"], c["level"])
+            for (bot, opponent), c in opponent_tallies_from_seats(recorded).items()
+        ),
+    )
     _copy(
         "bots_botrating",
         ["bot_id", "ladder", "rating", "games", "wins"],

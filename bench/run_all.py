@@ -76,9 +76,10 @@ BENCHES = [
     Bench(
         "engine",
         "engine_bench.py",
-        "rules engine in one process: decisions/s and games/s (4 seats, normal)",
+        "rules core against a naive reference and its pure build (recorded games replayed); "
+        "decisions/s and games/s (4 seats, normal)",
         ["--seconds", "5"],
-        ["--seconds", "0.5"],
+        ["--seconds", "0.5", "--games", "10", "--repeats", "1"],
     ),
     Bench(
         "grpc",
@@ -108,6 +109,13 @@ BENCHES = [
         "a hosted bot's decisions with CPU-bound neighbours: wall time vs the CPU clock's charge",
         ["--decisions", "100", "--nice", "0"],
         ["--decisions", "15", "--nice", "0"],
+    ),
+    Bench(
+        "connect",
+        "connect_bench.py",
+        "latency a connected bot adds per decision against a dialled and a hosted bot",
+        ["--decisions", "2000"],
+        ["--decisions", "200"],
     ),
     Bench(
         "security",

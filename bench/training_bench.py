@@ -2,18 +2,21 @@
 
     .venv/bin/python bench/training_bench.py [--seconds 5] [--repeats 3]
 
-Both loops play 4-seat normal games with random players: `engine_bench`'s
-"random" loop (the simulator: an observation dict per choice, no encoding) and
-`engine.training`'s environment (the same dict, plus the flat vector, the
-action mask and PettingZoo's bookkeeping). Each loop runs `--repeats` times,
-alternating, for `--seconds` each; the figures are medians and the ratio is
-taken between medians of the same run. Not a test: figures, never asserted.
-Needs the `train` extra.
+Three loops play 4-seat normal games with random players: `engine_bench`'s
+"random" loop (the simulator: an observation dict per choice, no encoding),
+`engine.training`'s PettingZoo AEC environment (the flat vector and the action
+mask per decision, PettingZoo's bookkeeping) and the batched
+`DiggingDownVectorEnv` (`--vector` games at once, a random legal action per row
+chosen in one numpy operation). Each loop runs `--repeats` times, alternating,
+for `--seconds` each; the figures are medians and the ratios are taken between
+medians of the same run. Not a test: figures, never asserted. Needs the `train`
+extra.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -27,7 +30,8 @@ import numpy as np
 from engine_bench import machine
 from engine_bench import run as simulator_run
 
-from engine.training import DiggingDownEnv
+from engine.rules import build_info
+from engine.training import DiggingDownEnv, DiggingDownVectorEnv
 
 
 def env_run(seconds: float, seed: int) -> dict[str, Any]:
@@ -36,7 +40,7 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     games = decisions = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while True:
         env.reset()
         for _agent in env.agent_iter():
@@ -50,29 +54,66 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
         games += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
-            return {"games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed}
+            return {
+                "games_per_s": games / elapsed,
+                "games_per_cpu_s": games / (time.process_time() - cpu),
+                "decisions_per_s": decisions / elapsed,
+            }
+
+
+def vector_run(seconds: float, seed: int, num_envs: int) -> dict[str, float]:
+    """Batched steps of `num_envs` games with uniformly random legal actions, for `seconds`."""
+    venv = DiggingDownVectorEnv(num_envs, num_seats=4, difficulty="normal")
+    rng = np.random.default_rng(seed)
+    _, mask, _ = venv.reset(seed=seed)
+    decisions = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - start < seconds:
+        actions = np.argmax(rng.random(mask.shape) * mask, axis=1)
+        _, mask, _, _, _ = venv.step(actions)
+        decisions += num_envs
+    elapsed = time.perf_counter() - start
+    return {
+        "games_per_s": venv.games_played / elapsed,
+        "games_per_cpu_s": venv.games_played / (time.process_time() - cpu),
+        "decisions_per_s": decisions / elapsed,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=5.0, help="per loop and repeat")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--vector", type=int, default=64, help="games in the batched environment")
     args = p.parse_args(argv)
-    sim: list[float] = []
-    env: list[float] = []
-    env_decisions: list[float] = []
+    figures: dict[str, list[dict[str, float]]] = {"simulator": [], "env": [], "vector": []}
+    load = [os.getloadavg()[0]]
     for r in range(args.repeats):
-        sim.append(simulator_run("random", args.seconds)["games_per_s"])
-        e = env_run(args.seconds, seed=r)
-        env.append(e["games_per_s"])
-        env_decisions.append(e["decisions_per_s"])
+        figures["simulator"].append(simulator_run("random", args.seconds))
+        figures["env"].append(env_run(args.seconds, seed=r))
+        figures["vector"].append(vector_run(args.seconds, seed=r, num_envs=args.vector))
+    load.append(os.getloadavg()[0])
+
+    def med(loop: str, key: str) -> float:
+        return statistics.median(f[key] for f in figures[loop])
+
     m = machine()
-    print(f"machine: {m['platform']}, {m['cpu_count']} cpus, {m['implementation']} {m['python']}")
-    s, e = statistics.median(sim), statistics.median(env)
+    print(
+        f"machine: {m['platform']}, {m['cpu_count']} cpus, {m['implementation']} {m['python']}, "
+        f"load {load[0]:.2f}..{load[1]:.2f}; rules core: {build_info()['build']} build"
+    )
     print(f"4-seat normal, random players, median of {args.repeats} x {args.seconds} s:")
-    print(f"  simulator    {s:7.1f} games/s")
-    print(f"  PettingZoo   {e:7.1f} games/s  ({statistics.median(env_decisions):.0f} decisions/s)")
-    print(f"  ratio        {e / s:7.2f} (environment / simulator)")
+    names = {"simulator": "simulator", "env": "PettingZoo", "vector": f"vector x{args.vector}"}
+    for loop, name in names.items():
+        print(
+            f"  {name:<12} {med(loop, 'games_per_s'):7.1f} games/s "
+            f"({med(loop, 'games_per_cpu_s'):.1f} per CPU second, "
+            f"{med(loop, 'decisions_per_s'):.0f} decisions/s)"
+        )
+    for loop in ("env", "vector"):
+        wall = med(loop, "games_per_s") / med("simulator", "games_per_s")
+        cpu = med(loop, "games_per_cpu_s") / med("simulator", "games_per_cpu_s")
+        print(f"  ratio {names[loop]} / simulator: {wall:.2f} (by CPU time {cpu:.2f})")
     return 0
 
 

@@ -10,9 +10,12 @@ embedded one). For 2 and 4 seats:
 
 - the bound: the same matches (same seeds and bots) played back to back by
   ``workers.runner.run_match`` alone in this process: no database, no broker;
+  over streams (protocol 2, the default) and by unary calls (protocol 1);
 - ``celery worker -c 1`` and ``-c 2`` playing them as queued matches
   (``match_create``, which enqueues; claim, lease, run, replay, record),
-  timed from the first enqueue to the last recorded result.
+  timed from the first enqueue to the last recorded result; and ``-c 1``
+  again with ``LADDER_MATCH_STREAMS=0`` (unary): matches/min per worker
+  process, streams against unary, is ``stream_to_unary``.
 
 Reports matches/min, the ratio to the bound, and where a worker's time goes
 per match, from the worker's own log line for each match (claim, dial, engine
@@ -57,12 +60,16 @@ def lineups(n: int, seats: int, bots: list[Any]) -> list[tuple[int, list[Any]]]:
     return [(1000 + i, [bots[(i + s) % len(bots)] for s in range(seats)]) for i in range(n)]
 
 
-def runner_alone(engine: str, games: list[tuple[int, list[str]]]) -> dict[str, Any]:
+def runner_alone(
+    engine: str, games: list[tuple[int, list[str]]], *, streams: bool = True
+) -> dict[str, Any]:
+    from dataclasses import replace
+
     from workers.queued_match import time_control
     from workers.runner import EnginePool, run_match
 
     pool = EnginePool(engine)
-    tc = time_control()
+    tc = replace(time_control(), streams=streams)
     engine_s = bots_s = 0.0
     started = time.perf_counter()
     for seed, seated in games:
@@ -188,17 +195,29 @@ def main() -> int:
         for seats in (2, 4):
             games = lineups(args.matches, seats, list(range(4)))
             log(f"{seats} seats: runner alone, {args.matches} matches")
-            bound = runner_alone(
-                engine.address, [(s, [bot_procs[i].address for i in g]) for s, g in games]
-            )
-            config: dict[str, Any] = {"seats": seats, "runner_alone": bound, "workers": []}
-            for concurrency in (1, 2):
-                log(f"{seats} seats: {concurrency} worker process(es), {args.matches} matches")
-                run = through_workers(
-                    concurrency, [(s, [bots[i].pk for i in g]) for s, g in games], env, tmp
-                )
+            addressed = [(s, [bot_procs[i].address for i in g]) for s, g in games]
+            bound = runner_alone(engine.address, addressed)
+            log(f"{seats} seats: runner alone by unary calls, {args.matches} matches")
+            bound_unary = runner_alone(engine.address, addressed, streams=False)
+            config: dict[str, Any] = {
+                "seats": seats,
+                "runner_alone": bound,
+                "runner_alone_unary": bound_unary,
+                "runner_stream_to_unary": bound["per_min"] / bound_unary["per_min"],
+                "workers": [],
+            }
+            queued = [(s, [bots[i].pk for i in g]) for s, g in games]
+            for concurrency, streams in ((1, True), (1, False), (2, True)):
+                how = "streams" if streams else "unary"
+                log(f"{seats} seats: {concurrency} worker process(es), {how}, {args.matches}")
+                worker_env = {**env, "LADDER_MATCH_STREAMS": "1" if streams else "0"}
+                run = through_workers(concurrency, queued, worker_env, tmp)
+                run["streams"] = streams
                 run["ratio_to_bound"] = run["per_min"] / bound["per_min"]
                 config["workers"].append(run)
+            one = {run["streams"]: run for run in config["workers"] if run["workers"] == 1}
+            # The target: matches/min per worker process, streams >= 2x unary.
+            config["stream_to_unary"] = one[True]["per_min"] / one[False]["per_min"]
             report["configs"].append(config)
         report["replay_storage_ms"] = replay_storage_ms()
     finally:
@@ -223,18 +242,32 @@ def main() -> int:
     for config in report["configs"]:
         bound = config["runner_alone"]
         parts = bound["ms_per_match"]
-        print(
-            f"{config['seats']:>5}  runner alone     {bound['per_min']:>11.1f}  1.00  "
-            + "  ".join(f"{parts.get(p, 0.0):>7.1f}" if p in parts else f"{'':>7}" for p in PARTS)
-        )
+        for name, alone in (
+            ("runner alone    ", bound),
+            ("runner, unary   ", config["runner_alone_unary"]),
+        ):
+            parts = alone["ms_per_match"]
+            print(
+                f"{config['seats']:>5}  {name} {alone['per_min']:>11.1f}  "
+                f"{alone['per_min'] / bound['per_min']:.2f}  "
+                + "  ".join(
+                    f"{parts.get(p, 0.0):>7.1f}" if p in parts else f"{'':>7}" for p in PARTS
+                )
+            )
         for run in config["workers"]:
             parts = run["ms_per_match"]
+            how = "" if run["streams"] else ", unary"
             print(
-                f"{config['seats']:>5}  {run['workers']} worker proc(s) {run['per_min']:>11.1f}  "
+                f"{config['seats']:>5}  {run['workers']} worker proc(s){how} "
+                f"{run['per_min']:>11.1f}  "
                 f"{run['ratio_to_bound']:.2f}  "
                 + "  ".join(f"{parts[p]:>7.1f}" for p in PARTS)
                 + (f"  ({run['errored']} errored)" if run["errored"] else "")
             )
+        print(
+            f"{config['seats']:>5}  streams / unary: {config['stream_to_unary']:.2f} per worker "
+            f"process (target >= 2), {config['runner_stream_to_unary']:.2f} for the runner alone"
+        )
     print(f"replay storage alone: {report['replay_storage_ms']:.1f} ms per replay")
     return 0
 

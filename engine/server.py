@@ -12,11 +12,13 @@ SIGTERM/SIGINT so a draining engine reports NOT_SERVING before it goes away.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,6 +28,7 @@ from digdown import serving, text, wire
 from digdown.rulesets import ruleset_response
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
 from engine import metrics, sessions, verify
+from engine import rules as rules_build
 from engine.rules import RULESETS, GameConfig
 from engine.ruleset_json import ruleset_json
 from telemetry.logs import json_wanted, use_json_on_root
@@ -38,26 +41,30 @@ SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
 R = TypeVar("R")
 
 
+def _answer(name: str, fn: Callable[[], R], context: grpc.ServicerContext) -> R:
+    """``fn()``, or its failure as a gRPC status with a message (never a traceback)."""
+    try:
+        return fn()
+    except sessions.ServiceError as exc:
+        code, message = exc.code, exc.message
+    except wire.WireError as exc:
+        code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+    except Exception as exc:
+        log.exception("%s failed unexpectedly", name)
+        code, message = grpc.StatusCode.INTERNAL, f"internal error in {name}: {exc}"
+    # Messages may quote what the caller sent: one bounded line, in the log and the trailer.
+    message = text.clean(message, text.MESSAGE_MAX)
+    log.info("%s -> %s: %s", name, code.name, message)
+    context.abort(code, message)
+    raise AssertionError("unreachable: context.abort raises")
+
+
 def _rpc(method: Callable[..., R]) -> Callable[..., R]:
-    """Turn every failure of a handler into a gRPC status with a message (never a traceback)."""
+    """A unary handler whose every failure is a gRPC status with a message."""
 
     @functools.wraps(method)
     def wrapper(self: EngineService, request: Any, context: grpc.ServicerContext) -> R:
-        name = method.__name__
-        try:
-            return method(self, request, context)
-        except sessions.ServiceError as exc:
-            code, message = exc.code, exc.message
-        except wire.WireError as exc:
-            code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
-        except Exception as exc:
-            log.exception("%s failed unexpectedly", name)
-            code, message = grpc.StatusCode.INTERNAL, f"internal error in {name}: {exc}"
-        # Messages may quote what the caller sent: one bounded line, in the log and the trailer.
-        message = text.clean(message, text.MESSAGE_MAX)
-        log.info("%s -> %s: %s", name, code.name, message)
-        context.abort(code, message)
-        raise AssertionError("unreachable: context.abort raises")
+        return _answer(method.__name__, lambda: method(self, request, context), context)
 
     return wrapper
 
@@ -67,6 +74,15 @@ class EngineService(engine_pb2_grpc.EngineServicer):
 
     def __init__(self, store: sessions.SessionStore) -> None:
         self.store = store
+        # Taken around each message of a Play stream (EngineServer: one of its running
+        # slots), so streams idle between steps never hold one.
+        self.message_slot: Callable[[grpc.ServicerContext], contextlib.AbstractContextManager[Any]]
+        self.message_slot = lambda context: contextlib.nullcontext()
+        # Open Play streams -> when each last received a message (monotonic), for the
+        # reaper: a stream that stays silent as long as an idle game is cancelled, so
+        # streams opened and left idle (a bot that reached the engine, a lost client)
+        # do not hold a thread and a stream slot for ever.
+        self.streams: dict[grpc.ServicerContext, float] = {}
 
     def _game(self, request: Any) -> sessions.Session:
         """The session a request names, if it carries the session's control token."""
@@ -88,6 +104,11 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     def NewGame(
         self, request: engine_pb2.NewGameRequest, context: grpc.ServicerContext
     ) -> engine_pb2.NewGameResponse:
+        return self._new_game(request, context)[1]
+
+    def _new_game(
+        self, request: engine_pb2.NewGameRequest, context: grpc.ServicerContext
+    ) -> tuple[sessions.Session, engine_pb2.NewGameResponse]:
         if not request.HasField("config"):
             raise sessions.invalid("NewGameRequest needs a config")
         game, events = self.store.create(
@@ -99,7 +120,67 @@ class EngineService(engine_pb2_grpc.EngineServicer):
             events=wire.events_to_proto(events),
         )
         self._guard(game, lambda: game.fill_next(response))
-        return response
+        return game, response
+
+    def Play(
+        self, request_iterator: Iterator[engine_pb2.PlayRequest], context: grpc.ServicerContext
+    ) -> Iterator[engine_pb2.PlayResponse]:
+        """One game over one stream: new_game, steps, get_replay; the game ends with it.
+
+        Each request is answered like its unary call, with the same errors (which end
+        the stream); the game is closed when the stream ends, however it ends.
+        """
+        game: sessions.Session | None = None
+        self.streams[context] = time.monotonic()
+        try:
+            for request in request_iterator:
+                self.streams[context] = time.monotonic()
+                with self.message_slot(context):
+                    kind = request.WhichOneof("request")
+                    if kind == "new_game":
+                        if game is not None:
+                            _answer("Play", self._second_game, context)
+                        new = functools.partial(self._new_game, request.new_game, context)
+                        game, created = _answer("Play", new, context)
+                        response = engine_pb2.PlayResponse(new_game=created)
+                    else:
+                        one = functools.partial(self._play_one, game, request, kind)
+                        response = _answer("Play", one, context)
+                yield response
+        finally:
+            self.streams.pop(context, None)
+            if game is not None and self.store.close(game.game_id, game.control_token):
+                log.info("game %s closed with its stream", game.game_id)
+
+    def cancel_idle_streams(self, idle_s: float) -> int:
+        """Cancel the Play streams silent for longer than ``idle_s``; how many."""
+        cutoff = time.monotonic() - idle_s
+        idle = [ctx for ctx, last in list(self.streams.items()) if last < cutoff]
+        for ctx in idle:
+            log.info("cancelling a Play stream idle for more than %.0f s", idle_s)
+            ctx.cancel()
+        return len(idle)
+
+    @staticmethod
+    def _second_game() -> None:
+        raise sessions.invalid("a Play stream plays one game: new_game comes once, first")
+
+    def _play_one(
+        self, game: sessions.Session | None, request: engine_pb2.PlayRequest, kind: str | None
+    ) -> engine_pb2.PlayResponse:
+        if game is None:
+            raise sessions.invalid("the first message of a Play stream must be new_game")
+        game = self.store.get(game.game_id, game.control_token)  # expired games stay gone
+        if kind == "step":
+            step = request.step
+            return engine_pb2.PlayResponse(
+                step=self._guard(game, lambda: sessions.step(game, step))
+            )
+        if kind == "get_replay":
+            self._check_over(game)
+            replay = self._guard(game, game.replay)
+            return engine_pb2.PlayResponse(replay=engine_pb2.GetReplayResponse(replay=replay))
+        raise sessions.invalid("a PlayRequest needs new_game, step or get_replay")
 
     @_rpc
     def Step(
@@ -131,11 +212,15 @@ class EngineService(engine_pb2_grpc.EngineServicer):
 
     def _finished(self, request: Any) -> sessions.Session:
         game = self._game(request)
+        self._check_over(game)
+        return game
+
+    @staticmethod
+    def _check_over(game: sessions.Session) -> None:
         if not game.state.is_over:
             raise sessions.precondition(
                 "the game is not over; its record holds hidden faces and is served after the end"
             )
-        return game
 
     @_rpc
     def GetRecord(
@@ -179,7 +264,8 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     ) -> game_pb2.GetRulesetResponse:
         """The ruleset document, generated from the code this engine plays by."""
         try:
-            return ruleset_response(request.ruleset, GameConfig.ruleset, ruleset_json, RULESETS)
+            context.send_initial_metadata((("digdown-rules-build", rules_build.BUILD),))
+            return ruleset_response(request.ruleset, GameConfig().ruleset, ruleset_json, RULESETS)
         except KeyError as exc:
             raise sessions.ServiceError(grpc.StatusCode.NOT_FOUND, exc.args[0]) from None
 
@@ -201,6 +287,7 @@ class EngineServer(serving.GrpcServer):
         max_games: int = 10_000,
         max_games_per_client: int = 1_000,
         reflection_enabled: bool = True,
+        max_streams: int = 256,
         observers: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
         self.store = sessions.SessionStore(
@@ -208,32 +295,42 @@ class EngineServer(serving.GrpcServer):
             max_games=max_games,
             max_games_per_client=max_games_per_client,
         )
+        self.service = service = EngineService(self.store)
         super().__init__(
             listen,
             services=[SERVICE_NAME],
-            register=lambda server: engine_pb2_grpc.add_EngineServicer_to_server(
-                EngineService(self.store), server
-            ),
+            register=lambda server: engine_pb2_grpc.add_EngineServicer_to_server(service, server),
             max_workers=max_workers,
             max_concurrent_rpcs=max_concurrent_rpcs,
             max_receive_bytes=max_message_bytes,
             thread_name_prefix="engine-rpc",
             reflection_enabled=reflection_enabled,
+            # A Play stream lives as long as its game and holds a thread, idle between
+            # steps; each step takes one of the `max_workers` slots like a unary call.
+            max_streams=max_streams,
+            streamed=[f"/{SERVICE_NAME}/Play"],
             observers=observers,
         )
+        service.message_slot = self.limit.running_slot
         self._stop = threading.Event()
         self._reaper = threading.Thread(target=self._reap, name="engine-reaper", daemon=True)
 
     def start(self) -> None:
         super().start()
         self._reaper.start()
-        log.info("digdown-engine listening on %s", self.address)
+        log.info(
+            "digdown-engine listening on %s (rules core: %s build, %s)",
+            self.address,
+            rules_build.BUILD,
+            rules_build.BUILD_REASON,
+        )
 
     def _reap(self) -> None:
         """Drop idle games now and then, so abandoned matches do not pile up in memory."""
         period = max(0.05, min(30.0, self.store.idle_timeout_s / 4))
         while not self._stop.wait(period):
             self.store.expire()
+            self.service.cancel_idle_streams(self.store.idle_timeout_s)
 
     def stop(self, grace_s: float) -> None:
         """Report NOT_SERVING, refuse new calls, let running ones finish for `grace_s`."""
@@ -258,6 +355,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         " Health and reflection are not counted",
     )
     p.add_argument("--max-message-mb", type=float, default=16.0, help="max message size, MiB")
+    p.add_argument(
+        "--max-streams",
+        type=int,
+        default=256,
+        help="Play streams (one per game, each holding an idle thread) open at once;"
+        " more are refused and those clients play by unary calls",
+    )
     p.add_argument("--idle-timeout", type=float, default=600.0, help="forget idle games after s")
     p.add_argument("--max-games", type=int, default=10_000, help="live games at most")
     p.add_argument(
@@ -293,6 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_games=args.max_games,
             max_games_per_client=args.max_games_per_client,
             reflection_enabled=not args.no_reflection,
+            max_streams=args.max_streams,
             observers=[MetricsInterceptor()],
         )
     except OSError as exc:

@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.players import PLAYERS
-from engine.rules import RULESETS, Action, GameConfig, State, new_game, replay_record
+from engine.rules import (
+    RULESETS,
+    Action,
+    GameConfig,
+    State,
+    build_info,
+    new_game,
+    replay_record,
+)
 from engine.rules.ruleset import DIFFICULTIES
 
 
@@ -229,7 +237,8 @@ def format_summary(s: dict[str, Any], args: argparse.Namespace) -> str:
         "bot rank-1 share: " + ", ".join(f"{b} {v:.1%}" for b, v in s["bot_rank1_share"].items()),
         "bot win share: " + ", ".join(f"{b} {v:.1%}" for b, v in s["bot_win_share"].items()),
         f"speed: {s['games_per_s']:.1f} games/s, {s['decisions_per_s']:.0f} decisions/s "
-        f"({s['actions_per_s']:.0f} actions/s incl. forced) in {s['seconds']:.1f} s",
+        f"({s['actions_per_s']:.0f} actions/s incl. forced) in {s['seconds']:.1f} s "
+        f"[rules core: {build_info()['build']} build]",
     ]
     return "\n".join(lines)
 
@@ -290,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": args.seed,
             "check": args.check,
         }
+        data["rules_build"] = build_info()
         print(json.dumps(data, sort_keys=True))
     else:
         print(format_summary(data, args))

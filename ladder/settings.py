@@ -32,6 +32,15 @@ LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (defau
 LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    gRPC calls per token (anonymous: per address) (default 600/min)
+LADDER_PRESENCE_URL     Redis where connected bots' open streams are recorded (default REDIS_URL,
+                        else LADDER_CACHE_URL; unset: connected bots cannot play), key prefix
+                        LADDER_PRESENCE_PREFIX (default ``dd:``); docs/connected-bots.md
+LADDER_RELAY_LISTEN     internal address each grpcserver serves the worker relay on (default
+                        127.0.0.1:0); LADDER_RELAY_ADVERTISE the address workers dial (default
+                        the bound one)
+LADDER_CONNECT_*        Play limits: STREAMS_PER_BOT (4), STREAMS_PER_USER (16),
+                        STREAMS_PER_PROCESS (256), MESSAGES_PER_S (50), MAX_MESSAGE_BYTES
+                        (262144), PING_INTERVAL_S (10), PING_TIMEOUT_S (20)
 LADDER_AUTH_FAILURES_PER_ADDRESS  failed authentications per client address (default 30/15min)
 LADDER_AUTH_FAILURES_PER_ACCOUNT  failed password logins per account (default 10/15min)
 LADDER_NUM_PROXIES      trusted reverse proxies in front of web and gRPC (default 0: the client
@@ -71,6 +80,8 @@ LADDER_MATCH_WALL_S     wall-clock limit of one match in the runner (default der
                         it (+ one decision with a whole bank + engine resume + 60 s), the hard
                         limit 30 s above that, Redis's visibility timeout twice the hard limit
 LADDER_ENGINE_RESUME_S  how long a game whose engine died waits for an engine (default 30)
+LADDER_MATCH_STREAMS    0 plays matches by unary calls only (bot protocol 1, no engine Play
+                        stream); default 1: one stream per seat and per game (docs/protocol.md)
 LADDER_MATCH_LEASE_S    a claim's lease, renewed by a heartbeat every quarter (default 60)
 LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
 LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
@@ -321,6 +332,27 @@ LADDER_REPLAY_MAX_BYTES = int(os.environ.get("LADDER_REPLAY_MAX_BYTES", str(32 *
 FILE_UPLOAD_MAX_MEMORY_SIZE = LADDER_UPLOAD_MAX_BYTES + 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 LADDER_GRPC_THROTTLE = os.environ.get("LADDER_GRPC_THROTTLE", "600/min")
+# --- connected bots (Ladder.Play, docs/connected-bots.md) ---
+LADDER_PRESENCE_URL = (
+    os.environ.get("LADDER_PRESENCE_URL")
+    or os.environ.get("REDIS_URL")
+    or os.environ.get("LADDER_CACHE_URL")
+    or ""
+)
+LADDER_PRESENCE_PREFIX = os.environ.get("LADDER_PRESENCE_PREFIX", "dd:")
+LADDER_RELAY_LISTEN = os.environ.get("LADDER_RELAY_LISTEN", "127.0.0.1:0")
+LADDER_RELAY_ADVERTISE = os.environ.get("LADDER_RELAY_ADVERTISE", "")
+LADDER_CONNECT_STREAMS_PER_BOT = int(os.environ.get("LADDER_CONNECT_STREAMS_PER_BOT", "4"))
+LADDER_CONNECT_STREAMS_PER_USER = int(os.environ.get("LADDER_CONNECT_STREAMS_PER_USER", "16"))
+LADDER_CONNECT_STREAMS_PER_PROCESS = int(
+    os.environ.get("LADDER_CONNECT_STREAMS_PER_PROCESS", "256")
+)
+LADDER_CONNECT_MESSAGES_PER_S = int(os.environ.get("LADDER_CONNECT_MESSAGES_PER_S", "50"))
+LADDER_CONNECT_MAX_MESSAGE_BYTES = int(
+    os.environ.get("LADDER_CONNECT_MAX_MESSAGE_BYTES", str(256 * 1024))
+)
+LADDER_CONNECT_PING_INTERVAL_S = float(os.environ.get("LADDER_CONNECT_PING_INTERVAL_S", "10"))
+LADDER_CONNECT_PING_TIMEOUT_S = float(os.environ.get("LADDER_CONNECT_PING_TIMEOUT_S", "20"))
 LADDER_AUTH_FAILURES_PER_ADDRESS = os.environ.get("LADDER_AUTH_FAILURES_PER_ADDRESS", "30/15min")
 LADDER_AUTH_FAILURES_PER_ACCOUNT = os.environ.get("LADDER_AUTH_FAILURES_PER_ACCOUNT", "10/15min")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
@@ -379,6 +411,7 @@ LADDER_MATCH_WALL_S = float(
     or LADDER_MATCH_MAX_DECISIONS * _WALL_PER_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
 )
 LADDER_ENGINE_RESUME_S = float(os.environ.get("LADDER_ENGINE_RESUME_S", "30"))
+LADDER_MATCH_STREAMS = os.environ.get("LADDER_MATCH_STREAMS", "1") != "0"
 # Above the runner's own limit by what may still happen after its last check: one
 # decision with a whole bank, an engine resume, and recording.
 LADDER_MATCH_SOFT_LIMIT_S = round(

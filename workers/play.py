@@ -71,6 +71,11 @@ def _play_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--bank", type=float, default=30.0, help="per-seat time bank, s")
     p.add_argument("--handshake", type=float, default=5.0, help="handshake wait, s")
     p.add_argument("--verify", action="store_true", help="re-verify the replay on the engine")
+    p.add_argument(
+        "--unary",
+        action="store_true",
+        help="unary calls only (bot protocol 1, no engine stream); default: streams",
+    )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.add_argument("--log-level", default="WARNING")
     return p.parse_args(argv)
@@ -101,7 +106,12 @@ def cmd_play(argv: Sequence[str]) -> int:
     if not 2 <= len(args.bot) <= 4:
         print(f"error: 2 to 4 --bot needed, got {len(args.bot)}", file=sys.stderr)
         return 2
-    tc = TimeControl(decision_s=args.deadline, bank_s=args.bank, handshake_s=args.handshake)
+    tc = TimeControl(
+        decision_s=args.deadline,
+        bank_s=args.bank,
+        handshake_s=args.handshake,
+        streams=not args.unary,
+    )
     try:
         with engine_for(args.engine) as engine:
             outcome = run_match(

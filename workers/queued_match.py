@@ -41,6 +41,7 @@ from ladder.finishing.services import match_finish, match_finish_errored
 from ladder.matches.models import Match
 from ladder.matches.services import match_release, match_start
 from workers import metrics
+from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper
 from workers.runner import (
     EngineError,
@@ -118,6 +119,7 @@ def time_control() -> TimeControl:
         engine_resume_s=settings.LADDER_ENGINE_RESUME_S,
         hosted_clock=settings.LADDER_MATCH_HOSTED_CLOCK,
         cpu_wall_factor=settings.LADDER_MATCH_CPU_WALL_FACTOR,
+        streams=settings.LADDER_MATCH_STREAMS,
     )
 
 
@@ -191,6 +193,7 @@ def play_queued_match(
                 metrics.observe_result(outcome, [seat.bot.kind for seat in seats])
             report.reason = str(outcome.result.get("reason", ""))
             report.ranks = list(outcome.ranks)
+            notify_match_end(match_id, bots.connected)
         timings["record"] = time.monotonic() - mark
     except MatchAborted as exc:
         report.status, report.error = "aborted", str(exc)

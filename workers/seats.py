@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ladder.bots.models import Bot
 from ladder.bots.ssrf_check import endpoint_check
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import MatchSeat
+from workers.connected import CONNECTED_SHOWN, ConnectedTransport, connected_transport_factory
 from workers.hosted import match_hosted_seats
 from workers.runner import BotSpec
 from workers.sandbox import HostedSeat
@@ -51,6 +53,8 @@ class SeatBots:
     hosted: dict[int, HostedSeat] = field(default_factory=dict)
     # Remote seats: what their owners alone may read (the endpoint and the address dialed).
     notes: dict[int, bytes] = field(default_factory=dict)
+    # Connected seats: their transports once the runner made them (to tell them the end).
+    connected: dict[int, ConnectedTransport] = field(default_factory=dict)
 
     def logs(self) -> dict[int, bytes]:
         """What each hosted seat wrote (capped), and the remote seats' notes, by seat
@@ -92,6 +96,25 @@ def remote_note(seat: MatchSeat, spec: BotSpec) -> bytes:
     ).encode()
 
 
+def connected_bot(seat: MatchSeat, made: dict[int, ConnectedTransport]) -> BotSpec:
+    """A connected seat: no address, a transport to whichever stream of the bot is open."""
+    factory = connected_transport_factory(
+        bot_id=seat.bot_id, bot_name=seat.bot.name, match_id=seat.match_id, seat=seat.seat
+    )
+
+    def make(tc: Any) -> ConnectedTransport:
+        made[seat.seat] = transport = factory(tc)
+        return transport
+
+    return BotSpec(
+        address=f"connected:{seat.bot.name}",
+        name=seat.bot.name,
+        version=str(seat.version.number),
+        shown_address=CONNECTED_SHOWN,
+        transport=make,
+    )
+
+
 def seat_bots(stack: ExitStack, seats: Sequence[MatchSeat]) -> SeatBots:
     """Every seat's bot, in seat order; ``stack`` stops the hosted ones when it closes."""
     hosted_seats = [s for s in seats if s.bot.kind == Bot.Kind.HOSTED]
@@ -99,18 +122,21 @@ def seat_bots(stack: ExitStack, seats: Sequence[MatchSeat]) -> SeatBots:
         hosted = stack.enter_context(match_hosted_seats(hosted_seats)) if hosted_seats else {}
     except ApplicationError as exc:  # this worker cannot sandbox
         raise SeatRefused(exc.message) from exc
+    connected: dict[int, ConnectedTransport] = {}
     specs = [
         replace(
             hosted[s.seat].bot_spec(name=s.bot.name, version=str(s.version.number)),
             shown_address=HOSTED_SHOWN,
         )
         if s.seat in hosted
+        else connected_bot(s, connected)
+        if s.bot.kind == Bot.Kind.CONNECTED
         else remote_bot(s)
         for s in seats
     ]
     notes = {
         s.seat: remote_note(s, spec)
         for s, spec in zip(seats, specs, strict=True)
-        if s.seat not in hosted
+        if s.seat not in hosted and spec.transport is None
     }
-    return SeatBots(specs, hosted, notes)
+    return SeatBots(specs, hosted, notes, connected)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .errors import MalformedAction
 
 # kind -> the argument names it takes
-ACTION_ARGS: dict[str, tuple[str, ...]] = {
+ACTION_ARGS: Final[dict[str, tuple[str, ...]]] = {
     "EXCHANGE": ("recipe",),
     "TRADE": ("item",),
     "GIVE": ("item", "to_seat"),
@@ -27,7 +27,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "COMMIT": ("tool_id",),
     "STOP": (),
 }
-INT_ARGS = frozenset({"passage", "tool_id", "to_seat"})  # the rest are strings
+INT_ARGS: Final = frozenset({"passage", "tool_id", "to_seat"})  # the rest are strings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -42,8 +42,19 @@ class Action:
     recipe: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind}
-        for name in ACTION_ARGS.get(self.kind, ()):
+        kind = self.kind
+        if kind == "MOVE":
+            return {"kind": kind, "passage": self.passage}
+        if kind == "COMMIT":
+            return {"kind": kind, "tool_id": self.tool_id}
+        if kind == "EXCHANGE":
+            return {"kind": kind, "recipe": self.recipe}
+        if kind == "GIVE":
+            return {"kind": kind, "item": self.item, "to_seat": self.to_seat}
+        if kind == "TRADE" or kind == "DISCARD":
+            return {"kind": kind, "item": self.item}
+        d: dict[str, Any] = {"kind": kind}
+        for name in ACTION_ARGS.get(kind, ()):
             d[name] = getattr(self, name)
         return d
 
@@ -53,38 +64,77 @@ class Action:
         if not isinstance(d, dict):
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
+        # The commonest entries first: no arguments, a passage, a tool (nothing more to check).
+        if len(d) == 1 and type(kind) is str:
+            simple = _SIMPLE.get(kind)
+            if simple is not None:
+                return simple
+        elif len(d) == 2 and (kind == "MOVE" or kind == "COMMIT"):
+            arg = d.get("passage" if kind == "MOVE" else "tool_id")
+            if type(arg) is int and 0 <= arg < 256:
+                return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
-        stray = [k for k in d if k != "kind" and k not in wanted and d[k] is not None]
-        if stray:
-            raise MalformedAction(f"{kind} takes {list(wanted) or 'no arguments'}, got {stray}")
-        args: dict[str, Any] = {}
+        if len(d) > 1 + len(wanted):
+            stray = [k for k in d if k != "kind" and k not in wanted and d[k] is not None]
+            if stray:
+                raise MalformedAction(f"{kind} takes {list(wanted) or 'no arguments'}, got {stray}")
+        values: list[Any] = []
         for name in wanted:
             value = d.get(name)
             if value is None:
                 raise MalformedAction(f"{kind} needs '{name}'")
             expected = int if name in INT_ARGS else str
-            if not isinstance(value, expected) or isinstance(value, bool):
+            if type(value) is not expected and (
+                not isinstance(value, expected) or isinstance(value, bool)
+            ):
                 raise MalformedAction(f"{kind}.{name} must be {expected.__name__}, got {value!r}")
-            args[name] = value
-        return cls(kind, **args)
+            values.append(value)
+        return canonical(kind, *values)
 
     def __str__(self) -> str:
         args = [str(getattr(self, n)) for n in ACTION_ARGS.get(self.kind, ())]
         return f"{self.kind}({', '.join(args)})" if args else self.kind
 
-    __repr__ = __str__
+    def __deepcopy__(self, memo: dict[int, Any]) -> Action:
+        return self  # immutable: a copy of a game shares its actions
+
+    def __repr__(self) -> str:
+        return self.__str__()
 
 
-EXPLORE = Action("EXPLORE")
-CONTINUE = Action("CONTINUE")
-RETURN = Action("RETURN")
-PEEK = Action("PEEK")
-READY = Action("READY")
-ATTEMPT = Action("ATTEMPT")
-LEAVE = Action("LEAVE")
-STOP = Action("STOP")
-STASH = Action("STASH")
-UNSTASH = Action("UNSTASH")
-DONE = Action("DONE")
+# One instance per action (up to a bound): the legal lists and parsed actions share them, so
+# telling whether an action is legal is an identity test, not a field-by-field comparison.
+_CANONICAL: Final[dict[tuple[Any, ...], Action]] = {}
+# Parsed actions no game has (MOVE to passage 10**9) are not kept past this many.
+_CANONICAL_LIMIT: Final = 4096
+
+
+def canonical(kind: str, *values: Any) -> Action:
+    """The shared instance of `kind` with its arguments in ACTION_ARGS order (values checked)."""
+    key = (kind, *values)
+    found = _CANONICAL.get(key)
+    if found is not None:
+        return found
+    action = Action(kind, **dict(zip(ACTION_ARGS[kind], values, strict=True)))
+    if len(_CANONICAL) < _CANONICAL_LIMIT:
+        _CANONICAL[key] = action
+    return action
+
+
+_SIMPLE: Final[dict[str, Action]] = {k: canonical(k) for k, args in ACTION_ARGS.items() if not args}
+# The actions with an argument that most decisions list, by that argument (ids are small).
+MOVES: Final[list[Action]] = [canonical("MOVE", p) for p in range(256)]
+COMMITS: Final[list[Action]] = [canonical("COMMIT", t) for t in range(256)]
+EXPLORE: Final = canonical("EXPLORE")
+CONTINUE: Final = canonical("CONTINUE")
+RETURN: Final = canonical("RETURN")
+PEEK: Final = canonical("PEEK")
+READY: Final = canonical("READY")
+ATTEMPT: Final = canonical("ATTEMPT")
+LEAVE: Final = canonical("LEAVE")
+STOP: Final = canonical("STOP")
+STASH: Final = canonical("STASH")
+UNSTASH: Final = canonical("UNSTASH")
+DONE: Final = canonical("DONE")

@@ -97,10 +97,9 @@ def ready(state: Table, seat: Seat, action: Action) -> None:
 
 def start_resolve(state: Table) -> None:
     state.phase = RESOLVE
+    occupied = {state.seats[s].position for s in state.order}
     state.to_resolve = [
-        p
-        for p in range(state.rules.passages)
-        if state.passages[p] and any(state.seats[s].position == p for s in state.order)
+        p for p in range(state.rules.passages) if state.passages[p] and p in occupied
     ]
     next_passage(state)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 from . import actions as A
 from .actions import Action
 from .phases import DECIDE, POSITION, RESOLVE
@@ -11,30 +9,24 @@ from .ruleset import TORCH
 from .table import Seat, Table
 
 
-# Actions with arguments are values too; one instance each keeps legal lists cheap.
-@cache
 def _move(passage: int) -> Action:
-    return Action("MOVE", passage=passage)
+    return A.MOVES[passage] if passage < len(A.MOVES) else A.canonical("MOVE", passage)
 
 
-@cache
 def _commit(tool_id: int) -> Action:
-    return Action("COMMIT", tool_id=tool_id)
+    return A.COMMITS[tool_id] if tool_id < len(A.COMMITS) else A.canonical("COMMIT", tool_id)
 
 
-@cache
 def _item_action(kind: str, item: str) -> Action:
-    return Action(kind, item=item)
+    return A.canonical(kind, item)
 
 
-@cache
 def _give(item: str, to_seat: int) -> Action:
-    return Action("GIVE", item=item, to_seat=to_seat)
+    return A.canonical("GIVE", item, to_seat)
 
 
-@cache
 def _exchange(recipe: str) -> Action:
-    return Action("EXCHANGE", recipe=recipe)
+    return A.canonical("EXCHANGE", recipe)
 
 
 def legal_actions(state: Table) -> list[Action]:
@@ -64,7 +56,7 @@ def _position(state: Table, seat: Seat) -> list[Action]:
     if at_card:
         legal.append(A.READY)
     if within_limit or not at_card:
-        legal.extend(_move(p) for p, cards in enumerate(state.passages) if cards and p != at)
+        legal.extend([_move(p) for p, cards in enumerate(state.passages) if cards and p != at])
     if (
         within_limit
         and at_card
@@ -113,20 +105,20 @@ def _base(state: Table, seat: Seat) -> list[Action]:
     for recipe in rules.recipes:
         if state.exchange[recipe.name] and all(counts.get(k, 0) >= n for k, n in recipe.cost):
             legal.append(_exchange(recipe.name))
-    legal.extend(_item_action("TRADE", k) for k in counts if k in rules.trade)
+    legal.extend([_item_action("TRADE", k) for k in counts if k in rules.trade])
     receivers = [
         other.index
         for other in state.seats
         if other is not seat and not other.eliminated and other.inventory_size < other.capacity
     ]
-    legal.extend(_give(k, r) for k in counts for r in receivers)
+    legal.extend([_give(k, r) for k in counts for r in receivers])
     if seat.torches:
         legal.append(A.STASH)
     if seat.stash:
         legal.append(A.UNSTASH)
     if seat.torches:
         legal.append(_item_action("DISCARD", TORCH))
-    legal.extend(_item_action("DISCARD", k) for k in counts)
+    legal.extend([_item_action("DISCARD", k) for k in counts])
     if done_allowed(seat):
         legal.append(A.DONE)
     return legal

@@ -13,25 +13,16 @@ from .versions import ENGINE_VERSION
 
 
 def observe(state: Table, seat: int) -> dict[str, Any]:
+    """The observation dict. Read-only: parts that did not change since the last observation
+    (card faces, tool faces, passages, the unseen counts) are the same objects as in it."""
     if not 0 <= seat < len(state.seats):
         raise ValueError(f"no seat {seat} in a {len(state.seats)}-seat game")
     cards = state.card_dicts
-    passages = []
-    for p, passage in enumerate(state.passages):
-        size = len(passage)
-        entry: dict[str, Any] = {
-            "index": p,
-            "count": size,
-            "backs": state.dealt_backs[p][:size],
-            "sleeved": state.dealt_sleeves[p][:size],
-            "tile": p in state.tiles,
-        }
-        if passage and passage[-1] in state.known:
-            entry["top"] = cards[passage[-1]]
-        passages.append(entry)
-    tools = _tool_faces(state)
+    passages = [_passage(state, p) for p in range(len(state.passages))]
+    faces = _tool_faces_of(state.rules)
     players = []
     for s in state.seats:
+        active = s.active
         players.append(
             {
                 "seat": s.index,
@@ -40,7 +31,7 @@ def observe(state: Table, seat: int) -> dict[str, Any]:
                 "torches": len(s.torches),
                 "items": state.item_counts(s),
                 "stash": len(s.stash),
-                "tools": [{**tools[t], "active": t in s.active} for t in s.tools],
+                "tools": [faces[t][1] if t in active else faces[t][0] for t in s.tools],
                 "position": s.position,
                 "unsecured": [cards[c] for c in s.unsecured],
                 "secured": [cards[c] for c in s.secured],
@@ -72,11 +63,7 @@ def observe(state: Table, seat: int) -> dict[str, Any]:
         "exchange_stack": {name: len(stack) for name, stack in state.exchange.items()},
         "passages": passages,
         "players": players,
-        "unseen": [
-            {"material": m, "name": name, "count": n}
-            for (m, name), n in sorted(state.unseen.items())
-            if n
-        ],
+        "unseen": _unseen(state),
     }
     if state.phase == RESOLVE and state.res_passage >= 0 and not state.is_over:
         obs["resolution"] = {
@@ -91,14 +78,46 @@ def observe(state: Table, seat: int) -> dict[str, Any]:
     return obs
 
 
-def _tool_faces(state: Table) -> dict[int, dict[str, Any]]:
-    return _tool_faces_of(state.rules)
+def _passage(state: Table, p: int) -> dict[str, Any]:
+    """Passage p's public entry; the previous one while the passage looks the same."""
+    passage = state.passages[p]
+    size = len(passage)
+    tile = p in state.tiles
+    top = passage[-1] if passage and passage[-1] in state.known else -1
+    key = (size, tile, top)
+    cached = state.passage_views[p]
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    entry: dict[str, Any] = {
+        "index": p,
+        "count": size,
+        "backs": state.dealt_backs[p][:size],
+        "sleeved": state.dealt_sleeves[p][:size],
+        "tile": tile,
+    }
+    if top >= 0:
+        entry["top"] = state.card_dicts[top]
+    state.passage_views[p] = (key, entry)
+    return entry
+
+
+def _unseen(state: Table) -> list[dict[str, Any]]:
+    """The unseen counts by face; rebuilt only after a face became known (`make_known`)."""
+    view = state.unseen_view
+    if view is None:
+        view = state.unseen_view = [
+            {"material": m, "name": name, "count": n}
+            for (m, name), n in sorted(state.unseen.items())
+            if n
+        ]
+    return view
 
 
 @cache
-def _tool_faces_of(rules: Ruleset) -> dict[int, dict[str, Any]]:
-    """The fixed part of every tool's public face, built once per ruleset."""
-    return {
-        t: {"id": t, "kind": card.kind, "name": card.name, "strength": card.strength}
-        for t, card in tool_cards(rules).items()
-    }
+def _tool_faces_of(rules: Ruleset) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+    """Every tool's public face, (inactive, active), built once per ruleset (shared)."""
+    faces = {}
+    for t, card in tool_cards(rules).items():
+        face = {"id": t, "kind": card.kind, "name": card.name, "strength": card.strength}
+        faces[t] = ({**face, "active": False}, {**face, "active": True})
+    return faces

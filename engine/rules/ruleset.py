@@ -9,13 +9,23 @@ the return changed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Final
 
-DIRT, STONE, DEEPSLATE = "DIRT", "STONE", "DEEPSLATE"
-MATERIALS = (DIRT, STONE, DEEPSLATE)
-PICKAXE, SWORD = "PICKAXE", "SWORD"
-NONE, TORCH, IRON, GOLD, DIAMOND, EMERALD = "NONE", "TORCH", "IRON", "GOLD", "DIAMOND", "EMERALD"
-ITEM_KINDS = (IRON, GOLD, DIAMOND, EMERALD)
-LOOT_KINDS = (TORCH, *ITEM_KINDS)  # every loot but NONE (rules §8)
+# Final: the compiled build reads them as constants, not from the module's namespace.
+DIRT: Final = "DIRT"
+STONE: Final = "STONE"
+DEEPSLATE: Final = "DEEPSLATE"
+MATERIALS: Final = (DIRT, STONE, DEEPSLATE)
+PICKAXE: Final = "PICKAXE"
+SWORD: Final = "SWORD"
+NONE: Final = "NONE"
+TORCH: Final = "TORCH"
+IRON: Final = "IRON"
+GOLD: Final = "GOLD"
+DIAMOND: Final = "DIAMOND"
+EMERALD: Final = "EMERALD"
+ITEM_KINDS: Final = (IRON, GOLD, DIAMOND, EMERALD)
+LOOT_KINDS: Final = (TORCH, *ITEM_KINDS)  # every loot but NONE (rules §8)
 
 
 @dataclass(frozen=True)

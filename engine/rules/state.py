@@ -36,8 +36,11 @@ class State(Table):
         first_lead: int,
     ) -> None:
         super().__init__(rules, config, cave, sleeved, first_lead)
-        # The legal actions of the decision at this many record entries.
-        self._legal: tuple[int, list[Action]] | None = None
+        # The record's entries (the same list as record["entries"]), and the legal
+        # actions of the decision at `_legal_ply` entries (computed once per decision).
+        self.entries: list[dict[str, Any]] = self.record["entries"]
+        self._legal_ply = -1
+        self._legal: list[Action] = []
         self.emit("GAME_START", seat=first_lead)
         start_round(self)
         self._flush()
@@ -48,10 +51,11 @@ class State(Table):
         """The complete list of legal actions of the acting seat (never empty until the end)."""
         if self.is_over:
             return []
-        ply = len(self.record["entries"])
-        if self._legal is None or self._legal[0] != ply:
-            self._legal = (ply, legal_actions(self))
-        return self._legal[1]
+        ply = len(self.entries)
+        if self._legal_ply != ply:
+            self._legal = legal_actions(self)
+            self._legal_ply = ply
+        return self._legal
 
     def default_action(self) -> Action:
         """Rules §6: the action a fault of the acting seat plays."""
@@ -71,14 +75,17 @@ class State(Table):
 
     def apply(self, action: Action) -> list[Event]:
         """Apply a legal action of the acting seat; returns the events it caused."""
-        legal = self.legal_actions()
         if self.is_over:
             raise GameOver("the game is over")
-        if action not in legal:
+        legal = self.legal_actions()
+        if not _listed(action, legal):
             raise IllegalAction(why_illegal(self, action, legal))
-        self._record({"seat": self.acting_seat, "action": action.to_dict(), "forced": False})
+        self.entries.append({"seat": self.acting_seat, "action": action.to_dict(), "forced": False})
         play_action(self, action)
-        return self._flush()
+        events = self.pending
+        self.pending = []
+        self.log.extend(events)
+        return events
 
     def apply_forced(self) -> list[Event]:
         """Play the only legal action (rules §6: the engine plays single-choice decisions)."""
@@ -110,13 +117,21 @@ class State(Table):
         return self._flush()
 
     def _record(self, entry: dict[str, Any]) -> None:
-        self.record["entries"].append(entry)
+        self.entries.append(entry)
 
     def _flush(self) -> list[Event]:
         """Hand out the events of the entry just applied, and log them."""
         events, self.pending = self.pending, []
         self.log.extend(events)
         return events
+
+
+def _listed(action: Action, legal: list[Action]) -> bool:
+    """Whether `action` is legal: by identity first (shared instances), then by value."""
+    for listed in legal:
+        if listed is action:
+            return True
+    return action in legal
 
 
 __all__ = ["Seat", "State"]

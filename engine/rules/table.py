@@ -9,6 +9,7 @@ rules module imports this one and nothing imports back.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any
 
@@ -72,6 +73,32 @@ class Seat:
     def inventory_size(self) -> int:
         return len(self.torches) + len(self.items)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Seat:
+        other = Seat(self.index, self.colour, self.capacity)
+        memo[id(self)] = other
+        _copy_attributes(self, other, memo)
+        return other
+
+
+# Set once per game from the ruleset and never changed: copies of a table share them.
+_SHARED = frozenset({"rules", "ids", "rows", "tool_table", "card_dicts", "objectives", "sleeved"})
+
+
+def _attributes(obj: object) -> list[str]:
+    """The instance attributes of `obj` in either build (compiled classes have no __dict__)."""
+    names: list[str] = []
+    for cls in type(obj).__mro__:
+        names.extend(getattr(cls, "__mypyc_attrs__", ()))
+        names.extend(getattr(cls, "__slots__", ()))
+    names.extend(getattr(obj, "__dict__", ()))
+    return [n for n in dict.fromkeys(names) if n not in ("__dict__", "__weakref__")]
+
+
+def _copy_attributes(source: object, target: object, memo: dict[int, Any]) -> None:
+    for name in _attributes(source):
+        value = getattr(source, name)
+        setattr(target, name, value if name in _SHARED else copy.deepcopy(value, memo))
+
 
 class Table:
     """A game's data: the dealt cave, every seat, the step in progress, the log and record."""
@@ -108,9 +135,20 @@ class Table:
         self.dealt_backs = [[self.rows[c].material for c in p] for p in cave]
         self.dealt_sleeves = [[c in self.sleeved for c in p] for p in cave]
         self.unseen: Counter[tuple[str, str]] = Counter(
-            (self.rows[c].material, self.rows[c].name) for p in cave for c in p
+            [(self.rows[c].material, self.rows[c].name) for p in cave for c in p]
         )
         self.known: set[int] = set()
+        # What the last observation showed of each passage, and of the unseen counts
+        # (observation.py): reused while unchanged, so an observation costs what changed.
+        self.passage_views: list[tuple[tuple[int, bool, int], dict[str, Any]] | None] = [
+            None for _ in cave
+        ]
+        self.unseen_view: list[dict[str, Any]] | None = None
+        # The same for the training vector (features.py).
+        self.passage_vectors: list[tuple[tuple[int, bool, int], list[int]] | None] = [
+            None for _ in cave
+        ]
+        self.unseen_vector: list[int] | None = None
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
         self.exchange = exchange_stacks(rules)
@@ -155,6 +193,15 @@ class Table:
             "entries": [],
         }
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Table:
+        """A copy to explore from (the compiled build cannot copy an object field by field
+        on its own: a new one comes from the same setup, then takes every field's copy)."""
+        r = self.record
+        other = type(self)(self.rules, self.config, r["cave"], r["sleeved"], r["first_lead"])
+        memo[id(self)] = other
+        _copy_attributes(self, other, memo)
+        return other
+
     def _card_dict(self, cid: int) -> dict[str, Any]:
         row = self.rows[cid]
         return {
@@ -197,8 +244,14 @@ class Table:
 
     def seats_from(self, first: int) -> list[int]:
         """Non-eliminated seats in seat order starting from `first` ("turn order")."""
-        n = len(self.seats)
-        return [(first + k) % n for k in range(n) if not self.seats[(first + k) % n].eliminated]
+        seats = self.seats
+        n = len(seats)
+        order = []
+        for k in range(n):
+            s = (first + k) % n
+            if not seats[s].eliminated:
+                order.append(s)
+        return order
 
     def next_alive_after(self, seat_index: int) -> int:
         n = len(self.seats)
@@ -231,6 +284,8 @@ class Table:
             self.known.add(card)
             row = self.rows[card]
             self.unseen[(row.material, row.name)] -= 1
+            self.unseen_view = None
+            self.unseen_vector = None
 
     def emit(self, kind: str, **fields: Any) -> None:
         """Note an event of the entry being applied (State hands them out and logs them)."""

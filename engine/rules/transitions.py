@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from . import base_phase, exploration
 from .actions import Action
@@ -11,13 +12,31 @@ from .legal import default_action, legal_actions
 from .table import Seat, Table
 
 Handler = Callable[[Table, Seat, Action], None]
-_ORDINALS = ("first", "second", "third", "fourth", "fifth")
-HANDLERS: dict[str, Handler] = {**base_phase.HANDLERS, **exploration.HANDLERS}
+_ORDINALS: Final = ("first", "second", "third", "fourth", "fifth")
+HANDLERS: Final[dict[str, Handler]] = {**base_phase.HANDLERS, **exploration.HANDLERS}
 
 
 def play_action(state: Table, action: Action) -> None:
     """The acting seat plays `action` (already known to be legal)."""
-    HANDLERS[action.kind](state, state.seats[state.acting_seat], action)
+    seat = state.seats[state.acting_seat]
+    kind = action.kind
+    # The commonest kinds first, called directly (the compiled build calls them natively).
+    if kind == "CONTINUE":
+        exploration.continue_(state, seat, action)
+    elif kind == "COMMIT":
+        exploration.commit(state, seat, action)
+    elif kind == "MOVE":
+        exploration.move(state, seat, action)
+    elif kind == "READY":
+        exploration.ready(state, seat, action)
+    elif kind == "ATTEMPT":
+        exploration.attempt(state, seat, action)
+    elif kind == "STOP":
+        exploration.stop(state, seat, action)
+    elif kind == "EXPLORE":
+        exploration.explore(state, seat, action)
+    else:
+        HANDLERS[kind](state, seat, action)
 
 
 def play_fault(state: Table, reason: str) -> None:

@@ -11,5 +11,7 @@ to change is a new ruleset, so that old records keep their meaning.
 does not verify.
 """
 
-ENGINE_VERSION = "digdown-engine/0.1.0"
-RECORD_FORMAT = "digdown-record/1"
+from typing import Final
+
+ENGINE_VERSION: Final = "digdown-engine/0.1.0"
+RECORD_FORMAT: Final = "digdown-record/1"

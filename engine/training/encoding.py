@@ -11,12 +11,15 @@ served bot reads.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from engine.rules import Action, Ruleset
+from engine.rules import Action, Ruleset, State
+from engine.rules.actions import canonical
+from engine.rules.features import features
 
 PHASES = ("BASE", "DECIDE", "POSITION", "RESOLVE", "OVER")
 TOOLS = ("PICKAXE", "SWORD")
@@ -39,16 +42,19 @@ class ActionCatalog:
 
     def __init__(self, rules: Ruleset, num_seats: int) -> None:
         kinds = sorted({r.loot for r in rules.cave} & set(ITEMS), key=ITEMS.index)
-        fixed = [Action("EXCHANGE", recipe=r.name) for r in rules.recipes]
-        fixed += [Action("TRADE", item=k) for k in kinds]
-        fixed += [Action("GIVE", item=k, to_seat=s) for k in kinds for s in range(num_seats)]
-        fixed += [Action(k) for k in ("STASH", "UNSTASH", "DONE")]
-        fixed += [Action("DISCARD", item=k) for k in ("TORCH", *kinds)]
-        fixed += [Action(k) for k in ("EXPLORE", "CONTINUE", "RETURN")]
-        fixed += [Action("MOVE", passage=p) for p in range(rules.passages)]
-        fixed += [Action(k) for k in ("PEEK", "READY", "ATTEMPT", "LEAVE", "STOP")]
+        # The engine's shared action instances, so that a legal action's index is found by
+        # identity (`_by_id`) rather than by comparing fields.
+        fixed = [canonical("EXCHANGE", r.name) for r in rules.recipes]
+        fixed += [canonical("TRADE", k) for k in kinds]
+        fixed += [canonical("GIVE", k, s) for k in kinds for s in range(num_seats)]
+        fixed += [canonical(k) for k in ("STASH", "UNSTASH", "DONE")]
+        fixed += [canonical("DISCARD", k) for k in ("TORCH", *kinds)]
+        fixed += [canonical(k) for k in ("EXPLORE", "CONTINUE", "RETURN")]
+        fixed += [canonical("MOVE", p) for p in range(rules.passages)]
+        fixed += [canonical(k) for k in ("PEEK", "READY", "ATTEMPT", "LEAVE", "STOP")]
         self.fixed = fixed
         self.index = {a: i for i, a in enumerate(fixed)}
+        self._by_id = {id(a): i for i, a in enumerate(fixed)}
         most_basic = max(sum(pair) for pair in rules.basic_tools.values())
         self.commit_slots = most_basic + sum(r.count for r in rules.recipes)
         self.size = len(fixed) + self.commit_slots
@@ -68,13 +74,21 @@ class ActionCatalog:
         slot = i - len(self.fixed)
         if slot >= len(tools):
             return Action("COMMIT", tool_id=-1)  # no such tool: never legal
-        return Action("COMMIT", tool_id=tools[slot])
+        return canonical("COMMIT", tools[slot])
+
+    def indices(self, legal: Sequence[Action], tools: Sequence[int]) -> list[int]:
+        """The index of every legal action, in the order listed."""
+        by_id = self._by_id
+        out = []
+        for action in legal:
+            i = by_id.get(id(action))
+            out.append(i if i is not None else self.index_of(action, tools))
+        return out
 
     def mask(self, legal: Sequence[Action], tools: Sequence[int]) -> np.ndarray:
         """1 at the index of every legal action, 0 elsewhere (int8, as PettingZoo expects)."""
         mask = np.zeros(self.size, dtype=np.int8)
-        for action in legal:
-            mask[self.index_of(action, tools)] = 1
+        mask[self.indices(legal, tools)] = 1
         return mask
 
 
@@ -87,9 +101,16 @@ class ObservationEncoder:
         self.faces = [(r.material, r.name) for r in rules.cave]
         self.recipes = [r.name for r in rules.recipes]
         self.size = len(self.encode_parts(None))
+        self._pack = struct.Struct(f"={self.size}f").pack
 
     def encode(self, obs: dict[str, Any]) -> np.ndarray:
         return np.asarray(self.encode_parts(obs), dtype=np.float32)
+
+    def encode_state(self, state: State, seat: int) -> np.ndarray:
+        """`encode(state.observation(seat))` without building the dict: the same numbers,
+        computed by the rules core (engine/rules/features.py; compiled where built)."""
+        packed = self._pack(*features(state, seat))  # C-speed float32 conversion
+        return np.frombuffer(bytearray(packed), dtype=np.float32)
 
     def encode_parts(self, obs: dict[str, Any] | None) -> list[float]:
         """The vector as a list; with `obs=None`, a list of the right length (for the size)."""

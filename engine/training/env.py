@@ -7,6 +7,7 @@
         obs, reward, terminated, truncated, info = env.last()
         action = None if terminated else env.action_space(agent).sample(obs["action_mask"])
         env.step(action)
+    env.final_rewards  # {"seat_0": 1.0, "seat_1": -1.0}: PettingZoo empties env.rewards
 
 The game is the ladder's, decision for decision:
 
@@ -14,15 +15,19 @@ The game is the ladder's, decision for decision:
   decisions with a single legal action are played by the engine (as on the
   ladder, where bots are asked only when they have a choice);
 - `observe(agent)` is `{"observation": float32 vector, "action_mask": int8
-  vector}` (engine/training/encoding.py); `infos[agent]` of the acting agent
-  holds the very observation dict and legal action dicts a bot gets over gRPC
-  (`{"observation": {...}, "legal_actions": [{"kind": ...}, ...]}`);
+  vector}` (engine/training/encoding.py), computed by the rules core straight
+  from the game (no observation dict is built for it); `infos[agent]` of the
+  acting agent holds the very observation dict and legal action dicts a bot
+  gets over gRPC (`{"observation": {...}, "legal_actions": [{"kind": ...}, ...]}`),
+  built the first time it is read (read it before the next `step`);
 - an action is an index into a fixed catalog (`env.catalog`); one that is not
   legal is a *fault*, exactly as on the ladder: the rules §6 default action is
   played and the third fault forfeits the seat;
 - rewards come at the end, from the final ranks, scored as the ladder rates
   them: each other seat beaten counts 1, tied 1/2, lost 0, averaged and mapped
-  onto [-1, 1] (rank 1 alone: +1; last alone: -1);
+  onto [-1, 1] (rank 1 alone: +1; last alone: -1); PettingZoo removes each
+  agent's entry from `rewards` as it leaves, so after the loop `final_rewards`
+  holds every seat's (and `infos[agent]["result"]` the result until then);
 - `reset(seed=s)` makes everything reproducible: the game seeds come from a
   generator seeded with `s`, so the same seed and the same actions give the
   same games. Seats eliminated during a game stay among `agents` (never
@@ -33,13 +38,14 @@ Needs the `train` extra (`pip install -e '.[train]'`: pettingzoo, gymnasium, num
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from engine.rules import RULESETS, GameConfig, State, new_game
+from engine.rules import RULESETS, Action, GameConfig, State, new_game
 
 from .encoding import ActionCatalog, ObservationEncoder
 
@@ -55,6 +61,83 @@ def rank_rewards(ranks: list[int]) -> list[float]:
                     for j, r in enumerate(ranks) if j != i)  # fmt: skip
         rewards.append(2.0 * score / (n - 1) - 1.0)
     return rewards
+
+
+def play_forced(state: State) -> None:
+    """Single-choice decisions are the engine's to play (as on the ladder), up to a choice."""
+    while not state.is_over and len(state.legal_actions()) == 1:
+        state.apply_forced()
+
+
+def _listed(action: Action, legal: list[Action]) -> bool:
+    """`action in legal`, by identity first (the catalog holds the engine's shared actions)."""
+    for listed in legal:
+        if listed is action:
+            return True
+    return action in legal
+
+
+class DecisionInfo(dict[str, Any]):
+    """`infos[agent]` of the acting agent: the observation dict and legal action dicts a bot
+    gets over gRPC, built the first time anything reads them (most learners never do)."""
+
+    __slots__ = ("_ply", "_seat", "_state")
+
+    def __init__(self, state: State, seat: int) -> None:
+        self._state, self._seat = state, seat
+        self._ply = len(state.entries)
+
+    def _fill(self) -> None:
+        if not dict.__len__(self):
+            if len(self._state.entries) != self._ply:
+                raise RuntimeError("read a decision's info before stepping past it")
+            dict.update(
+                self,
+                observation=self._state.observation(self._seat),
+                legal_actions=[a.to_dict() for a in self._state.legal_actions()],
+            )
+
+    def __missing__(self, key: str) -> Any:
+        self._fill()
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        self._fill()
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._fill()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._fill()
+        return dict.__len__(self)
+
+    def __repr__(self) -> str:
+        self._fill()
+        return dict.__repr__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self._fill()
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._fill()
+        return dict.get(self, key, default)
+
+    def keys(self) -> Any:
+        self._fill()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._fill()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._fill()
+        return dict.items(self)
 
 
 class DiggingDownEnv(AECEnv):  # type: ignore[misc]
@@ -94,6 +177,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self._games_rng = np.random.default_rng()
         self.state: State | None = None
         self.game_seed = -1
+        self.final_rewards: dict[str, float] = {}
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -122,6 +206,8 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.final_rewards: dict[str, float] = {}
+        self.agent_selection = self.agents[0]  # until _select points at the acting seat
         self._play_forced()
         self._select()
 
@@ -136,8 +222,8 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if action is None:
             raise ValueError(f"{agent} must act: an action index, not None")
-        chosen = self.catalog.action_at(int(action), self._tools(seat))
-        if chosen in state.legal_actions():
+        chosen = self.catalog.action_at(int(action), state.seats[seat].tools)
+        if _listed(chosen, state.legal_actions()):
             state.apply(chosen)
         else:  # as on the ladder: a fault plays the default action; the third forfeits
             state.apply_default(f"illegal action {chosen} (index {int(action)})")
@@ -146,47 +232,36 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self._accumulate_rewards()
 
     def _play_forced(self) -> None:
-        state = self._state()
-        while not state.is_over and len(state.legal_actions()) == 1:
-            state.apply_forced()
+        play_forced(self._state())
 
     def _select(self) -> None:
         """Point at the acting seat, or end the episode for everyone with rank rewards."""
         state = self._state()
-        self.infos = {a: {} for a in self.agents}
         if state.is_over:
             result = state.result
             assert result is not None
-            for agent, reward in zip(self.agents, rank_rewards(result["ranks"]), strict=True):
+            self.final_rewards = dict(zip(self.agents, rank_rewards(result["ranks"]), strict=True))
+            self.infos = {a: {"result": result} for a in self.agents}
+            for agent, reward in self.final_rewards.items():
                 self.rewards[agent] = reward
                 self.terminations[agent] = True
-                self.infos[agent] = {"result": result}
             self.agent_selection = self.agents[0]
             return
         seat = state.acting_seat
+        self.infos[self.agent_selection] = {}  # the previous decision's, if any
         self.agent_selection = self.possible_agents[seat]
-        self._obs = state.observation(seat)
-        self.infos[self.agent_selection] = {
-            "observation": self._obs,
-            "legal_actions": [a.to_dict() for a in state.legal_actions()],
-        }
+        self.infos[self.agent_selection] = DecisionInfo(state, seat)
 
     # -------------------------------------------------------------- observation
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The vector and the mask, computed from the game (no observation dict is built)."""
         state = self._state()
         seat = self._seat[agent]
-        acting = not state.is_over and state.acting_seat == seat
-        obs = self._obs if acting else state.observation(seat)
-        mask = (
-            self.catalog.mask(state.legal_actions(), self._tools(seat))
-            if acting
-            else np.zeros(self.catalog.size, dtype=np.int8)
-        )
-        return {"observation": self.encoder.encode(obs), "action_mask": mask}
-
-    def _tools(self, seat: int) -> list[int]:
-        return [t["id"] for t in self._obs["players"][seat]["tools"]] if self.state else []
+        mask = np.zeros(self.catalog.size, dtype=np.int8)
+        if not state.is_over and state.acting_seat == seat:
+            mask[self.catalog.indices(state.legal_actions(), state.seats[seat].tools)] = 1
+        return {"observation": self.encoder.encode_state(state, seat), "action_mask": mask}
 
     def _state(self) -> State:
         if self.state is None:
@@ -203,7 +278,7 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             return f"game {self.game_seed}: over ({s.result and s.result['reason']}), ranks " + str(
                 s.result and s.result["ranks"]
             )
-        obs = self._obs
+        obs = s.observation(s.acting_seat)
         cave = " ".join(f"[{p['count']}{'*' if 'top' in p else ''}]" for p in obs["passages"])
         return (
             f"round {obs['round']} turn {obs['turn']} {obs['phase']}: hearts {obs['hearts']}, "

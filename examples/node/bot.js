@@ -2,9 +2,11 @@
 //
 //   cd examples/node && npm ci
 //   node bot.js --listen 127.0.0.1:50061 [--port-file F] [--ladder HOST:PORT] [--rules-dir DIR]
+//   node bot.js --connect HOST:PORT --bot NAME [--token T]   (connect-out mode: connect.js)
 //
-// It serves digdown.v1.Bot (protos/digdown/v1/bot.proto): Handshake, then Act once per
-// decision with a real choice. The card table comes from the ruleset document: from the
+// It serves digdown.v1.Bot (protos/digdown/v1/bot.proto): Handshake, then one answer per
+// decision with a real choice: over one ActStream per game when the runner offers
+// protocol 2 (the handshake answers the highest version both speak), else by unary Act. The card table comes from the ruleset document: from the
 // ladder (Ladder.GetRuleset, with --ladder) or from the JSON files of the SDK
 // (sdk/digdown/rulesets/<id>.json, the same text). The policy is the Python starter bot's
 // (examples/starter_bot.py): stand where my tools most likely win, attempt what my tools
@@ -40,13 +42,14 @@ const definition = protoLoader.loadSync(
 const digdown = grpc.loadPackageDefinition(definition).digdown.v1;
 
 function parseArgs(argv) {
-  const args = { listen: '127.0.0.1:50061', portFile: '', ladder: '', rulesDir: '' };
+  const args = { listen: '127.0.0.1:50061', portFile: '', ladder: '', rulesDir: '',
+    connect: '', bot: '', token: '' };
   const names = { '--listen': 'listen', '--port-file': 'portFile', '--ladder': 'ladder',
-    '--rules-dir': 'rulesDir' };
+    '--rules-dir': 'rulesDir', '--connect': 'connect', '--bot': 'bot', '--token': 'token' };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
     if (!key || i + 1 >= argv.length) {
-      throw new Error(`usage: node bot.js [--listen ADDR] [--port-file F] [--ladder ADDR] [--rules-dir DIR] (bad: ${argv[i]})`);
+      throw new Error(`usage: node bot.js [--listen ADDR] [--port-file F] [--ladder ADDR] [--rules-dir DIR] [--connect ADDR --bot NAME [--token T]] (bad: ${argv[i]})`);
     }
     args[key] = argv[i + 1];
   }
@@ -138,25 +141,61 @@ function choose(obs, legal, rules) {
 
 // --- the service -------------------------------------------------------------------
 
+const PROTOCOL_VERSION = 2; // the highest Bot protocol this bot speaks (2: ActStream)
+
 function main() {
   const args = parseArgs(process.argv.slice(2));
+  if (args.connect) {
+    // Connect out: no port is opened; the ladder sends the decisions on our stream.
+    const decide = (request) => ruleset(args, request.observation.ruleset)
+      .then((rules) => choose(request.observation, request.legal_actions, rules));
+    require('./connect.js').connect(digdown, args, decide,
+      { name: 'node-starter', version: '1', protocol_version: 1 });
+    return;
+  }
   const server = new grpc.Server();
   let decisions = 0;
+  // One decision: the DecisionReply for a DecisionRequest (a rejected promise is a fault).
+  const decide = async (request) => {
+    const rules = await ruleset(args, request.observation.ruleset);
+    decisions += 1;
+    return { action: choose(request.observation, request.legal_actions, rules) };
+  };
   server.addService(digdown.Bot.service, {
     Handshake(call, callback) {
-      callback(null, { name: 'node-starter', version: '1', protocol_version: 1 });
+      // Answer the highest version both speak: an older runner offers 1 (or nothing).
+      const offered = call.request.protocol_version || 1;
+      const chosen = Math.min(offered, PROTOCOL_VERSION);
+      callback(null, { name: 'node-starter', version: '1', protocol_version: chosen });
     },
     Act(call, callback) {
-      const request = call.request;
-      ruleset(args, request.observation.ruleset)
-        .then((rules) => {
-          decisions += 1;
-          callback(null, { action: choose(request.observation, request.legal_actions, rules) });
-        })
+      decide(call.request)
+        .then((reply) => callback(null, reply))
         .catch((err) => {
           // An error status is a fault: the runner records this text as its reason.
           callback({ code: grpc.status.INTERNAL, details: `bot error: ${err.message}` });
         });
+    },
+    // Protocol 2: one stream per game; exactly one reply per request, in order. The
+    // requests are answered one after the other (a chain of promises), so a slow first
+    // ruleset fetch cannot reorder the replies. An error ends the stream with a status:
+    // the runner counts a fault and opens a new stream for the next decision.
+    ActStream(call) {
+      let chain = Promise.resolve();
+      let open = true; // false once the runner cancelled (a timeout) or the stream failed
+      call.on('cancelled', () => { open = false; });
+      call.on('data', (request) => {
+        chain = chain
+          .then(() => decide(request))
+          .then((reply) => { if (open) call.write(reply); })
+          .catch((err) => {
+            if (!open) return;
+            open = false;
+            // grpc-js ends a server stream with this status (a fault of this decision).
+            call.emit('error', { code: grpc.status.INTERNAL, details: `bot error: ${err.message}` });
+          });
+      });
+      call.on('end', () => chain.then(() => { if (open) call.end(); }));
     },
   });
   server.bindAsync(args.listen, grpc.ServerCredentials.createInsecure(), (err, port) => {

@@ -10,6 +10,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from ladder.accounts import revocations
 from ladder.accounts.models import ApiToken, User
 from ladder.common.exceptions import NotFound, PermissionDenied
 
@@ -56,6 +57,8 @@ def token_revoke(*, user: User, token_id: int) -> ApiToken:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
+        # Its connected bots' streams close at once (every grpcserver listens).
+        transaction.on_commit(lambda: revocations.publish_revoked(token_id))
     return token
 
 

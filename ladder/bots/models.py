@@ -31,12 +31,14 @@ class Bot(models.Model):
     class Kind(models.TextChoices):
         HOSTED = "hosted", "hosted (uploaded Python)"
         REMOTE = "remote", "remote (registered endpoint)"
+        # Plays over a stream the bot opens to the ladder (Ladder.Play): no public port.
+        CONNECTED = "connected", "connected (the bot connects out)"
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots"
     )
     name = models.CharField(max_length=32, unique=True, validators=[BOT_NAME_VALIDATOR])
-    kind = models.CharField(max_length=8, choices=Kind.choices)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
     description = models.CharField(max_length=500, blank=True)
 
     class Suspension(models.TextChoices):
@@ -90,6 +92,9 @@ class Bot(models.Model):
 
 class BotVersion(models.Model):
     """One immutable submission: an archive (hosted) or an endpoint (remote).
+
+    A connected bot has one version (VALID from its creation, neither archive nor
+    endpoint): what it plays is whatever process holds its stream.
 
     A hosted version is PENDING until its smoke match (a short game against the
     random house bot, in the sandbox) makes it VALID or INVALID; only VALID

@@ -108,6 +108,14 @@ def bot_create(
     bot_ratings_ensure(bot_ids=[bot.pk], ladder_keys=list(ladders()))
     if checked is not None:
         _add_version(bot, number=1, endpoint=checked.target, status=BotVersion.Status.VALID)
+    elif kind == Bot.Kind.CONNECTED:
+        # Nothing to validate: it plays while one of its streams is open (presence).
+        _add_version(
+            bot,
+            number=1,
+            validation_log="connected bot: plays while it holds a Play stream",
+            status=BotVersion.Status.VALID,
+        )
     return bot
 
 

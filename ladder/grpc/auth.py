@@ -47,6 +47,7 @@ from ladder.common import exceptions as app
 from ladder.common import request_id
 from ladder.common.metrics import THROTTLED
 from ladder.common.ratelimit import FixedWindow, client_address
+from ladder.grpc.play_codec import play_decoder
 
 log = logging.getLogger("ladder.grpc")
 
@@ -76,6 +77,7 @@ class Caller:
 
     user: User | None
     throttle_key: str
+    token_id: int | None = None
 
 
 _caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("caller", default=None)
@@ -85,6 +87,12 @@ def current_user() -> User | None:
     """The authenticated user of the call being served (None for anonymous reads)."""
     caller = _caller.get()
     return caller.user if caller else None
+
+
+def current_token_id() -> int | None:
+    """The id of the API token the call being served came with (None for anonymous reads)."""
+    caller = _caller.get()
+    return caller.token_id if caller else None
 
 
 def require_user() -> User:
@@ -143,6 +151,13 @@ class CallGuard(serving.HandlerInterceptor):
         if not method.startswith(SERVICE_PREFIX):
             return handler
         name = method[len(SERVICE_PREFIX) :]
+        if name == "Play" and handler.stream_stream is not None:
+            # Sized before parsing: a huge message is refused, not allocated and parsed.
+            handler = grpc.stream_stream_rpc_method_handler(
+                handler.stream_stream,
+                request_deserializer=play_decoder(settings.LADDER_CONNECT_MAX_MESSAGE_BYTES),
+                response_serializer=handler.response_serializer,
+            )
         return serving.wrap_handler(handler, lambda context: self._call(name, context))
 
     # --- per call -------------------------------------------------------------
@@ -152,6 +167,7 @@ class CallGuard(serving.HandlerInterceptor):
         secret = _bearer(context.invocation_metadata())
         address = caller_address(context)
         user: User | None = None
+        token_id: int | None = None
         if secret is not None:
             try:
                 token = auth_limits.token_authenticate_limited(secret=secret, address=address)
@@ -163,7 +179,7 @@ class CallGuard(serving.HandlerInterceptor):
                     grpc.StatusCode.UNAUTHENTICATED,
                     "invalid or revoked API token (send 'authorization: Bearer <token>')",
                 )
-            user = token.user
+            user, token_id = token.user, token.pk
         elif name not in PUBLIC_METHODS:
             raise GrpcError(
                 grpc.StatusCode.UNAUTHENTICATED,
@@ -171,7 +187,7 @@ class CallGuard(serving.HandlerInterceptor):
             )
         key = f"user:{user.pk}" if user is not None else f"anon:{address}"
         self._throttle(key)
-        return Caller(user=user, throttle_key=key)
+        return Caller(user=user, throttle_key=key, token_id=token_id)
 
     def _throttle(self, key: str) -> None:
         if self.rate is None:

@@ -18,6 +18,8 @@ from django.conf import settings
 from digdown import serving
 from digdown.v1 import ladder_pb2, ladder_pb2_grpc
 from ladder.grpc.auth import CallGuard
+from ladder.grpc.play import PlayHub
+from ladder.grpc.relay import RelayServer
 from ladder.grpc.servicer import LadderServicer
 from telemetry.rpc import MetricsInterceptor
 
@@ -38,14 +40,27 @@ class LadderServer(serving.GrpcServer):
         rate: str | None = None,
         reflection_enabled: bool = True,
         outer_interceptors: Sequence[grpc.ServerInterceptor] = (),
+        relay_listen: str | None = None,
     ) -> None:
-        """``outer_interceptors`` run around ``CallGuard`` (tests count queries with one)."""
+        """``outer_interceptors`` run around ``CallGuard`` (tests count queries with one).
+
+        The process also serves the internal relay (``relay_listen``) through which
+        workers reach the Play streams it holds (``ladder.grpc.play``).
+        """
+        self.relay = RelayServer(relay_listen or settings.LADDER_RELAY_LISTEN, PlayHub(""))
+        self.hub: PlayHub = self.relay.hub
+        self.hub.relay_address = settings.LADDER_RELAY_ADVERTISE or self.relay.address
+        streams = settings.LADDER_CONNECT_STREAMS_PER_PROCESS
         super().__init__(
             listen,
             services=[SERVICE_NAME],
             register=lambda server: ladder_pb2_grpc.add_LadderServicer_to_server(
-                LadderServicer(), server
+                LadderServicer(self.hub), server
             ),
+            # Each Play stream parks one pool thread (its writer) for its whole life; the
+            # hub refuses streams past its own limit first, with its own message.
+            max_streams=streams + 8,
+            streamed=[f"/{SERVICE_NAME}/Play"],
             max_workers=max_workers,
             max_concurrent_rpcs=max_concurrent_rpcs,
             # An upload may be as large as the upload limit plus framing.
@@ -58,9 +73,18 @@ class LadderServer(serving.GrpcServer):
         )
 
     def start(self) -> None:
+        self.relay.start()
+        self.hub.start()
         super().start()
-        log.info("ladder gRPC listening on %s", self.address)
+        log.info(
+            "ladder gRPC listening on %s (relay for workers on %s)",
+            self.address,
+            self.hub.relay_address,
+        )
 
     def stop(self, grace_s: float) -> None:
+        # Streams first: their bots reconnect to another replica while this one drains.
+        self.hub.stop()
+        self.relay.stop(min(grace_s, 1.0))
         super().stop(grace_s)
         log.info("stopped")

@@ -23,12 +23,16 @@ from django.db.models import QuerySet
 
 from digdown import rulesets
 from digdown.v1 import game_pb2, ladder_pb2, ladder_pb2_grpc
+from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
-from ladder.grpc.auth import GrpcError, require_user
+from ladder.grpc.auth import GrpcError, current_token_id, require_user
+from ladder.grpc.lookups import bot_named as _bot_named
+from ladder.grpc.lookups import own_bot_named
+from ladder.grpc.play import PlayHub
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
@@ -243,32 +247,36 @@ def comparison_pb(report: ComparisonReport) -> ladder_pb2.Comparison:
 # --- lookups ----------------------------------------------------------------------
 
 
-def _bot_named(name: str, ladder: str | None = None) -> Bot:
-    if not name.strip():
-        raise ApplicationError("bot name is empty")
-    if "\x00" in name:  # PostgreSQL refuses NUL in text: say so instead of failing
-        raise ApplicationError("bot name contains a NUL character")
-    return bot_selectors.bot_get_by_name(name=name, ladder=ladder)
+def _playable_now(bots: list[Bot]) -> list[Bot]:
+    """``bots`` without the connected ones that hold no open stream (order kept)."""
+    connected = presence.connected_bot_ids(b.pk for b in bots if b.kind == Bot.Kind.CONNECTED)
+    return [b for b in bots if b.kind != Bot.Kind.CONNECTED or b.pk in connected]
 
 
 def _own_bot_named(name: str) -> Bot:
     """A bot the caller owns: NOT_FOUND if unknown, PERMISSION_DENIED if someone else's."""
-    bot = _bot_named(name)
-    user = require_user()
-    if bot.owner_id != user.pk:
-        raise PermissionDenied(f"bot {bot.name} belongs to another user")
-    return bot
+    return own_bot_named(name, require_user())
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
+
+    def __init__(self, hub: PlayHub | None = None) -> None:
+        self.hub = hub
+
+    def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        if self.hub is None:
+            raise GrpcError(grpc.StatusCode.UNIMPLEMENTED, "this server holds no Play streams")
+        token_id = current_token_id()
+        assert token_id is not None  # Play is not a public method: the guard wants a token
+        yield from self.hub.play(request_iterator, context, user=require_user(), token_id=token_id)
 
     def CreateBot(
         self, request: ladder_pb2.CreateBotRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.CreateBotResponse:
         kind = request.kind.strip().lower()
         if kind not in Bot.Kind.values:
-            raise ApplicationError("kind must be HOSTED or REMOTE")
+            raise ApplicationError("kind must be HOSTED, REMOTE or CONNECTED")
         try:
             bot = bot_services.bot_create(
                 owner=require_user(),
@@ -426,12 +434,19 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         if names:
             opponents = [_bot_named(n) for n in names]
         else:
-            opponents = opponents_near(bot=bot, count=seats - 1, ladder=ladder)
+            # Connected bots without an open stream cannot play: look further, keep the others.
+            near = opponents_near(bot=bot, count=4 * (seats - 1), ladder=ladder)
+            opponents = _playable_now(near)[: seats - 1]
             if len(opponents) < seats - 1:
                 raise Conflict(
                     f"only {len(opponents)} other playable bots near {bot.name} on ladder"
                     f" {ladder.key}; {seats - 1} needed"
                 )
+        offline = [b.name for b in (bot, *opponents) if b not in _playable_now([bot, *opponents])]
+        if offline:
+            raise Conflict(
+                f"connected bot(s) {', '.join(offline)} hold no open Play stream: connect first"
+            )
         match = match_services.match_create(
             MatchSpec(
                 bot_ids=[bot.pk, *(o.pk for o in opponents)],

@@ -25,7 +25,7 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
-from ladder.matches.models import Match, MatchSeat
+from ladder.matches.models import Match, MatchSeat, OpponentTally
 
 
 def seats_shown() -> QuerySet[MatchSeat]:
@@ -262,41 +262,28 @@ class OpponentRecord:
 def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[OpponentRecord]:
     """The bot's record against the opponents it met most (all, or ``limit``).
 
-    Most met first, ties by opponent id (the older bot first).
-
-    Three plain index reads (the bot's recorded seats, the other seats of those
-    matches, the shown opponents' names) tallied here: a self-join aggregated
-    in the database costs far more for a bot with thousands of matches.
+    Most met first, ties by opponent id (the older bot first). Read from the
+    counters kept when results are recorded (``ladder.matches.opponents``): one
+    index range of the rows shown, whatever the bot's history.
     """
-    recorded = MatchSeat.objects.filter(bot_id=bot_id, rank__isnull=False)
-    mine = dict(recorded.values_list("match_id", "rank"))
-    if not mine:
-        return []
-    others = (
-        MatchSeat.objects.filter(match_id__in=recorded.values("match_id"), rank__isnull=False)
-        .exclude(bot_id=bot_id)
-        .values_list("match_id", "bot_id", "rank")
+    rows = (
+        OpponentTally.objects.filter(bot_id=bot_id, matches__gt=0)
+        .select_related("opponent")
+        .order_by("-matches", "opponent_id")
+        .only("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
     )
-    tally: dict[int, list[int]] = {}  # opponent -> [matches, ahead, behind, level]
-    for match_id, opponent, rank in others:
-        mine_rank = mine[match_id]
-        if rank is None or mine_rank is None:  # both filtered on rank__isnull=False
-            continue
-        line = tally.setdefault(opponent, [0, 0, 0, 0])
-        line[0] += 1
-        line[1 if mine_rank < rank else 2 if mine_rank > rank else 3] += 1
-    ordered = sorted(tally.items(), key=lambda item: (-item[1][0], item[0]))[:limit]
-    names = dict(Bot.objects.filter(pk__in=[pk for pk, _ in ordered]).values_list("pk", "name"))
+    if limit is not None:
+        rows = rows[:limit]
     return [
         OpponentRecord(
-            opponent_id=pk,
-            opponent_name=names[pk],
-            matches=n,
-            ahead=ahead,
-            behind=behind,
-            level=level,
+            opponent_id=row.opponent_id,
+            opponent_name=row.opponent.name,
+            matches=row.matches,
+            ahead=row.ahead,
+            behind=row.behind,
+            level=row.level,
         )
-        for pk, (n, ahead, behind, level) in ordered
+        for row in rows
     ]
 
 

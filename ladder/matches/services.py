@@ -38,6 +38,7 @@ from ladder.common.exceptions import ApplicationError, Conflict, NotFound, Permi
 from ladder.common.logs import log_delete_later, log_store
 from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
 from ladder.matches.models import Match, MatchResult, MatchSeat
+from ladder.matches.opponents import opponent_tallies_add
 from ladder.matches.queue import match_enqueue
 from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
@@ -479,6 +480,7 @@ def match_record_result(
             ["result", "rank", "score", "faults", "ended", "forfeit_reason", "rating_before",
              "rating_after"],
         )  # fmt: skip
+        opponent_tallies_add(bot_ids=bot_ids, ranks=ranks)
         match.status = Match.Status.FINISHED
         match.finished_at = timezone.now()
         match.lease_expires_at = None

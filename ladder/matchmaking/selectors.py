@@ -12,6 +12,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import Count
 
+from ladder.bots import presence
 from ladder.bots.models import Bot
 from ladder.matches.models import Match, MatchSeat
 from ladder.matchmaking.planner import Candidate
@@ -31,17 +32,22 @@ def matchmaking_candidates(*, ladder: str, recent_since: datetime) -> list[Candi
 
     Playable: active (not suspended, not retired) with a current version (the
     newest valid one: a hosted upload that passed its smoke match, or a remote
-    endpoint that checked). ``recent_games`` counts the bot's seats in matches
-    of this ladder created since ``recent_since`` (open ones included, so the
-    planner does not serve a bot twice while its matches wait);
-    ``active_matches`` its seats in open matches on any ladder (a bot has one
-    set of processes, whatever the ladder).
+    endpoint that checked); a connected bot only while it holds an open stream.
+    ``recent_games`` counts the bot's seats in matches of this ladder created
+    since ``recent_since`` (open ones included, so the planner does not serve a
+    bot twice while its matches wait); ``active_matches`` its seats in open
+    matches on any ladder (a bot has one set of processes, whatever the ladder).
     """
-    bots = list(
+    rows = list(
         Bot.objects.filter(
             is_active=True, retired_at__isnull=True, current_version__isnull=False
-        ).values_list("pk", "owner_id")
+        ).values_list("pk", "owner_id", "kind")
     )
+    # A connected bot is offered only while one of its streams is open (presence).
+    connected = presence.connected_bot_ids(pk for pk, _, kind in rows if kind == Bot.Kind.CONNECTED)
+    bots = [
+        (pk, owner) for pk, owner, kind in rows if kind != Bot.Kind.CONNECTED or pk in connected
+    ]
     ids = [pk for pk, _ in bots]
     ratings = dict(
         BotRating.objects.filter(ladder=ladder, bot_id__in=ids).values_list("bot_id", "rating")

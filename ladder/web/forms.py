@@ -26,9 +26,10 @@ class LeaderboardFilter(forms.Form):
         label="Bots",
         required=False,
         choices=[
-            ("", "hosted and remote"),
+            ("", "every kind"),
             (Bot.Kind.HOSTED, "hosted only"),
             (Bot.Kind.REMOTE, "remote only"),
+            (Bot.Kind.CONNECTED, "connected only"),
         ],
     )
     sort = forms.ChoiceField(

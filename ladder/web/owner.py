@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from ladder.accounts import selectors as account_selectors
 from ladder.accounts import services as account_services
 from ladder.accounts.requests import request_user
+from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
@@ -106,6 +107,7 @@ def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any
         "endpoint_form": forms.get("endpoint_form") or EndpointForm(),
         "challenge_form": forms.get("challenge_form") or ChallengeForm(),
         "report": forms.get("report"),
+        "streams": presence.streams_shown(bot.pk) if bot.kind == Bot.Kind.CONNECTED else None,
     }
     return render(request, "web/bot_manage.html", context, status=status)
 

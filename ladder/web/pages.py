@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.functional import cached_property
 
+from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots.models import Bot
 from ladder.common.exceptions import NotFound
@@ -126,6 +127,14 @@ def _rating_history(bot: Bot, ladder: Ladder) -> list[dict[str, Any]]:
     ]
 
 
+def _streams(request: HttpRequest, bot: Bot) -> list[presence.StreamShown] | None:
+    """A connected bot's live streams, read for its owner and staff only (the page shows
+    them only then; None: not read, or presence unreadable)."""
+    if bot.kind != Bot.Kind.CONNECTED or not _can_see_private(request, bot):
+        return None
+    return presence.streams_shown(bot.pk)
+
+
 def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     """A bot: its standing on every ladder, and the history of the one asked (``?ladder=``)."""
     ladder = asked_ladder(request)
@@ -154,6 +163,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         "status": status,
         "status_reason": why,
         "private": _can_see_private(request, bot),
+        "streams": _streams(request, bot),
         "history": history,
         "chart": {
             "match": [h["match"] for h in history],

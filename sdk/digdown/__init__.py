@@ -9,6 +9,7 @@ with the observation and every action as plain dicts (`digdown.types`);
 docs/writing-a-bot.md walks through all of it.
 """
 
-PROTOCOL_VERSION = 1
-"""The version of the Bot protocol (bot.proto) that bots built with this SDK and the
-match runner speak; the handshake exchanges it."""
+PROTOCOL_VERSION = 2
+"""The highest version of the Bot protocol (bot.proto) that bots built with this SDK and
+the match runner speak; the handshake negotiates it: 1 is unary Act calls, 2 one
+ActStream per seat and game."""

@@ -6,8 +6,9 @@ A bot author writes
     serve(act, listen="127.0.0.1:50061", name="mybot", version="1")
 
 and gets the whole protocol of protos/digdown/v1/bot.proto: Handshake, Act,
-a health service (`grpc.health.v1`, service "digdown.v1.Bot"), logs, and a
-graceful stop on SIGTERM/SIGINT.
+ActStream (protocol 2: one stream per seat and game, negotiated in the
+handshake), a health service (`grpc.health.v1`, service "digdown.v1.Bot"),
+logs, and a graceful stop on SIGTERM/SIGINT.
 
 One access style for everything a bot reads: the observation and every legal
 action are plain dicts keyed by the proto field names (docs/engine-api.md;
@@ -30,11 +31,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,10 @@ class BotService(bot_pb2_grpc.BotServicer):
         self._max_games = max_games
         self._lock = threading.Lock()
         self.decisions = 0
+        # Taken around each decision of a stream (BotServer: one of its running slots),
+        # so streams idle between decisions never hold a slot.
+        self.decision_slot: Callable[[grpc.ServicerContext], contextlib.AbstractContextManager[Any]]
+        self.decision_slot = lambda context: contextlib.nullcontext()
 
     def _fn_for(self, game_id: str, seat: int) -> tuple[ActFn, bool]:
         """The act function for this game and seat, and whether it takes a context."""
@@ -155,13 +161,28 @@ class BotService(bot_pb2_grpc.BotServicer):
         self, request: bot_pb2.HandshakeRequest, context: grpc.ServicerContext
     ) -> bot_pb2.HandshakeReply:
         log.info("handshake: runner speaks protocol %d", request.protocol_version)
-        return bot_pb2.HandshakeReply(
-            name=self.name, version=self.version, protocol_version=PROTOCOL_VERSION
-        )
+        # The highest version both speak: an older runner (1) gets unary Act calls.
+        chosen = min(max(1, request.protocol_version), PROTOCOL_VERSION)
+        return bot_pb2.HandshakeReply(name=self.name, version=self.version, protocol_version=chosen)
 
     def Act(
         self, request: bot_pb2.DecisionRequest, context: grpc.ServicerContext
     ) -> bot_pb2.DecisionReply:
+        return self._decide(request, context)
+
+    def ActStream(
+        self, request_iterator: Iterator[bot_pb2.DecisionRequest], context: grpc.ServicerContext
+    ) -> Iterator[bot_pb2.DecisionReply]:
+        """Protocol 2: one reply per request, in order; an error ends the stream (a fault)."""
+        for request in request_iterator:
+            with self.decision_slot(context):
+                reply = self._decide(request, context)
+            yield reply
+
+    def _decide(
+        self, request: bot_pb2.DecisionRequest, context: grpc.ServicerContext
+    ) -> bot_pb2.DecisionReply:
+        """One decision: the request as dicts -> `act` -> the reply (INTERNAL on an error)."""
         started = time.monotonic()
         try:
             observation: Observation = message_to_dict(request.observation)  # type: ignore[assignment]
@@ -202,11 +223,15 @@ class BotService(bot_pb2_grpc.BotServicer):
 class BotServer(serving.GrpcServer):
     """A bound (not yet started) bot server: grpc server + health, on one address."""
 
-    def __init__(self, service: BotService, listen: str, *, max_workers: int = 4) -> None:
+    def __init__(
+        self, service: BotService, listen: str, *, max_workers: int = 4, max_streams: int = 64
+    ) -> None:
         self.service = service
         # Bots are asked one decision at a time per game; a few threads serve
-        # several concurrent games without letting a flood pile up
-        # (slow clients would hold every thread).
+        # several concurrent games without letting a flood pile up (slow clients
+        # would hold every thread). A game's stream holds a thread (idle between
+        # decisions) but computes in one of the same `max_workers` slots; past
+        # `max_streams` games the runner is refused the stream and asks by unary Act.
         super().__init__(
             listen,
             services=[SERVICE_NAME],
@@ -215,7 +240,10 @@ class BotServer(serving.GrpcServer):
             max_concurrent_rpcs=max_workers * 4,
             thread_name_prefix="bot-rpc",
             reflection_enabled=False,
+            max_streams=max_streams,
+            streamed=[f"/{SERVICE_NAME}/ActStream"],
         )
+        service.decision_slot = self.limit.running_slot
 
     def start(self) -> None:
         super().start()
@@ -237,6 +265,7 @@ def serve(
     port_file: Path | str | None = None,
     grace_s: float = 2.0,
     max_workers: int = 4,
+    max_streams: int = 64,
     install_signals: bool = True,
 ) -> int:
     """Serve `bot` (a function or an object with `.act`) until SIGTERM/SIGINT; returns 0.
@@ -249,7 +278,7 @@ def serve(
         serving.configure_logging()
     service = BotService(bot, factory=factory, name=name, version=version)
     try:
-        server = BotServer(service, listen, max_workers=max_workers)
+        server = BotServer(service, listen, max_workers=max_workers, max_streams=max_streams)
     except OSError as exc:
         log.error("%s", exc)
         return 2

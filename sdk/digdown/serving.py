@@ -159,20 +159,55 @@ class CallLimit(HandlerInterceptor):
     has a thread for every admitted call plus `RESERVED_THREADS`, so health
     checks, reflection (at most `REFLECTION_STREAMS` streams) and refusals
     always find a thread.
+
+    A *game stream* (one of ``streamed``: a bot's ActStream, the engine's Play)
+    lives as long as a game and is idle between its messages, so it is counted
+    apart: at most ``streams`` of them at once (more are refused with
+    RESOURCE_EXHAUSTED, and the client falls back to unary calls), each with a
+    thread of its own, and its handler takes one of the ``running`` slots per
+    message (`running_slot`), not for the stream's life, so idle streams never
+    starve unary calls.
     """
 
-    def __init__(self, *, admitted: int, running: int) -> None:
+    def __init__(
+        self, *, admitted: int, running: int, streams: int = 0, streamed: Sequence[str] = ()
+    ) -> None:
         self.admitted, self.running = admitted, min(running, admitted)
+        self.streams = streams
+        self.streamed = frozenset(streamed)
         self._admitted = threading.BoundedSemaphore(admitted)
         self._running = threading.BoundedSemaphore(self.running)
         self._reflection = threading.BoundedSemaphore(REFLECTION_STREAMS)
+        self._streams = threading.BoundedSemaphore(max(1, streams))
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         if method.startswith(HEALTH_PREFIX):
             return handler
         if method.startswith(REFLECTION_PREFIXES):
             return wrap_handler(handler, self._reflection_slot)
+        if method in self.streamed:
+            return wrap_handler(handler, self._stream_slot)
         return wrap_handler(handler, self._service_slot)
+
+    @contextmanager
+    def _stream_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
+        if not self.streams:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "no game streams served here")
+        busy = f"server busy: {self.streams} game streams open, the limit; use unary calls"
+        with _slot(self._streams, context, busy):
+            yield
+
+    @contextmanager
+    def running_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
+        """One of the ``running`` slots for one message of a game stream (or a call)."""
+        # Wake up now and then: a caller that went away stops waiting.
+        while not self._running.acquire(timeout=0.25):
+            if not context.is_active():
+                context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
+        try:
+            yield
+        finally:
+            self._running.release()
 
     def _reflection_slot(self, context: grpc.ServicerContext) -> AbstractContextManager[None]:
         return _slot(
@@ -184,15 +219,8 @@ class CallLimit(HandlerInterceptor):
     @contextmanager
     def _service_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
         busy = f"server busy: {self.admitted} calls in progress, the limit; retry later"
-        with _slot(self._admitted, context, busy):
-            # Wake up now and then: a caller that went away stops waiting.
-            while not self._running.acquire(timeout=0.25):
-                if not context.is_active():
-                    context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
-            try:
-                yield
-            finally:
-                self._running.release()
+        with _slot(self._admitted, context, busy), self.running_slot(context):
+            yield
 
 
 @contextmanager
@@ -241,8 +269,9 @@ class GrpcServer:
     health reports SERVING (besides the overall ``""``) once started and
     reflection lists. ``max_concurrent_rpcs`` service calls are admitted at
     once and ``max_workers`` of them execute (`CallLimit`); health and
-    reflection are outside both limits. Subclasses add their own state and
-    logging around ``start`` and ``stop``.
+    reflection are outside both limits; ``max_streams`` game streams (methods
+    ``streamed``) are counted apart (`CallLimit`). Subclasses add their own state
+    and logging around ``start`` and ``stop``.
     """
 
     def __init__(
@@ -258,16 +287,21 @@ class GrpcServer:
         interceptors: Sequence[grpc.ServerInterceptor] = (),
         thread_name_prefix: str = "rpc",
         reflection_enabled: bool = True,
+        max_streams: int = 0,
+        streamed: Sequence[str] = (),
         observers: Sequence[grpc.ServerInterceptor] = (),
     ) -> None:
         """``observers`` go outside the call limit (metrics see the calls it refuses);
         ``interceptors`` inside it."""
         self.services = tuple(services)
         admitted = max(max_workers, max_concurrent_rpcs or max_workers)
-        self.limit = CallLimit(admitted=admitted, running=max_workers)
+        self.limit = CallLimit(
+            admitted=admitted, running=max_workers, streams=max_streams, streamed=streamed
+        )
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
-                max_workers=admitted + RESERVED_THREADS, thread_name_prefix=thread_name_prefix
+                max_workers=admitted + max_streams + RESERVED_THREADS,
+                thread_name_prefix=thread_name_prefix,
             ),
             # The limit goes before the interceptors, so it also covers what they do.
             interceptors=[*observers, self.limit, *interceptors],

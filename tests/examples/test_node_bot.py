@@ -31,10 +31,15 @@ def node_bot(procdir: Path) -> Iterator[Proc]:
     assert "SIGTERM: stopping" in p.log()
 
 
+@pytest.mark.parametrize("protocol", [2, 1])
 def test_a_full_four_seat_match_without_faults(
-    engine: Proc, node_bot: Proc, random_bots: list[Proc]
+    engine: Proc, node_bot: Proc, random_bots: list[Proc], protocol: int
 ) -> None:
-    outcome = play(engine, [node_bot.address, *(b.address for b in random_bots)], 11, "--verify")
+    """Over one ActStream per seat (protocol 2), and by unary Act when the runner offers 1."""
+    extra = ["--verify"] + (["--unary"] if protocol == 1 else [])
+    bots = [node_bot.address, *(b.address for b in random_bots)]
+    outcome = play(engine, bots, 11, *extra)
+    assert [s["protocol_version"] for s in outcome["seats"]] == [protocol] * 4
     assert outcome["faults"] == []
     assert outcome["verified"] is True
     seat = outcome["result"]["seats"][0]

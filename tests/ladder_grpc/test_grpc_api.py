@@ -171,7 +171,7 @@ def test_bad_input_gets_clear_statuses(stub: Any, user_token: Any) -> None:
         (stub.CreateBot, pb.CreateBotRequest(name="x", kind="HOSTED"),
          grpc.StatusCode.INVALID_ARGUMENT, "3-32 characters"),
         (stub.CreateBot, pb.CreateBotRequest(name="gamma", kind="LOCAL"),
-         grpc.StatusCode.INVALID_ARGUMENT, "HOSTED or REMOTE"),
+         grpc.StatusCode.INVALID_ARGUMENT, "HOSTED, REMOTE or CONNECTED"),
         (stub.CreateBot, pb.CreateBotRequest(name="gamma", kind="REMOTE", endpoint="10.1.2.3:50"),
          grpc.StatusCode.INVALID_ARGUMENT, "private"),
         (stub.CreateBot, pb.CreateBotRequest(name="gamma", kind="REMOTE",

@@ -3,7 +3,7 @@
 `inprocess_replay` drives `engine.sessions` (the same code the engine service
 runs behind gRPC) with the reference players, so a test can ask for faults
 and forfeits at given plies without misbehaving processes; the document is
-the runner's (`replay_from_proto` plus time control and faults). `play_real`
+the runner's (`workers.runner.replay.build`, as the runner builds it). `play_real`
 plays a match the way the ladder does: a real engine and real remote bots,
 each its own process on loopback, driven by `workers.runner.run_match`.
 `observation_at` rebuilds what a seat saw independently of the viewer: from
@@ -27,7 +27,7 @@ from engine.players import PLAYERS
 from engine.rules import Action, GameConfig, State, new_game
 from tests.support.processes import start_bot, start_engine
 from workers.runner import BotSpec, MatchOutcome, run_match
-from workers.runner.replay import replay_from_proto
+from workers.runner import replay as replay_io
 
 TIME_CONTROL = {"decision_ms": 1000, "bank_ms": 30000, "max_reply_bytes": 65536}
 
@@ -72,21 +72,21 @@ def inprocess_replay(
             action = lineup[seat].act(state.observation(seat), state.legal_actions())
             request.action.CopyFrom(wire.action_to_proto(action))
         sessions.step(session, request)
-    doc = replay_from_proto(session.replay())
-    doc["runner_version"] = "runner/1"
-    doc["time_control"] = dict(TIME_CONTROL)
-    doc["faults"] = [
-        {
-            "seat": s,
-            "ply": p,
-            "kind": k,
-            "reason": r,
-            "think_time_ms": think_ms.get(p, 3),
-            "forfeit": f,
-        }
-        for s, p, k, r, f in fault_log
-    ]
-    return doc
+    return replay_io.build(
+        session.replay(),
+        time_control=TIME_CONTROL,
+        faults=[
+            {
+                "seat": s,
+                "ply": p,
+                "kind": k,
+                "reason": r,
+                "think_time_ms": think_ms.get(p, 3),
+                "forfeit": f,
+            }
+            for s, p, k, r, f in fault_log
+        ],
+    )
 
 
 def gz(doc: Mapping[str, Any]) -> bytes:

@@ -105,3 +105,28 @@ def test_rewards_follow_the_ranks() -> None:
 def test_the_example_loop_plays_and_reports() -> None:
     report = run(games=20, seats=2, difficulty="normal", policy="tabular", seed=0)
     assert report["games"] == 20 and report["games_per_s"] > 0 and report["decisions_per_s"] > 0
+
+
+def test_the_example_compares_with_the_random_policy_quietly(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.training.example import main
+
+    assert main(["--games", "12", "--seats", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "tabular  seat 0 mean reward" in out and "random   seat 0 mean reward" in out
+    assert err == "", "no progress bar when the output is not a terminal"
+
+
+def test_final_rewards_survive_the_documented_loop() -> None:
+    env = DiggingDownEnv(num_seats=3)
+    env.reset(seed=2)
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        action = (
+            None if terminated or truncated else env.action_space(agent).sample(obs["action_mask"])
+        )
+        env.step(action)
+    assert env.rewards == {}  # PettingZoo's: agents leave with their rewards
+    assert env.state is not None and env.state.result is not None
+    assert list(env.final_rewards.values()) == rank_rewards(env.state.result["ranks"])

@@ -25,9 +25,11 @@ from .match import (
 )
 from .net import EngineError, EngineUnavailable, MatchAborted, MatchOverrun, RunnerError
 from .replay import ReplayFormatError
+from .transport import DialledTransport, SeatTransport, TransportError, TransportFactory
 
 __all__ = [
     "BotSpec",
+    "DialledTransport",
     "EngineAddressError",
     "EngineError",
     "EnginePool",
@@ -39,7 +41,10 @@ __all__ = [
     "MatchRun",
     "ReplayFormatError",
     "RunnerError",
+    "SeatTransport",
     "TimeControl",
+    "TransportError",
+    "TransportFactory",
     "run_match",
     "verify_replay",
 ]

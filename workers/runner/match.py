@@ -1,11 +1,15 @@
 """Play one match: bots (gRPC `Bot`) against each other through the engine (gRPC `Engine`).
 
 The loop is deliberately simple and single-threaded: ask the acting seat's
-bot, send its answer to the engine, repeat. Everything the rules (§6) say
-about time and misbehaviour is decided here, on this process's monotonic
-clock around the Act call only (the platform's own work and jitter are not
-the bot's), and handed to the engine as a
-`fault` or `forfeit` answer so the engine plays the default and keeps count:
+bot, send its answer to the engine, repeat. How a bot is reached is its seat's
+transport (`workers.runner.transport`: a dialled bot by unary Act or over one
+ActStream, as its handshake negotiates; a connected bot through its relay), and
+the engine is one `Play` stream per game or unary calls
+(`workers.runner.engine_stream`); the loop is the same for all of them.
+Everything the rules (§6) say about time and misbehaviour is decided here, on
+this process's monotonic clock around the Act call only (the platform's own
+work and jitter are not the bot's), and handed to the engine as a `fault` or
+`forfeit` answer so the engine plays the default and keeps count:
 
 - time: each decision has `decision_s`; overrun is paid from the seat's
   bank; the Act deadline is `decision_s + bank left`. Deadline and bank
@@ -51,6 +55,7 @@ from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.clock import CpuUsage, DecisionClock
+from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
     EngineError,
@@ -66,7 +71,7 @@ from workers.runner.transport import DialledTransport, SeatTransport, TransportF
 
 log = logging.getLogger("workers.runner")
 
-RUNNER_VERSION = "runner/1"
+RUNNER_VERSION = replay_io.RUNNER_VERSION
 # Engine answers that mean "the engine (or this game on it) is gone": retry the match.
 _ENGINE_GONE = {
     grpc.StatusCode.UNAVAILABLE,
@@ -103,6 +108,9 @@ class TimeControl:
     # Other seats are always charged wall time.
     hosted_clock: str = "wall"
     cpu_wall_factor: float = 3.0
+    # Protocol 2: one stream per seat to bots that offer it, one Play stream per game
+    # to the engine. False: unary calls only (protocol 1), e.g. to compare the two.
+    streams: bool = True
 
 
 @dataclass(frozen=True)
@@ -320,7 +328,12 @@ class MatchRun:
         while True:
             for address in self.engines.addresses():
                 self.engine_address = address
-                self._engine = engine_pb2_grpc.EngineStub(self.engines.channel(address))
+                channel = self.engines.channel(address)
+                self._engine = (
+                    StreamedEngine(channel)
+                    if self.time_control.streams
+                    else engine_pb2_grpc.EngineStub(channel)
+                )
                 try:
                     created: engine_pb2.NewGameResponse = self._engine_call(
                         "NewGame", self._new_game, idempotent=True
@@ -386,7 +399,9 @@ class MatchRun:
                 dead.append((st.seat, st.spec.start_error))
                 continue
             asked.append(st)
-        request = bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION)
+        # The highest version offered: 2 (one stream per seat) unless streams are off.
+        offered = PROTOCOL_VERSION if tc.streams else 1
+        request = bot_pb2.HandshakeRequest(protocol_version=offered)
 
         def shake(st: SeatState) -> bot_pb2.HandshakeReply | Undecodable | grpc.RpcError:
             assert st.transport is not None
@@ -405,7 +420,7 @@ class MatchRun:
                 exc = reply
                 code = rpc_code(exc)
                 if code == grpc.StatusCode.UNIMPLEMENTED:
-                    st.handshake, st.protocol_version = "unimplemented", PROTOCOL_VERSION
+                    st.handshake, st.protocol_version = "unimplemented", 1
                     continue
                 st.handshake = st.spec.public(f"{code.name}: {rpc_details(exc)}")
                 if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
@@ -421,14 +436,14 @@ class MatchRun:
                 continue
             if isinstance(reply, Undecodable):
                 st.handshake = f"malformed: undecodable reply ({reply.description})"
-                st.protocol_version = PROTOCOL_VERSION
+                st.protocol_version = 1
                 continue
             st.handshake = "ok"
-            st.protocol_version = reply.protocol_version or PROTOCOL_VERSION
+            st.protocol_version = reply.protocol_version or 1
             # The bot's own words: into the replay, the CLI and other bots' view.
             st.name = st.name or text.clean(reply.name, text.NAME_MAX)
             st.version = st.version or text.clean(reply.version, text.NAME_MAX)
-            if st.protocol_version != PROTOCOL_VERSION:
+            if not 1 <= st.protocol_version <= offered:
                 dead.append(
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
@@ -501,6 +516,11 @@ class MatchRun:
                 think_ms=think_ms,
                 fault_kind="malformed",
             )
+        # Most replies are an exact copy of a legal action: compared as messages (in C),
+        # else by what they mean (field order, unknown fields and defaults aside).
+        for legal in decision.legal_actions:
+            if legal == reply.action:
+                return _Answer("action", action=legal, think_ms=think_ms)
         try:
             key = _action_key(reply.action)
         except wire.WireError as exc:
@@ -569,7 +589,8 @@ class MatchRun:
 
     def _step(self, seat: int, ply: int, answer: _Answer) -> engine_pb2.StepResponse:
         # Often a bot's words: stored, sent, printed; never with a private address.
-        answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
+        if answer.reason:
+            answer.reason = text.clean(self.seats[seat].spec.public(answer.reason))
         # game_id and control_token: the engine's game of the moment (_game_call).
         request = engine_pb2.StepRequest(seat=seat, ply=ply, think_time_ms=answer.think_ms)
         if answer.kind == "action":
@@ -653,37 +674,33 @@ class MatchRun:
             replay_msg: engine_pb2.GetReplayResponse = self._game_call(
                 "GetReplay", engine_pb2.GetReplayRequest()
             )
-            doc = replay_io.replay_from_proto(replay_msg.replay)
+            duration = time.monotonic() - started
+            seats = [self._seat_summary(st) for st in self.seats]
+            doc = replay_io.build(
+                replay_msg.replay,
+                time_control={
+                    "decision_ms": int(tc.decision_s * 1000),
+                    "bank_ms": int(tc.bank_s * 1000),
+                    "max_reply_bytes": tc.max_reply_bytes,
+                    "hosted_clock": tc.hosted_clock,
+                    "cpu_wall_factor": tc.cpu_wall_factor,
+                },
+                faults=[asdict(f) for f in self.faults],
+                seats=seats,
+                match={
+                    "match_id": self.match_id,
+                    "game_id": self.game_id,
+                    "engine": self.engine_address,
+                    "engines": self.engines_used,
+                    "resumes": self.resumes,
+                    "started_at": started_at,
+                    "duration_s": round(duration, 3),
+                },
+                runner_version=RUNNER_VERSION,
+            )
             for ply, measured in self.clocks.items():
                 if 0 <= ply < len(doc["decisions"]):
                     doc["decisions"][ply].update(measured)
-            duration = time.monotonic() - started
-            seats = [self._seat_summary(st) for st in self.seats]
-            for s, info in zip(doc["seats"], seats, strict=False):
-                s.update(
-                    address=info["address"],
-                    protocol_version=info["protocol_version"],
-                    handshake=info["handshake"],
-                )
-            doc["runner_version"] = RUNNER_VERSION
-            doc["time_control"] = {
-                "decision_ms": int(tc.decision_s * 1000),
-                "bank_ms": int(tc.bank_s * 1000),
-                "max_reply_bytes": tc.max_reply_bytes,
-                "hosted_clock": tc.hosted_clock,
-                "cpu_wall_factor": tc.cpu_wall_factor,
-            }
-            doc["faults"] = [asdict(f) for f in self.faults]
-            doc["match"] = {
-                "match_id": self.match_id,
-                "game_id": self.game_id,
-                "engine": self.engine_address,
-                "engines": self.engines_used,
-                "resumes": self.resumes,
-                "started_at": started_at,
-                "duration_s": round(duration, 3),
-                "seat_stats": seats,
-            }
             self._close_game()
             return MatchOutcome(
                 game_id=self.game_id,

@@ -76,6 +76,25 @@ def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tu
     ]
 
 
+class TransportError(grpc.RpcError):
+    """A failure of a transport that is not a gRPC call, spelled as one.
+
+    The match loop reads only ``code()`` and ``details()``, so a relayed or in-process
+    bot's failures are classified exactly like a dialled bot's.
+    """
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
 @dataclass(frozen=True)
 class Undecodable:
     """A bot reply that is not the message it should be, described (size, first bytes)."""
@@ -108,21 +127,22 @@ class BotStub:
     Act: Callable[..., bot_pb2.DecisionReply | Undecodable]
 
     def __init__(self, channel: grpc.Channel) -> None:
-        service = bot_pb2.DESCRIPTOR.services_by_name["Bot"]
-        for name, request_cls, reply_cls in (
-            ("Handshake", bot_pb2.HandshakeRequest, bot_pb2.HandshakeReply),
-            ("Act", bot_pb2.DecisionRequest, bot_pb2.DecisionReply),
-        ):
-            method = service.methods_by_name[name]
-            setattr(
-                self,
-                name,
-                channel.unary_unary(
-                    f"/{service.full_name}/{method.name}",
-                    request_serializer=request_cls.SerializeToString,
-                    response_deserializer=_lenient(reply_cls),
-                ),
-            )
+        path = f"/{bot_pb2.DESCRIPTOR.services_by_name['Bot'].full_name}/"
+        self.Handshake = channel.unary_unary(
+            path + "Handshake",
+            request_serializer=bot_pb2.HandshakeRequest.SerializeToString,
+            response_deserializer=_lenient(bot_pb2.HandshakeReply),
+        )
+        self.Act = channel.unary_unary(
+            path + "Act",
+            request_serializer=bot_pb2.DecisionRequest.SerializeToString,
+            response_deserializer=_lenient(bot_pb2.DecisionReply),
+        )
+        self.ActStream = channel.stream_stream(
+            path + "ActStream",
+            request_serializer=bot_pb2.DecisionRequest.SerializeToString,
+            response_deserializer=_lenient(bot_pb2.DecisionReply),
+        )
 
 
 def probe(address: str, timeout_s: float) -> str:

@@ -13,11 +13,13 @@ reader (or a crashed worker's retry) never sees a half-written replay.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import io
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,9 @@ from digdown import wire
 from digdown.v1 import game_pb2
 
 FORMAT = wire.REPLAY_FORMAT
+RUNNER_VERSION = "runner/1"
+# What the runner adds to each seat of the engine's document (from its seat summary).
+SEAT_EXTRAS = ("address", "protocol_version", "handshake")
 # A replay larger than this (uncompressed) is refused on read: a hostile file
 # must not exhaust memory. Real 4-seat games are well under 1 MiB.
 MAX_JSON_BYTES = 64 * 1024 * 1024
@@ -59,6 +64,67 @@ def replay_from_proto(msg: game_pb2.Replay) -> dict[str, Any]:
         "events": [wire.event_from_proto(e) for e in msg.events],
         "result": wire.result_from_proto(msg.result),
     }
+
+
+def build(
+    msg: game_pb2.Replay,
+    *,
+    time_control: Mapping[str, Any],
+    faults: Sequence[Mapping[str, Any]],
+    seats: Sequence[Mapping[str, Any]] | None = None,
+    match: Mapping[str, Any] | None = None,
+    runner_version: str = RUNNER_VERSION,
+) -> dict[str, Any]:
+    """The replay document: the engine's `Replay` message plus what only the runner knows.
+
+    The one place a document is assembled (the match runner; the tests' in-process
+    replays). ``seats`` are the runner's per-seat summaries: each seat of the
+    document gets their ``SEAT_EXTRAS``, and ``match.seat_stats`` the whole summary.
+    """
+    doc = replay_from_proto(msg)
+    for seat, info in zip(doc["seats"], seats or (), strict=False):
+        seat.update({key: info[key] for key in SEAT_EXTRAS if key in info})
+    doc["runner_version"] = runner_version
+    doc["time_control"] = dict(time_control)
+    doc["faults"] = [dict(f) for f in faults]
+    if match is not None:
+        doc["match"] = {**match, "seat_stats": [dict(s) for s in seats or ()]}
+    return doc
+
+
+# What differs between two plays of the same match by the same bots, and nothing else
+# (docs/replay-format.md): how long things took and when, the id the engine gave the
+# game, and which protocol each seat spoke (unary Act or one stream).
+TIMING_KEYS = {
+    "decisions": ("think_time_ms", "wall_ms", "cpu_ms", "wait_ms"),
+    "faults": ("think_time_ms",),
+    "seat_stats": ("think_ms_total", "think_ms_max", "think_s", "cpu_s", "bank_left_ms"),
+}
+MATCH_RUN_KEYS = ("game_id", "started_at", "duration_s")
+PROTOCOL_KEYS = ("protocol_version",)
+
+
+def without_timings(doc: Mapping[str, Any], *, protocol: bool = True) -> dict[str, Any]:
+    """A copy of ``doc`` without what two plays of one match may differ in (see above);
+    with ``protocol=False`` the seats' protocol versions are kept."""
+    out = copy.deepcopy(dict(doc))
+    for key in TIMING_KEYS["decisions"]:
+        for d in out.get("decisions", []):
+            d.pop(key, None)
+    for key in TIMING_KEYS["faults"]:
+        for f in out.get("faults", []):
+            f.pop(key, None)
+    match = out.get("match", {})
+    for key in MATCH_RUN_KEYS:
+        match.pop(key, None)
+    for stats in match.get("seat_stats", []):
+        for key in TIMING_KEYS["seat_stats"]:
+            stats.pop(key, None)
+    if protocol:
+        for seat in [*out.get("seats", []), *match.get("seat_stats", [])]:
+            for key in PROTOCOL_KEYS:
+                seat.pop(key, None)
+    return out
 
 
 def replay_to_proto(doc: dict[str, Any]) -> game_pb2.Replay:

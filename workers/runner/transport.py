@@ -31,7 +31,16 @@ from typing import TYPE_CHECKING, Protocol
 import grpc
 
 from digdown.v1 import bot_pb2
-from workers.runner.net import BotStub, Undecodable, bot_channel_options, probe
+from workers.runner.net import (
+    BotStub,
+    TransportError,
+    Undecodable,
+    bot_channel_options,
+    probe,
+    rpc_code,
+    rpc_details,
+)
+from workers.runner.streams import CallStream
 
 if TYPE_CHECKING:
     from workers.runner.match import TimeControl
@@ -66,27 +75,22 @@ class SeatTransport(Protocol):
 TransportFactory = Callable[["TimeControl"], SeatTransport]
 
 
-class TransportError(grpc.RpcError):
-    """A failure of a transport that is not a gRPC call, spelled as one.
+__all__ = ["DialledTransport", "SeatTransport", "TransportError", "TransportFactory"]
 
-    The match loop reads only ``code()`` and ``details()``, so a relayed or in-process
-    bot's failures are classified exactly like a dialled bot's.
-    """
-
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"{code.name}: {details}")
-        self._code = code
-        self._details = details
-
-    def code(self) -> grpc.StatusCode:
-        return self._code
-
-    def details(self) -> str:
-        return self._details
+# Refusals of a fresh ActStream that mean "ask me by unary Act" (not a fault).
+_NO_STREAM = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 
 class DialledTransport:
     """A bot the worker dials at ``address`` (``host:port`` or ``unix:/path``).
+
+    The handshake negotiates the protocol: a bot answering 2 (to a runner that
+    offered 2) is asked over one ``ActStream`` for the game, any other by unary
+    ``Act``. A stream that failed is dropped and the next decision opens a new one,
+    so a late reply is never read as a later decision's; a bot that refuses a
+    fresh stream (UNIMPLEMENTED, or RESOURCE_EXHAUSTED short of "message larger
+    than max": its stream limit) is asked by unary Act from then on, this
+    decision included, within what is left of its time.
 
     ``is_alive`` (hosted bots: the sandbox's process) makes ``gone`` certain without
     probing; otherwise ``gone`` probes the address a few times: only "connection
@@ -108,6 +112,8 @@ class DialledTransport:
             address, options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes)
         )
         self.stub = BotStub(self.channel)
+        self.streaming = False  # negotiated in the handshake
+        self._stream: CallStream | None = None
 
     def handshake(
         self, request: bot_pb2.HandshakeRequest, timeout_s: float
@@ -117,12 +123,45 @@ class DialledTransport:
             timeout=timeout_s,
             wait_for_ready=True,  # a freshly started bot may still be binding
         )
+        if not isinstance(reply, Undecodable):
+            self.streaming = request.protocol_version >= 2 and reply.protocol_version == 2
         return reply
 
     def act(
         self, request: bot_pb2.DecisionRequest, timeout_s: float
     ) -> bot_pb2.DecisionReply | Undecodable:
+        if self.streaming:
+            return self._act_streamed(request, timeout_s)
         reply: bot_pb2.DecisionReply | Undecodable = self.stub.Act(request, timeout=timeout_s)
+        return reply
+
+    def _act_streamed(
+        self, request: bot_pb2.DecisionRequest, timeout_s: float
+    ) -> bot_pb2.DecisionReply | Undecodable:
+        started = time.monotonic()
+        if self._stream is None:
+            self._stream = CallStream(self.stub.ActStream)
+        stream = self._stream
+        try:
+            reply: bot_pb2.DecisionReply | Undecodable = stream.ask(request, timeout_s)
+        except grpc.RpcError as exc:
+            self._stream = None
+            if (
+                stream.exchanges == 0
+                and rpc_code(exc) in _NO_STREAM
+                and "larger than max" not in rpc_details(exc)
+            ):
+                self.streaming = False
+                left = timeout_s - (time.monotonic() - started)
+                if left <= 0:
+                    raise TransportError(
+                        grpc.StatusCode.DEADLINE_EXCEEDED, "stream refused; no time left"
+                    ) from None
+                fallback: bot_pb2.DecisionReply | Undecodable = self.stub.Act(request, timeout=left)
+                return fallback
+            raise
+        if stream.broken:
+            self._stream = None
         return reply
 
     def gone(self) -> bool:
@@ -137,4 +176,7 @@ class DialledTransport:
         return False
 
     def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
         self.channel.close()

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from digdown.v1 import game_pb2 as digdown_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x64igdown/v1/bot.proto\x12\ndigdown.v1\x1a\x15\x64igdown/v1/game.proto\",\n\x10HandshakeRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\"I\n\x0eHandshakeReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\x05\"\xe4\x01\n\x0f\x44\x65\x63isionRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12,\n\x0bobservation\x18\x03 \x01(\x0b\x32\x17.digdown.v1.Observation\x12)\n\rlegal_actions\x18\x04 \x03(\x0b\x32\x12.digdown.v1.Action\x12\x14\n\x0ctime_left_ms\x18\x05 \x01(\x03\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\x03\x12!\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x11.digdown.v1.Event\x12\x0b\n\x03ply\x18\x08 \x01(\x05\"3\n\rDecisionReply\x12\"\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Action2\x8b\x01\n\x03\x42ot\x12\x45\n\tHandshake\x12\x1c.digdown.v1.HandshakeRequest\x1a\x1a.digdown.v1.HandshakeReply\x12=\n\x03\x41\x63t\x12\x1b.digdown.v1.DecisionRequest\x1a\x19.digdown.v1.DecisionReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x64igdown/v1/bot.proto\x12\ndigdown.v1\x1a\x15\x64igdown/v1/game.proto\",\n\x10HandshakeRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\"I\n\x0eHandshakeReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\x05\"\xe4\x01\n\x0f\x44\x65\x63isionRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12,\n\x0bobservation\x18\x03 \x01(\x0b\x32\x17.digdown.v1.Observation\x12)\n\rlegal_actions\x18\x04 \x03(\x0b\x32\x12.digdown.v1.Action\x12\x14\n\x0ctime_left_ms\x18\x05 \x01(\x03\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\x03\x12!\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x11.digdown.v1.Event\x12\x0b\n\x03ply\x18\x08 \x01(\x05\"3\n\rDecisionReply\x12\"\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Action2\xd4\x01\n\x03\x42ot\x12\x45\n\tHandshake\x12\x1c.digdown.v1.HandshakeRequest\x1a\x1a.digdown.v1.HandshakeReply\x12=\n\x03\x41\x63t\x12\x1b.digdown.v1.DecisionRequest\x1a\x19.digdown.v1.DecisionReply\x12G\n\tActStream\x12\x1b.digdown.v1.DecisionRequest\x1a\x19.digdown.v1.DecisionReply(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,5 +41,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECISIONREPLY']._serialized_start=411
   _globals['_DECISIONREPLY']._serialized_end=462
   _globals['_BOT']._serialized_start=465
-  _globals['_BOT']._serialized_end=604
+  _globals['_BOT']._serialized_end=677
 # @@protoc_insertion_point(module_scope)

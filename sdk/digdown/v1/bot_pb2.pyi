@@ -4,8 +4,17 @@ isort:skip_file
 The protocol every bot speaks: a bot is a gRPC server implementing `Bot`.
 
 For each game the match runner (a ladder worker) calls Handshake once, then
-Act for every decision of the bot's seat that has a real choice (decisions
-with a single legal action are played by the engine and never asked).
+asks for every decision of the bot's seat that has a real choice (decisions
+with a single legal action are played by the engine and never asked):
+
+- protocol 1: one unary Act call per decision;
+- protocol 2: one ActStream per seat and game; the runner writes a
+  DecisionRequest, the bot writes exactly one DecisionReply to it, in order.
+
+Which one is negotiated in the handshake: the runner sends the highest
+version it speaks, the bot answers the version it chooses (at most that).
+A bot that answers 1, does not implement Handshake, or refuses the stream
+(UNIMPLEMENTED, RESOURCE_EXHAUSTED) is asked by unary Act.
 
 Time control (rules section 6): each decision has a deadline (default 1 s)
 plus a bank per game (default 30 s) spent by decisions that overrun. The
@@ -42,7 +51,7 @@ class HandshakeRequest(_message.Message):
 
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     protocol_version: _builtins.int
-    """Protocol version the runner speaks. Currently 1."""
+    """The highest protocol version the runner speaks: 2 (1 for older runners)."""
     def __init__(
         self,
         *,
@@ -68,7 +77,9 @@ class HandshakeReply(_message.Message):
     version: _builtins.str
     """Bot version (free text, for logs)."""
     protocol_version: _builtins.int
-    """Protocol version the bot speaks; must be 1."""
+    """The protocol version the bot chooses: 1 (unary Act) or 2 (ActStream),
+    never above the request's. 0 (absent) means 1.
+    """
     def __init__(
         self,
         *,

@@ -44,6 +44,11 @@ class BotStub:
                 request_serializer=digdown_dot_v1_dot_bot__pb2.DecisionRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_bot__pb2.DecisionReply.FromString,
                 _registered_method=True)
+        self.ActStream = channel.stream_stream(
+                '/digdown.v1.Bot/ActStream',
+                request_serializer=digdown_dot_v1_dot_bot__pb2.DecisionRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_bot__pb2.DecisionReply.FromString,
+                _registered_method=True)
 
 
 class BotServicer:
@@ -58,7 +63,20 @@ class BotServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Act(self, request, context):
-        """Choose one action for one decision.
+        """Choose one action for one decision (protocol 1, and the fallback of 2).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ActStream(self, request_iterator, context):
+        """Protocol 2: the decisions of one seat in one game over one stream. Answer
+        every request with exactly one reply, in order (it is the Act of that
+        request). On a fault the runner may end the stream (a reply that came too
+        late must never be taken for the answer to a later decision) and open a
+        new one for the next decision; a bot keeps its per-game state by game_id
+        and seat, not per stream. End the stream with an error status to fault
+        the decision being asked (like an error from Act).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -74,6 +92,11 @@ def add_BotServicer_to_server(servicer, server):
             ),
             'Act': grpc.unary_unary_rpc_method_handler(
                     servicer.Act,
+                    request_deserializer=digdown_dot_v1_dot_bot__pb2.DecisionRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_bot__pb2.DecisionReply.SerializeToString,
+            ),
+            'ActStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ActStream,
                     request_deserializer=digdown_dot_v1_dot_bot__pb2.DecisionRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_bot__pb2.DecisionReply.SerializeToString,
             ),
@@ -130,6 +153,33 @@ class Bot:
             request,
             target,
             '/digdown.v1.Bot/Act',
+            digdown_dot_v1_dot_bot__pb2.DecisionRequest.SerializeToString,
+            digdown_dot_v1_dot_bot__pb2.DecisionReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ActStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/digdown.v1.Bot/ActStream',
             digdown_dot_v1_dot_bot__pb2.DecisionRequest.SerializeToString,
             digdown_dot_v1_dot_bot__pb2.DecisionReply.FromString,
             options,

@@ -4,8 +4,17 @@ isort:skip_file
 The protocol every bot speaks: a bot is a gRPC server implementing `Bot`.
 
 For each game the match runner (a ladder worker) calls Handshake once, then
-Act for every decision of the bot's seat that has a real choice (decisions
-with a single legal action are played by the engine and never asked).
+asks for every decision of the bot's seat that has a real choice (decisions
+with a single legal action are played by the engine and never asked):
+
+- protocol 1: one unary Act call per decision;
+- protocol 2: one ActStream per seat and game; the runner writes a
+  DecisionRequest, the bot writes exactly one DecisionReply to it, in order.
+
+Which one is negotiated in the handshake: the runner sends the highest
+version it speaks, the bot answers the version it chooses (at most that).
+A bot that answers 1, does not implement Handshake, or refuses the stream
+(UNIMPLEMENTED, RESOURCE_EXHAUSTED) is asked by unary Act.
 
 Time control (rules section 6): each decision has a deadline (default 1 s)
 plus a bank per game (default 30 s) spent by decisions that overrun. The
@@ -53,7 +62,16 @@ class BotStub:
     (UNIMPLEMENTED is accepted; the bot is then assumed to speak version 1).
     """
     Act: _grpc.UnaryUnaryMultiCallable[_bot_pb2.DecisionRequest, _bot_pb2.DecisionReply]
-    """Choose one action for one decision."""
+    """Choose one action for one decision (protocol 1, and the fallback of 2)."""
+    ActStream: _grpc.StreamStreamMultiCallable[_bot_pb2.DecisionRequest, _bot_pb2.DecisionReply]
+    """Protocol 2: the decisions of one seat in one game over one stream. Answer
+    every request with exactly one reply, in order (it is the Act of that
+    request). On a fault the runner may end the stream (a reply that came too
+    late must never be taken for the answer to a later decision) and open a
+    new one for the next decision; a bot keeps its per-game state by game_id
+    and seat, not per stream. End the stream with an error status to fault
+    the decision being asked (like an error from Act).
+    """
 
 @_typing.type_check_only
 class BotAsyncStub(BotStub):
@@ -63,7 +81,16 @@ class BotAsyncStub(BotStub):
     (UNIMPLEMENTED is accepted; the bot is then assumed to speak version 1).
     """
     Act: _aio.UnaryUnaryMultiCallable[_bot_pb2.DecisionRequest, _bot_pb2.DecisionReply]  # type: ignore[assignment]
-    """Choose one action for one decision."""
+    """Choose one action for one decision (protocol 1, and the fallback of 2)."""
+    ActStream: _aio.StreamStreamMultiCallable[_bot_pb2.DecisionRequest, _bot_pb2.DecisionReply]  # type: ignore[assignment]
+    """Protocol 2: the decisions of one seat in one game over one stream. Answer
+    every request with exactly one reply, in order (it is the Act of that
+    request). On a fault the runner may end the stream (a reply that came too
+    late must never be taken for the answer to a later decision) and open a
+    new one for the next decision; a bot keeps its per-game state by game_id
+    and seat, not per stream. End the stream with an error status to fault
+    the decision being asked (like an error from Act).
+    """
 
 class BotServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -82,6 +109,21 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.DecisionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.DecisionReply, _abc.Awaitable[_bot_pb2.DecisionReply]]:
-        """Choose one action for one decision."""
+        """Choose one action for one decision (protocol 1, and the fallback of 2)."""
+
+    @_abc_1.abstractmethod
+    def ActStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_bot_pb2.DecisionRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_bot_pb2.DecisionReply], _abc.AsyncIterator[_bot_pb2.DecisionReply]]:
+        """Protocol 2: the decisions of one seat in one game over one stream. Answer
+        every request with exactly one reply, in order (it is the Act of that
+        request). On a fault the runner may end the stream (a reply that came too
+        late must never be taken for the answer to a later decision) and open a
+        new one for the next decision; a bot keeps its per-game state by game_id
+        and seat, not per stream. End the stream with an error status to fault
+        the decision being asked (like an error from Act).
+        """
 
 def add_BotServicer_to_server(servicer: BotServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

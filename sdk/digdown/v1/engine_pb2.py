@@ -25,45 +25,49 @@ _sym_db = _symbol_database.Default()
 from digdown.v1 import game_pb2 as digdown_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64igdown/v1/engine.proto\x12\ndigdown.v1\x1a\x15\x64igdown/v1/game.proto\"\xaa\x01\n\x08\x44\x65\x63ision\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12,\n\x0bobservation\x18\x02 \x01(\x0b\x32\x17.digdown.v1.Observation\x12)\n\rlegal_actions\x18\x03 \x03(\x0b\x32\x12.digdown.v1.Action\x12*\n\x0e\x64\x65\x66\x61ult_action\x18\x04 \x01(\x0b\x32\x12.digdown.v1.Action\x12\x0b\n\x03ply\x18\x05 \x01(\x05\"]\n\x0eNewGameRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.digdown.v1.GameConfig\x12#\n\x05seats\x18\x02 \x03(\x0b\x32\x14.digdown.v1.SeatInfo\"\xb4\x01\n\x0fNewGameResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12!\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x11.digdown.v1.Event\x12(\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0b\x32\x14.digdown.v1.DecisionH\x00\x12$\n\x06result\x18\x04 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x12\x15\n\rcontrol_token\x18\x05 \x01(\tB\x06\n\x04next\"\xc8\x01\n\x0bStepRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x08 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x12.digdown.v1.ActionH\x00\x12\x0f\n\x05\x66\x61ult\x18\x04 \x01(\tH\x00\x12\x11\n\x07\x66orfeit\x18\x05 \x01(\tH\x00\x12\x10\n\x03ply\x18\x06 \x01(\x05H\x01\x88\x01\x01\x12\x15\n\rthink_time_ms\x18\x07 \x01(\x05\x42\x08\n\x06\x61nswerB\x06\n\x04_ply\"\x89\x01\n\x0cStepResponse\x12!\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x11.digdown.v1.Event\x12(\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x14.digdown.v1.DecisionH\x00\x12$\n\x06result\x18\x03 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x42\x06\n\x04next\"]\n\x0fGetStateRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x03 \x01(\t\x12\x15\n\x08observer\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0b\n\t_observer\"\xad\x01\n\x10GetStateResponse\x12(\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x14.digdown.v1.DecisionH\x00\x12$\n\x06result\x18\x02 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x12\x31\n\x0bobservation\x18\x03 \x01(\x0b\x32\x17.digdown.v1.ObservationH\x01\x88\x01\x01\x42\x06\n\x04nextB\x0e\n\x0c_observation\":\n\x10GetRecordRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x02 \x01(\t\"7\n\x11GetRecordResponse\x12\"\n\x06record\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Record\":\n\x10GetReplayRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x02 \x01(\t\"7\n\x11GetReplayResponse\x12\"\n\x06replay\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Replay\":\n\x10\x43loseGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x02 \x01(\t\"#\n\x11\x43loseGameResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08\"w\n\x13VerifyReplayRequest\x12/\n\x06record\x18\x01 \x01(\x0b\x32\x1d.digdown.v1.RecordWithOutcomeH\x00\x12$\n\x06replay\x18\x02 \x01(\x0b\x32\x12.digdown.v1.ReplayH\x00\x42\t\n\x07subject\"\x8e\x01\n\x11RecordWithOutcome\x12\"\n\x06record\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Record\x12!\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x11.digdown.v1.Event\x12\'\n\x06result\x18\x03 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x88\x01\x01\x42\t\n\x07_result\"\x99\x01\n\x14VerifyReplayResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x18\n\x10\x66irst_difference\x18\x02 \x01(\t\x12\x13\n\x0b\x65vent_index\x18\x03 \x01(\x05\x12\x12\n\nnum_events\x18\x04 \x01(\x05\x12\'\n\x06result\x18\x05 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x88\x01\x01\x42\t\n\x07_result2\xcc\x04\n\x06\x45ngine\x12\x42\n\x07NewGame\x12\x1a.digdown.v1.NewGameRequest\x1a\x1b.digdown.v1.NewGameResponse\x12\x39\n\x04Step\x12\x17.digdown.v1.StepRequest\x1a\x18.digdown.v1.StepResponse\x12\x45\n\x08GetState\x12\x1b.digdown.v1.GetStateRequest\x1a\x1c.digdown.v1.GetStateResponse\x12H\n\tGetRecord\x12\x1c.digdown.v1.GetRecordRequest\x1a\x1d.digdown.v1.GetRecordResponse\x12H\n\tGetReplay\x12\x1c.digdown.v1.GetReplayRequest\x1a\x1d.digdown.v1.GetReplayResponse\x12H\n\tCloseGame\x12\x1c.digdown.v1.CloseGameRequest\x1a\x1d.digdown.v1.CloseGameResponse\x12Q\n\x0cVerifyReplay\x12\x1f.digdown.v1.VerifyReplayRequest\x1a .digdown.v1.VerifyReplayResponse\x12K\n\nGetRuleset\x12\x1d.digdown.v1.GetRulesetRequest\x1a\x1e.digdown.v1.GetRulesetResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64igdown/v1/engine.proto\x12\ndigdown.v1\x1a\x15\x64igdown/v1/game.proto\"\xa5\x01\n\x0bPlayRequest\x12.\n\x08new_game\x18\x01 \x01(\x0b\x32\x1a.digdown.v1.NewGameRequestH\x00\x12\'\n\x04step\x18\x02 \x01(\x0b\x32\x17.digdown.v1.StepRequestH\x00\x12\x32\n\nget_replay\x18\x03 \x01(\x0b\x32\x1c.digdown.v1.GetReplayRequestH\x00\x42\t\n\x07request\"\xa6\x01\n\x0cPlayResponse\x12/\n\x08new_game\x18\x01 \x01(\x0b\x32\x1b.digdown.v1.NewGameResponseH\x00\x12(\n\x04step\x18\x02 \x01(\x0b\x32\x18.digdown.v1.StepResponseH\x00\x12/\n\x06replay\x18\x03 \x01(\x0b\x32\x1d.digdown.v1.GetReplayResponseH\x00\x42\n\n\x08response\"\xaa\x01\n\x08\x44\x65\x63ision\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12,\n\x0bobservation\x18\x02 \x01(\x0b\x32\x17.digdown.v1.Observation\x12)\n\rlegal_actions\x18\x03 \x03(\x0b\x32\x12.digdown.v1.Action\x12*\n\x0e\x64\x65\x66\x61ult_action\x18\x04 \x01(\x0b\x32\x12.digdown.v1.Action\x12\x0b\n\x03ply\x18\x05 \x01(\x05\"]\n\x0eNewGameRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.digdown.v1.GameConfig\x12#\n\x05seats\x18\x02 \x03(\x0b\x32\x14.digdown.v1.SeatInfo\"\xb4\x01\n\x0fNewGameResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12!\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x11.digdown.v1.Event\x12(\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0b\x32\x14.digdown.v1.DecisionH\x00\x12$\n\x06result\x18\x04 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x12\x15\n\rcontrol_token\x18\x05 \x01(\tB\x06\n\x04next\"\xc8\x01\n\x0bStepRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x08 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x12.digdown.v1.ActionH\x00\x12\x0f\n\x05\x66\x61ult\x18\x04 \x01(\tH\x00\x12\x11\n\x07\x66orfeit\x18\x05 \x01(\tH\x00\x12\x10\n\x03ply\x18\x06 \x01(\x05H\x01\x88\x01\x01\x12\x15\n\rthink_time_ms\x18\x07 \x01(\x05\x42\x08\n\x06\x61nswerB\x06\n\x04_ply\"\x89\x01\n\x0cStepResponse\x12!\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x11.digdown.v1.Event\x12(\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x14.digdown.v1.DecisionH\x00\x12$\n\x06result\x18\x03 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x42\x06\n\x04next\"]\n\x0fGetStateRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x03 \x01(\t\x12\x15\n\x08observer\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0b\n\t_observer\"\xad\x01\n\x10GetStateResponse\x12(\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x14.digdown.v1.DecisionH\x00\x12$\n\x06result\x18\x02 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x12\x31\n\x0bobservation\x18\x03 \x01(\x0b\x32\x17.digdown.v1.ObservationH\x01\x88\x01\x01\x42\x06\n\x04nextB\x0e\n\x0c_observation\":\n\x10GetRecordRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x02 \x01(\t\"7\n\x11GetRecordResponse\x12\"\n\x06record\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Record\":\n\x10GetReplayRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x02 \x01(\t\"7\n\x11GetReplayResponse\x12\"\n\x06replay\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Replay\":\n\x10\x43loseGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rcontrol_token\x18\x02 \x01(\t\"#\n\x11\x43loseGameResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08\"w\n\x13VerifyReplayRequest\x12/\n\x06record\x18\x01 \x01(\x0b\x32\x1d.digdown.v1.RecordWithOutcomeH\x00\x12$\n\x06replay\x18\x02 \x01(\x0b\x32\x12.digdown.v1.ReplayH\x00\x42\t\n\x07subject\"\x8e\x01\n\x11RecordWithOutcome\x12\"\n\x06record\x18\x01 \x01(\x0b\x32\x12.digdown.v1.Record\x12!\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x11.digdown.v1.Event\x12\'\n\x06result\x18\x03 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x88\x01\x01\x42\t\n\x07_result\"\x99\x01\n\x14VerifyReplayResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x18\n\x10\x66irst_difference\x18\x02 \x01(\t\x12\x13\n\x0b\x65vent_index\x18\x03 \x01(\x05\x12\x12\n\nnum_events\x18\x04 \x01(\x05\x12\'\n\x06result\x18\x05 \x01(\x0b\x32\x12.digdown.v1.ResultH\x00\x88\x01\x01\x42\t\n\x07_result2\x8b\x05\n\x06\x45ngine\x12\x42\n\x07NewGame\x12\x1a.digdown.v1.NewGameRequest\x1a\x1b.digdown.v1.NewGameResponse\x12\x39\n\x04Step\x12\x17.digdown.v1.StepRequest\x1a\x18.digdown.v1.StepResponse\x12\x45\n\x08GetState\x12\x1b.digdown.v1.GetStateRequest\x1a\x1c.digdown.v1.GetStateResponse\x12H\n\tGetRecord\x12\x1c.digdown.v1.GetRecordRequest\x1a\x1d.digdown.v1.GetRecordResponse\x12H\n\tGetReplay\x12\x1c.digdown.v1.GetReplayRequest\x1a\x1d.digdown.v1.GetReplayResponse\x12H\n\tCloseGame\x12\x1c.digdown.v1.CloseGameRequest\x1a\x1d.digdown.v1.CloseGameResponse\x12Q\n\x0cVerifyReplay\x12\x1f.digdown.v1.VerifyReplayRequest\x1a .digdown.v1.VerifyReplayResponse\x12K\n\nGetRuleset\x12\x1d.digdown.v1.GetRulesetRequest\x1a\x1e.digdown.v1.GetRulesetResponse\x12=\n\x04Play\x12\x17.digdown.v1.PlayRequest\x1a\x18.digdown.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'digdown.v1.engine_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DECISION']._serialized_start=63
-  _globals['_DECISION']._serialized_end=233
-  _globals['_NEWGAMEREQUEST']._serialized_start=235
-  _globals['_NEWGAMEREQUEST']._serialized_end=328
-  _globals['_NEWGAMERESPONSE']._serialized_start=331
-  _globals['_NEWGAMERESPONSE']._serialized_end=511
-  _globals['_STEPREQUEST']._serialized_start=514
-  _globals['_STEPREQUEST']._serialized_end=714
-  _globals['_STEPRESPONSE']._serialized_start=717
-  _globals['_STEPRESPONSE']._serialized_end=854
-  _globals['_GETSTATEREQUEST']._serialized_start=856
-  _globals['_GETSTATEREQUEST']._serialized_end=949
-  _globals['_GETSTATERESPONSE']._serialized_start=952
-  _globals['_GETSTATERESPONSE']._serialized_end=1125
-  _globals['_GETRECORDREQUEST']._serialized_start=1127
-  _globals['_GETRECORDREQUEST']._serialized_end=1185
-  _globals['_GETRECORDRESPONSE']._serialized_start=1187
-  _globals['_GETRECORDRESPONSE']._serialized_end=1242
-  _globals['_GETREPLAYREQUEST']._serialized_start=1244
-  _globals['_GETREPLAYREQUEST']._serialized_end=1302
-  _globals['_GETREPLAYRESPONSE']._serialized_start=1304
-  _globals['_GETREPLAYRESPONSE']._serialized_end=1359
-  _globals['_CLOSEGAMEREQUEST']._serialized_start=1361
-  _globals['_CLOSEGAMEREQUEST']._serialized_end=1419
-  _globals['_CLOSEGAMERESPONSE']._serialized_start=1421
-  _globals['_CLOSEGAMERESPONSE']._serialized_end=1456
-  _globals['_VERIFYREPLAYREQUEST']._serialized_start=1458
-  _globals['_VERIFYREPLAYREQUEST']._serialized_end=1577
-  _globals['_RECORDWITHOUTCOME']._serialized_start=1580
-  _globals['_RECORDWITHOUTCOME']._serialized_end=1722
-  _globals['_VERIFYREPLAYRESPONSE']._serialized_start=1725
-  _globals['_VERIFYREPLAYRESPONSE']._serialized_end=1878
-  _globals['_ENGINE']._serialized_start=1881
-  _globals['_ENGINE']._serialized_end=2469
+  _globals['_PLAYREQUEST']._serialized_start=63
+  _globals['_PLAYREQUEST']._serialized_end=228
+  _globals['_PLAYRESPONSE']._serialized_start=231
+  _globals['_PLAYRESPONSE']._serialized_end=397
+  _globals['_DECISION']._serialized_start=400
+  _globals['_DECISION']._serialized_end=570
+  _globals['_NEWGAMEREQUEST']._serialized_start=572
+  _globals['_NEWGAMEREQUEST']._serialized_end=665
+  _globals['_NEWGAMERESPONSE']._serialized_start=668
+  _globals['_NEWGAMERESPONSE']._serialized_end=848
+  _globals['_STEPREQUEST']._serialized_start=851
+  _globals['_STEPREQUEST']._serialized_end=1051
+  _globals['_STEPRESPONSE']._serialized_start=1054
+  _globals['_STEPRESPONSE']._serialized_end=1191
+  _globals['_GETSTATEREQUEST']._serialized_start=1193
+  _globals['_GETSTATEREQUEST']._serialized_end=1286
+  _globals['_GETSTATERESPONSE']._serialized_start=1289
+  _globals['_GETSTATERESPONSE']._serialized_end=1462
+  _globals['_GETRECORDREQUEST']._serialized_start=1464
+  _globals['_GETRECORDREQUEST']._serialized_end=1522
+  _globals['_GETRECORDRESPONSE']._serialized_start=1524
+  _globals['_GETRECORDRESPONSE']._serialized_end=1579
+  _globals['_GETREPLAYREQUEST']._serialized_start=1581
+  _globals['_GETREPLAYREQUEST']._serialized_end=1639
+  _globals['_GETREPLAYRESPONSE']._serialized_start=1641
+  _globals['_GETREPLAYRESPONSE']._serialized_end=1696
+  _globals['_CLOSEGAMEREQUEST']._serialized_start=1698
+  _globals['_CLOSEGAMEREQUEST']._serialized_end=1756
+  _globals['_CLOSEGAMERESPONSE']._serialized_start=1758
+  _globals['_CLOSEGAMERESPONSE']._serialized_end=1793
+  _globals['_VERIFYREPLAYREQUEST']._serialized_start=1795
+  _globals['_VERIFYREPLAYREQUEST']._serialized_end=1914
+  _globals['_RECORDWITHOUTCOME']._serialized_start=1917
+  _globals['_RECORDWITHOUTCOME']._serialized_end=2059
+  _globals['_VERIFYREPLAYRESPONSE']._serialized_start=2062
+  _globals['_VERIFYREPLAYRESPONSE']._serialized_end=2215
+  _globals['_ENGINE']._serialized_start=2218
+  _globals['_ENGINE']._serialized_end=2869
 # @@protoc_insertion_point(module_scope)

@@ -12,6 +12,17 @@ game, then answers one decision at a time:
   GetRecord / GetReplay      -> only once the game is over
   CloseGame                  -> frees the game (idle games also expire)
 
+or does all of it over one bidirectional stream per game, `Play`: the first
+message is a new_game, then one step per decision and, once the game is over,
+get_replay; each request gets exactly one response, in order, with the same
+content (and the same errors, ending the stream) as the unary call. The game
+belongs to the stream: no game_id or control_token is needed on it, and the
+game is closed when the stream ends. A client that loses the stream (engine
+gone) re-creates the game and re-applies its answers, as after a lost unary
+game. The engine serves a bounded number of streams at once (--max-streams);
+beyond it Play is refused with RESOURCE_EXHAUSTED and the client plays the
+game by unary calls instead.
+
 Control of a game is a capability of its creator: every call that names a
 game_id must carry the control_token NewGame returned with it. Bots are told
 the game_id (DecisionRequest), never the token, so a bot that reaches the
@@ -57,6 +68,72 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+@_typing.final
+class PlayRequest(_message.Message):
+    """One request on a Play stream. The first must be new_game; game_id and
+    control_token of step and get_replay are ignored (the stream's game is meant).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NEW_GAME_FIELD_NUMBER: _builtins.int
+    STEP_FIELD_NUMBER: _builtins.int
+    GET_REPLAY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def new_game(self) -> Global___NewGameRequest: ...
+    @_builtins.property
+    def step(self) -> Global___StepRequest: ...
+    @_builtins.property
+    def get_replay(self) -> Global___GetReplayRequest: ...
+    def __init__(
+        self,
+        *,
+        new_game: Global___NewGameRequest | None = ...,
+        step: Global___StepRequest | None = ...,
+        get_replay: Global___GetReplayRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["get_replay", b"get_replay", "new_game", b"new_game", "request", b"request", "step", b"step"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["get_replay", b"get_replay", "new_game", b"new_game", "request", b"request", "step", b"step"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_request: _TypeAlias = _typing.Literal["new_game", "step", "get_replay"]  # noqa: Y015
+    _WhichOneofArgType_request: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_request) -> _WhichOneofReturnType_request | None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class PlayResponse(_message.Message):
+    """The answer to one PlayRequest, of the same kind."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NEW_GAME_FIELD_NUMBER: _builtins.int
+    STEP_FIELD_NUMBER: _builtins.int
+    REPLAY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def new_game(self) -> Global___NewGameResponse: ...
+    @_builtins.property
+    def step(self) -> Global___StepResponse: ...
+    @_builtins.property
+    def replay(self) -> Global___GetReplayResponse: ...
+    def __init__(
+        self,
+        *,
+        new_game: Global___NewGameResponse | None = ...,
+        step: Global___StepResponse | None = ...,
+        replay: Global___GetReplayResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["new_game", b"new_game", "replay", b"replay", "response", b"response", "step", b"step"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["new_game", b"new_game", "replay", b"replay", "response", b"response", "step", b"step"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_response: _TypeAlias = _typing.Literal["new_game", "step", "replay"]  # noqa: Y015
+    _WhichOneofArgType_response: _TypeAlias = _typing.Literal["response", b"response"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_response) -> _WhichOneofReturnType_response | None: ...
+
+Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
 
 @_typing.final
 class Decision(_message.Message):

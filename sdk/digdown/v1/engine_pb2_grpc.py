@@ -75,6 +75,11 @@ class EngineStub:
                 request_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/digdown.v1.Engine/Play',
+                request_serializer=digdown_dot_v1_dot_engine__pb2.PlayRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_engine__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class EngineServicer:
@@ -141,6 +146,13 @@ class EngineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """One game over one stream: NewGame, the Steps, GetReplay (see the top).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EngineServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -183,6 +195,11 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.GetRuleset,
                     request_deserializer=digdown_dot_v1_dot_game__pb2.GetRulesetRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_game__pb2.GetRulesetResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=digdown_dot_v1_dot_engine__pb2.PlayRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_engine__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -401,6 +418,33 @@ class Engine:
             '/digdown.v1.Engine/GetRuleset',
             digdown_dot_v1_dot_game__pb2.GetRulesetRequest.SerializeToString,
             digdown_dot_v1_dot_game__pb2.GetRulesetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/digdown.v1.Engine/Play',
+            digdown_dot_v1_dot_engine__pb2.PlayRequest.SerializeToString,
+            digdown_dot_v1_dot_engine__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -12,6 +12,17 @@ game, then answers one decision at a time:
   GetRecord / GetReplay      -> only once the game is over
   CloseGame                  -> frees the game (idle games also expire)
 
+or does all of it over one bidirectional stream per game, `Play`: the first
+message is a new_game, then one step per decision and, once the game is over,
+get_replay; each request gets exactly one response, in order, with the same
+content (and the same errors, ending the stream) as the unary call. The game
+belongs to the stream: no game_id or control_token is needed on it, and the
+game is closed when the stream ends. A client that loses the stream (engine
+gone) re-creates the game and re-applies its answers, as after a lost unary
+game. The engine serves a bounded number of streams at once (--max-streams);
+beyond it Play is refused with RESOURCE_EXHAUSTED and the client plays the
+game by unary calls instead.
+
 Control of a game is a capability of its creator: every call that names a
 game_id must carry the control_token NewGame returned with it. Bots are told
 the game_id (DecisionRequest), never the token, so a bot that reaches the
@@ -97,6 +108,8 @@ class EngineStub:
     """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
     Needs no live game. NOT_FOUND for an unknown ruleset id.
     """
+    Play: _grpc.StreamStreamMultiCallable[_engine_pb2.PlayRequest, _engine_pb2.PlayResponse]
+    """One game over one stream: NewGame, the Steps, GetReplay (see the top)."""
 
 @_typing.type_check_only
 class EngineAsyncStub(EngineStub):
@@ -127,6 +140,8 @@ class EngineAsyncStub(EngineStub):
     """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
     Needs no live game. NOT_FOUND for an unknown ruleset id.
     """
+    Play: _aio.StreamStreamMultiCallable[_engine_pb2.PlayRequest, _engine_pb2.PlayResponse]  # type: ignore[assignment]
+    """One game over one stream: NewGame, the Steps, GetReplay (see the top)."""
 
 class EngineServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -202,5 +217,13 @@ class EngineServicer(metaclass=_abc_1.ABCMeta):
         """The card table and every number of a ruleset, as JSON (see GetRulesetResponse).
         Needs no live game. NOT_FOUND for an unknown ruleset id.
         """
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_engine_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_engine_pb2.PlayResponse], _abc.AsyncIterator[_engine_pb2.PlayResponse]]:
+        """One game over one stream: NewGame, the Steps, GetReplay (see the top)."""
 
 def add_EngineServicer_to_server(servicer: EngineServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

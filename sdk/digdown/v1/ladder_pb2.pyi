@@ -25,6 +25,7 @@ counts; ListLadders lists them). Calls that show or change ratings take a
 """
 
 from collections import abc as _abc
+from digdown.v1 import bot_pb2 as _bot_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
@@ -67,7 +68,9 @@ class LadderBot(_message.Message):
     owner: _builtins.str
     """Owner's user name."""
     kind: _builtins.str
-    """"HOSTED" (uploaded code run by the ladder) or "REMOTE" (author's endpoint)."""
+    """"HOSTED" (uploaded code run by the ladder), "REMOTE" (author's endpoint) or
+    "CONNECTED" (the bot connects out with Play).
+    """
     endpoint: _builtins.str
     """Remote bots: "host:port" of its Bot service; empty for hosted bots."""
     active: _builtins.bool
@@ -189,7 +192,7 @@ class CreateBotRequest(_message.Message):
     A bad name: INVALID_ARGUMENT; a taken one: ALREADY_EXISTS.
     """
     kind: _builtins.str
-    """"HOSTED" or "REMOTE"."""
+    """"HOSTED", "REMOTE" or "CONNECTED"."""
     endpoint: _builtins.str
     """Remote bots: "host:port" or "[v6]:port" of its Bot service. Every address
     the host resolves to must be public (or in a network the operator allows);
@@ -1480,3 +1483,360 @@ class ComparisonResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ComparisonResponse: _TypeAlias = ComparisonResponse  # noqa: Y015
+
+@_typing.final
+class PlayClientMessage(_message.Message):
+    """--- Play (connected bots) -------------------------------------------------------"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HELLO_FIELD_NUMBER: _builtins.int
+    HANDSHAKE_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    PONG_FIELD_NUMBER: _builtins.int
+    PING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def hello(self) -> Global___PlayHello:
+        """First message of every stream: which of the caller's bots this is."""
+
+    @_builtins.property
+    def handshake(self) -> Global___PlayHandshakeReply:
+        """The answer to a `handshake` (same correlation_id)."""
+
+    @_builtins.property
+    def decision(self) -> Global___PlayDecisionReply:
+        """The answer to a `decision` (same correlation_id)."""
+
+    @_builtins.property
+    def pong(self) -> Global___PlayPing:
+        """The answer to a server `ping` (same nonce); a client may also send its own
+        `ping` and gets a `pong`.
+        """
+
+    @_builtins.property
+    def ping(self) -> Global___PlayPing: ...
+    def __init__(
+        self,
+        *,
+        hello: Global___PlayHello | None = ...,
+        handshake: Global___PlayHandshakeReply | None = ...,
+        decision: Global___PlayDecisionReply | None = ...,
+        pong: Global___PlayPing | None = ...,
+        ping: Global___PlayPing | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "hello", b"hello", "kind", b"kind", "ping", b"ping", "pong", b"pong"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "hello", b"hello", "kind", b"kind", "ping", b"ping", "pong", b"pong"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["hello", "handshake", "decision", "pong", "ping"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayClientMessage: _TypeAlias = PlayClientMessage  # noqa: Y015
+
+@_typing.final
+class PlayServerMessage(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WELCOME_FIELD_NUMBER: _builtins.int
+    HANDSHAKE_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    MATCH_END_FIELD_NUMBER: _builtins.int
+    PING_FIELD_NUMBER: _builtins.int
+    PONG_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def welcome(self) -> Global___PlayWelcome: ...
+    @_builtins.property
+    def handshake(self) -> Global___PlayHandshake: ...
+    @_builtins.property
+    def decision(self) -> Global___PlayDecision: ...
+    @_builtins.property
+    def match_end(self) -> Global___PlayMatchEnd:
+        """A match this stream played a seat of is over (sent once it is recorded)."""
+
+    @_builtins.property
+    def ping(self) -> Global___PlayPing: ...
+    @_builtins.property
+    def pong(self) -> Global___PlayPing: ...
+    def __init__(
+        self,
+        *,
+        welcome: Global___PlayWelcome | None = ...,
+        handshake: Global___PlayHandshake | None = ...,
+        decision: Global___PlayDecision | None = ...,
+        match_end: Global___PlayMatchEnd | None = ...,
+        ping: Global___PlayPing | None = ...,
+        pong: Global___PlayPing | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "kind", b"kind", "match_end", b"match_end", "ping", b"ping", "pong", b"pong", "welcome", b"welcome"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "kind", b"kind", "match_end", b"match_end", "ping", b"ping", "pong", b"pong", "welcome", b"welcome"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "handshake", "decision", "match_end", "ping", "pong"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayServerMessage: _TypeAlias = PlayServerMessage  # noqa: Y015
+
+@_typing.final
+class PlayHello(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """Name of the caller's CONNECTED bot."""
+    label: _builtins.str
+    """Free text for the owner's bot page (e.g. "laptop, v3"); at most 64 characters."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "label", b"label"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayHello: _TypeAlias = PlayHello  # noqa: Y015
+
+@_typing.final
+class PlayWelcome(_message.Message):
+    """What the server granted: the stream's id and the limits it enforces."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STREAM_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    PING_INTERVAL_MS_FIELD_NUMBER: _builtins.int
+    PING_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    MAX_MESSAGES_PER_SECOND_FIELD_NUMBER: _builtins.int
+    MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
+    MAX_REPLY_BYTES_FIELD_NUMBER: _builtins.int
+    MAX_STREAMS_PER_BOT_FIELD_NUMBER: _builtins.int
+    MAX_STREAMS_PER_USER_FIELD_NUMBER: _builtins.int
+    stream_id: _builtins.str
+    bot: _builtins.str
+    ping_interval_ms: _builtins.int
+    """The server pings every `ping_interval_ms`; a stream that leaves a ping
+    unanswered for `ping_timeout_ms` is closed (DEADLINE_EXCEEDED).
+    """
+    ping_timeout_ms: _builtins.int
+    max_messages_per_second: _builtins.int
+    """Messages per second a client may send of its own accord (pings, pongs, anything
+    that is not the answer to a request; a burst of twice that is accepted). Answers
+    to handshakes and decisions are not counted: the server bounds what it asks.
+    """
+    max_message_bytes: _builtins.int
+    """Largest client message, in bytes; larger closes the stream."""
+    max_reply_bytes: _builtins.int
+    """Largest DecisionReply, in bytes; larger is a "too_large" fault of that decision."""
+    max_streams_per_bot: _builtins.int
+    max_streams_per_user: _builtins.int
+    def __init__(
+        self,
+        *,
+        stream_id: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        ping_interval_ms: _builtins.int = ...,
+        ping_timeout_ms: _builtins.int = ...,
+        max_messages_per_second: _builtins.int = ...,
+        max_message_bytes: _builtins.int = ...,
+        max_reply_bytes: _builtins.int = ...,
+        max_streams_per_bot: _builtins.int = ...,
+        max_streams_per_user: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "max_message_bytes", b"max_message_bytes", "max_messages_per_second", b"max_messages_per_second", "max_reply_bytes", b"max_reply_bytes", "max_streams_per_bot", b"max_streams_per_bot", "max_streams_per_user", b"max_streams_per_user", "ping_interval_ms", b"ping_interval_ms", "ping_timeout_ms", b"ping_timeout_ms", "stream_id", b"stream_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayWelcome: _TypeAlias = PlayWelcome  # noqa: Y015
+
+@_typing.final
+class PlayHandshake(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    REQUEST_FIELD_NUMBER: _builtins.int
+    TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    correlation_id: _builtins.str
+    match_id: _builtins.int
+    """The ladder's match id, and the bot's seat in it."""
+    seat: _builtins.int
+    timeout_ms: _builtins.int
+    """How long the server waits for the answer."""
+    @_builtins.property
+    def request(self) -> _bot_pb2.HandshakeRequest: ...
+    def __init__(
+        self,
+        *,
+        correlation_id: _builtins.str = ...,
+        match_id: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        request: _bot_pb2.HandshakeRequest | None = ...,
+        timeout_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "match_id", b"match_id", "request", b"request", "seat", b"seat", "timeout_ms", b"timeout_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayHandshake: _TypeAlias = PlayHandshake  # noqa: Y015
+
+@_typing.final
+class PlayHandshakeReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    REPLY_FIELD_NUMBER: _builtins.int
+    correlation_id: _builtins.str
+    @_builtins.property
+    def reply(self) -> _bot_pb2.HandshakeReply: ...
+    def __init__(
+        self,
+        *,
+        correlation_id: _builtins.str = ...,
+        reply: _bot_pb2.HandshakeReply | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "reply", b"reply"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayHandshakeReply: _TypeAlias = PlayHandshakeReply  # noqa: Y015
+
+@_typing.final
+class PlayDecision(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    REQUEST_FIELD_NUMBER: _builtins.int
+    correlation_id: _builtins.str
+    match_id: _builtins.int
+    seat: _builtins.int
+    @_builtins.property
+    def request(self) -> _bot_pb2.DecisionRequest:
+        """The same request a dialled bot gets in Bot.Act (its deadline_ms and
+        time_left_ms are the time control: answer within deadline_ms, the bank
+        pays for overruns up to time_left_ms).
+        """
+
+    def __init__(
+        self,
+        *,
+        correlation_id: _builtins.str = ...,
+        match_id: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        request: _bot_pb2.DecisionRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "match_id", b"match_id", "request", b"request", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayDecision: _TypeAlias = PlayDecision  # noqa: Y015
+
+@_typing.final
+class PlayDecisionReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    REPLY_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    correlation_id: _builtins.str
+    error: _builtins.str
+    """Instead of a reply: the bot failed to decide (a fault with this text as its
+    reason, like an error status of a dialled bot).
+    """
+    @_builtins.property
+    def reply(self) -> _bot_pb2.DecisionReply: ...
+    def __init__(
+        self,
+        *,
+        correlation_id: _builtins.str = ...,
+        reply: _bot_pb2.DecisionReply | None = ...,
+        error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "error", b"error", "reply", b"reply"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayDecisionReply: _TypeAlias = PlayDecisionReply  # noqa: Y015
+
+@_typing.final
+class PlayMatchEnd(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    RATING_BEFORE_FIELD_NUMBER: _builtins.int
+    RATING_AFTER_FIELD_NUMBER: _builtins.int
+    FORFEITED_FIELD_NUMBER: _builtins.int
+    FORFEIT_REASON_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.int
+    seat: _builtins.int
+    status: _builtins.str
+    """"FINISHED" or "ERRORED"."""
+    rank: _builtins.int
+    """1 = best; 0 when the match errored."""
+    seats: _builtins.int
+    rating_before: _builtins.float
+    """Rating change of a rated match (both 0 otherwise)."""
+    rating_after: _builtins.float
+    forfeited: _builtins.bool
+    forfeit_reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        status: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        seats: _builtins.int = ...,
+        rating_before: _builtins.float = ...,
+        rating_after: _builtins.float = ...,
+        forfeited: _builtins.bool = ...,
+        forfeit_reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["forfeit_reason", b"forfeit_reason", "forfeited", b"forfeited", "match_id", b"match_id", "rank", b"rank", "rating_after", b"rating_after", "rating_before", b"rating_before", "seat", b"seat", "seats", b"seats", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayMatchEnd: _TypeAlias = PlayMatchEnd  # noqa: Y015
+
+@_typing.final
+class PlayPing(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NONCE_FIELD_NUMBER: _builtins.int
+    nonce: _builtins.int
+    def __init__(
+        self,
+        *,
+        nonce: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["nonce", b"nonce"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayPing: _TypeAlias = PlayPing  # noqa: Y015

@@ -125,6 +125,11 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/digdown.v1.Ladder/Play',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.PlayClientMessage.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.PlayServerMessage.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -274,6 +279,29 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+        docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
+        message is `hello` naming the bot; the server answers `welcome` (or closes
+        the stream with a status), then sends `handshake`, `decision`, `match_end`
+        and `ping` messages; the bot answers each `handshake` and `decision` with
+        the same `correlation_id`, and each `ping` with a `pong`. While a stream is
+        open the bot is offered to the matchmaker; several streams of one bot share
+        its matches. Statuses that close the stream: UNAUTHENTICATED (no, wrong or
+        revoked token: a revoked token's streams close at once), PERMISSION_DENIED
+        (someone else's bot), NOT_FOUND (no such bot), FAILED_PRECONDITION (not a
+        connected bot, or retired/suspended; or the ladder runs without Redis),
+        INVALID_ARGUMENT (no hello in time, a message that does not parse, too many
+        answers to ids that were not asked), RESOURCE_EXHAUSTED (too many streams
+        for the user or the bot, more messages per second than allowed, a message
+        larger than the limit), DEADLINE_EXCEEDED (no pong to the server's pings),
+        UNAVAILABLE (the server is stopping: reconnect, with backoff, to any
+        replica). Limits are announced in `welcome`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -366,6 +394,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.GetComparison,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.PlayClientMessage.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.PlayServerMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -854,6 +887,33 @@ class Ladder:
             '/digdown.v1.Ladder/GetComparison',
             digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/digdown.v1.Ladder/Play',
+            digdown_dot_v1_dot_ladder__pb2.PlayClientMessage.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.PlayServerMessage.FromString,
             options,
             channel_credentials,
             insecure,

@@ -114,6 +114,25 @@ class LadderStub:
     """
     GetComparison: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetComparisonRequest, _ladder_pb2.ComparisonResponse]
     """A comparison of one of the caller's bots, with its answer so far."""
+    Play: _grpc.StreamStreamMultiCallable[_ladder_pb2.PlayClientMessage, _ladder_pb2.PlayServerMessage]
+    """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+    docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
+    message is `hello` naming the bot; the server answers `welcome` (or closes
+    the stream with a status), then sends `handshake`, `decision`, `match_end`
+    and `ping` messages; the bot answers each `handshake` and `decision` with
+    the same `correlation_id`, and each `ping` with a `pong`. While a stream is
+    open the bot is offered to the matchmaker; several streams of one bot share
+    its matches. Statuses that close the stream: UNAUTHENTICATED (no, wrong or
+    revoked token: a revoked token's streams close at once), PERMISSION_DENIED
+    (someone else's bot), NOT_FOUND (no such bot), FAILED_PRECONDITION (not a
+    connected bot, or retired/suspended; or the ladder runs without Redis),
+    INVALID_ARGUMENT (no hello in time, a message that does not parse, too many
+    answers to ids that were not asked), RESOURCE_EXHAUSTED (too many streams
+    for the user or the bot, more messages per second than allowed, a message
+    larger than the limit), DEADLINE_EXCEEDED (no pong to the server's pings),
+    UNAVAILABLE (the server is stopping: reconnect, with backoff, to any
+    replica). Limits are announced in `welcome`.
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -179,6 +198,25 @@ class LadderAsyncStub(LadderStub):
     """
     GetComparison: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetComparisonRequest, _ladder_pb2.ComparisonResponse]  # type: ignore[assignment]
     """A comparison of one of the caller's bots, with its answer so far."""
+    Play: _aio.StreamStreamMultiCallable[_ladder_pb2.PlayClientMessage, _ladder_pb2.PlayServerMessage]  # type: ignore[assignment]
+    """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+    docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
+    message is `hello` naming the bot; the server answers `welcome` (or closes
+    the stream with a status), then sends `handshake`, `decision`, `match_end`
+    and `ping` messages; the bot answers each `handshake` and `decision` with
+    the same `correlation_id`, and each `ping` with a `pong`. While a stream is
+    open the bot is offered to the matchmaker; several streams of one bot share
+    its matches. Statuses that close the stream: UNAUTHENTICATED (no, wrong or
+    revoked token: a revoked token's streams close at once), PERMISSION_DENIED
+    (someone else's bot), NOT_FOUND (no such bot), FAILED_PRECONDITION (not a
+    connected bot, or retired/suspended; or the ladder runs without Redis),
+    INVALID_ARGUMENT (no hello in time, a message that does not parse, too many
+    answers to ids that were not asked), RESOURCE_EXHAUSTED (too many streams
+    for the user or the bot, more messages per second than allowed, a message
+    larger than the limit), DEADLINE_EXCEEDED (no pong to the server's pings),
+    UNAVAILABLE (the server is stopping: reconnect, with backoff, to any
+    replica). Limits are announced in `welcome`.
+    """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -349,5 +387,30 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.ComparisonResponse, _abc.Awaitable[_ladder_pb2.ComparisonResponse]]:
         """A comparison of one of the caller's bots, with its answer so far."""
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_ladder_pb2.PlayClientMessage],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_ladder_pb2.PlayServerMessage], _abc.AsyncIterator[_ladder_pb2.PlayServerMessage]]:
+        """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+        docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
+        message is `hello` naming the bot; the server answers `welcome` (or closes
+        the stream with a status), then sends `handshake`, `decision`, `match_end`
+        and `ping` messages; the bot answers each `handshake` and `decision` with
+        the same `correlation_id`, and each `ping` with a `pong`. While a stream is
+        open the bot is offered to the matchmaker; several streams of one bot share
+        its matches. Statuses that close the stream: UNAUTHENTICATED (no, wrong or
+        revoked token: a revoked token's streams close at once), PERMISSION_DENIED
+        (someone else's bot), NOT_FOUND (no such bot), FAILED_PRECONDITION (not a
+        connected bot, or retired/suspended; or the ladder runs without Redis),
+        INVALID_ARGUMENT (no hello in time, a message that does not parse, too many
+        answers to ids that were not asked), RESOURCE_EXHAUSTED (too many streams
+        for the user or the bot, more messages per second than allowed, a message
+        larger than the limit), DEADLINE_EXCEEDED (no pong to the server's pings),
+        UNAVAILABLE (the server is stopping: reconnect, with backoff, to any
+        replica). Limits are announced in `welcome`.
+        """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

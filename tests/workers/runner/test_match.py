@@ -147,23 +147,41 @@ def test_illegal_actions_fault_three_times(
     assert seat_result(outcome, 0)["rank"] == 1
 
 
+@pytest.mark.parametrize("protocol", [1, 2])
 @pytest.mark.parametrize(
     ("mode", "kind"),
     [("garbage", "malformed"), ("huge", "too_large"), ("empty", "malformed"), ("raise", "error")],
 )
 def test_bad_replies_are_faults(
-    engine: Proc, random_bots: list[Proc], tmp_path: Path, mode: str, kind: str
+    engine: Proc, random_bots: list[Proc], tmp_path: Path, mode: str, kind: str, protocol: int
 ) -> None:
-    bad = start_bot("raw_bot.py", tmp_path, f"raw-{mode}", "--mode", mode)
+    """The same faults by unary Act and over an ActStream (protocol 2)."""
+    bad = start_bot(
+        "raw_bot.py", tmp_path, f"raw-{mode}", "--mode", mode, "--protocol", str(protocol)
+    )
     try:
         outcome = play(engine, [bad.address, random_bots[0].address], tmp_path, seed=2)
         assert bad.alive()  # a huge reply did not take anything down
     finally:
         bad.stop()
+    assert outcome.replay["seats"][0]["protocol_version"] == protocol
     assert [f.kind for f in outcome.faults] == [kind] * 3, outcome.faults
     assert all(len(f.reason) <= 220 for f in outcome.faults)  # hostile text is bounded
     assert seat_result(outcome, 0)["ended"] == "forfeited"
     assert outcome.replay["seats"][0]["bot"] == f"raw-{mode}"
+
+
+def test_a_refused_stream_falls_back_to_unary_act(
+    engine: Proc, random_bots: list[Proc], tmp_path: Path
+) -> None:
+    """A bot that offers protocol 2 but refuses ActStream is asked by Act, without a fault."""
+    bot = start_bot("raw_bot.py", tmp_path, "raw-refuse", "--mode", "refuse", "--protocol", "2")
+    try:
+        outcome = play(engine, [bot.address, random_bots[0].address], tmp_path, seed=3)
+    finally:
+        bot.stop()
+    assert outcome.faults == []
+    assert outcome.seats[0]["decisions"] > 0
 
 
 def test_bot_closing_connections_faults(

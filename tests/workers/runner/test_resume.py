@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 
 from tests.support.processes import Proc, start_engine
 from workers.runner import EnginePool, EngineUnavailable, TimeControl, run_match, verify_replay
+from workers.runner import replay as replay_io
 
 TC = TimeControl(decision_s=2.0, bank_s=5.0, handshake_s=5.0, engine_resume_s=30.0)
 SEED = 29
@@ -26,11 +28,11 @@ KILL_AT_PLY = 12
 
 
 def game_of(replay: dict[str, Any]) -> dict[str, Any]:
-    """What must not change when the game is resumed: everything but timings and addresses."""
-    timings = {"think_time_ms", "wall_ms", "cpu_ms", "wait_ms"}
-    decisions = [{k: v for k, v in d.items() if k not in timings} for d in replay["decisions"]]
-    keep = ("config", "seats", "cave", "sleeved", "first_lead", "events", "result")
-    return {"decisions": decisions, **{k: replay[k] for k in keep}}
+    """What must not change when the game is resumed: everything but timings, addresses
+    and the protocol the seats were played with."""
+    same = replay_io.without_timings(replay)
+    keep = ("decisions", "config", "seats", "cave", "sleeved", "first_lead", "events", "result")
+    return {k: same[k] for k in keep}
 
 
 @pytest.fixture
@@ -41,9 +43,11 @@ def undisturbed(engine: Proc, random_bots: list[Proc]) -> dict[str, Any]:
     return outcome.replay
 
 
+@pytest.mark.parametrize("streams", [True, False], ids=["play-stream", "unary"])
 def test_game_moves_to_the_second_engine(
-    undisturbed: dict[str, Any], random_bots: list[Proc], tmp_path: Path
+    undisturbed: dict[str, Any], random_bots: list[Proc], tmp_path: Path, streams: bool
 ) -> None:
+    """Over the game's Play stream (broken by the engine's death) and by unary calls."""
     doomed = start_engine(tmp_path, "doomed")
     spare = start_engine(tmp_path, "spare")
     pool = EnginePool(f"{doomed.address},{spare.address}", first=0)  # the game starts on doomed
@@ -54,7 +58,11 @@ def test_game_moves_to_the_second_engine(
 
     try:
         outcome = run_match(
-            pool, [b.address for b in random_bots], seed=SEED, time_control=TC, on_progress=kill
+            pool,
+            [b.address for b in random_bots],
+            seed=SEED,
+            time_control=replace(TC, streams=streams),
+            on_progress=kill,
         )
     finally:
         pool.close()

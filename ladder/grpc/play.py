@@ -1,0 +1,604 @@
+"""Ladder.Play: connected bots' streams, held by this process, and what travels on them.
+
+A ``PlayStream`` is one open stream of one connected bot. Its *writer* is the
+call's own thread (grpcio iterates the response generator there): it sends
+what is put in the stream's outbox. Its *reader* is a thread of its own that
+reads the bot's messages, enforces the limits (messages per second, message
+size, answers to ids that were never asked) and hands each answer to the
+request waiting for it. The ``PlayHub`` holds every stream of the process: the
+relay service (``relay.py``) asks it to forward a request to one stream and
+wait for the answer; its heartbeat thread pings the streams, closes those that
+stopped answering, refreshes their presence records in Redis and re-checks
+their tokens; a listener closes a revoked token's streams at once.
+
+Why a thread per stream and not asyncio: the rest of the Ladder service is
+synchronous Django code on a thread pool; a stream costs two parked threads,
+and ``LADDER_CONNECT_STREAMS_PER_PROCESS`` bounds them (more replicas hold more).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from django.conf import settings
+from django.db import close_old_connections, connection
+from prometheus_client import Counter, Gauge
+
+from digdown import text
+from digdown.v1 import ladder_pb2
+from ladder.accounts import revocations
+from ladder.bots import presence
+from ladder.bots.models import Bot
+from ladder.grpc.auth import GrpcError
+from ladder.grpc.lookups import own_bot_named
+from ladder.grpc.play_codec import Garbled, Oversized
+
+log = logging.getLogger("ladder.grpc.play")
+
+STREAMS_OPEN = Gauge("ladder_play_streams", "Play streams of connected bots this process holds")
+STREAMS_CLOSED = Counter(
+    "ladder_play_streams_closed_total", "Play streams that ended, by the status they ended with",
+    ["code"],
+)  # fmt: skip
+RELAYED = Counter(
+    "ladder_play_relayed_total", "Requests relayed to a Play stream, by kind and outcome",
+    ["kind", "outcome"],
+)  # fmt: skip
+
+HELLO_TIMEOUT_S = 10.0
+MAX_OUTBOX = 64  # requests queued to a stream that does not read: more are refused
+MAX_STRAY_ANSWERS = 20  # answers to ids never asked (or already answered) before closing
+MAX_EXPIRED = 256  # timed-out requests remembered, so their late answers are not strays
+MAX_REPLY_BYTES = 64 * 1024  # as TimeControl.max_reply_bytes: a larger reply is a fault
+TOKEN_CHECK_S = 5.0  # how often every stream's token is checked in the database
+
+# Details the worker (and the blame rule) tell apart; see protos/digdown/v1/relay.proto.
+STREAM_CLOSED = "bot stream closed"
+RELAY_LOST = "relay lost"
+BOT_LATE = "no answer within"  # DEADLINE_EXCEEDED from the relay: the bot was too slow
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a stream may do, announced in its welcome."""
+
+    streams_per_bot: int
+    streams_per_user: int
+    streams_per_process: int
+    messages_per_s: int
+    max_message_bytes: int
+    ping_interval_s: float
+    ping_timeout_s: float
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        return cls(
+            streams_per_bot=settings.LADDER_CONNECT_STREAMS_PER_BOT,
+            streams_per_user=settings.LADDER_CONNECT_STREAMS_PER_USER,
+            streams_per_process=settings.LADDER_CONNECT_STREAMS_PER_PROCESS,
+            messages_per_s=settings.LADDER_CONNECT_MESSAGES_PER_S,
+            max_message_bytes=settings.LADDER_CONNECT_MAX_MESSAGE_BYTES,
+            ping_interval_s=settings.LADDER_CONNECT_PING_INTERVAL_S,
+            ping_timeout_s=settings.LADDER_CONNECT_PING_TIMEOUT_S,
+        )
+
+
+class StreamGone(Exception):
+    """The stream closed (or never answered in time) while a request waited on it."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class _Waiter:
+    kind: str  # "handshake" or "decision"
+    done: threading.Event = field(default_factory=threading.Event)
+    answer: Any = None
+    error: StreamGone | None = None
+
+
+class _Bucket:
+    """Token bucket: ``rate`` per second, bursts of twice that."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate, self.capacity = float(rate), float(max(1, 2 * rate))
+        self.tokens, self.at = self.capacity, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+_CLOSE = object()
+
+
+class PlayStream:
+    """One open stream of one connected bot (see the module docstring)."""
+
+    def __init__(self, record: presence.StreamRecord, limits: Limits) -> None:
+        self.record = record
+        self.limits = limits
+        self.outbox: queue.Queue[Any] = queue.Queue()
+        self._pending: dict[str, _Waiter] = {}
+        # Requests that timed out: a late answer to one is dropped quietly, not a stray.
+        self._expired: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._bucket = _Bucket(limits.messages_per_s)
+        self.stray = 0
+        self.closed: tuple[grpc.StatusCode, str] | None = None
+        self.ping_sent: tuple[int, float] | None = None  # (nonce, when) of the unanswered ping
+        self.last_heard = time.monotonic()
+        self.context: grpc.ServicerContext | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.stream_id
+
+    # --- requests from the relay ----------------------------------------------------------
+
+    def request(self, kind: str, build: Callable[[str], Any], timeout_s: float) -> Any:
+        """Send the message ``build(correlation_id)`` and wait for its answer.
+
+        Raises StreamGone: UNAVAILABLE when the stream is (or gets) closed,
+        DEADLINE_EXCEEDED when no answer came in time, RESOURCE_EXHAUSTED when
+        the bot does not read what it was sent.
+        """
+        correlation = f"{kind[0]}{next(self._ids)}"
+        waiter = _Waiter(kind)
+        with self._lock:
+            if self.closed is not None:
+                raise StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {self.closed[1]}")
+            if self.outbox.qsize() >= MAX_OUTBOX:
+                raise StreamGone(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"the bot's stream has {MAX_OUTBOX} messages it did not read",
+                )
+            self._pending[correlation] = waiter
+        self.outbox.put(build(correlation))
+        try:
+            answer = self._wait(correlation, waiter, timeout_s)
+        except StreamGone as exc:
+            RELAYED.labels(kind, exc.code.name.lower()).inc()
+            raise
+        RELAYED.labels(kind, "answered").inc()
+        return answer
+
+    def _wait(self, correlation: str, waiter: _Waiter, timeout_s: float) -> Any:
+        if not waiter.done.wait(timeout_s):
+            with self._lock:
+                self._pending.pop(correlation, None)
+                self._expired[correlation] = None
+                while len(self._expired) > MAX_EXPIRED:
+                    self._expired.popitem(last=False)
+            if waiter.done.is_set() and waiter.error is None:  # answered just now
+                return waiter.answer
+            raise StreamGone(grpc.StatusCode.DEADLINE_EXCEEDED, f"{BOT_LATE} {timeout_s:.3f} s")
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.answer
+
+    def send(self, message: ladder_pb2.PlayServerMessage) -> None:
+        """Queue a message that needs no answer (match end, ping, pong)."""
+        if self.closed is None and self.outbox.qsize() < MAX_OUTBOX:
+            self.outbox.put(message)
+
+    # --- closing ------------------------------------------------------------------------
+
+    def close(self, code: grpc.StatusCode, message: str) -> None:
+        """End the stream with a status; every waiting request fails with ``message``."""
+        with self._lock:
+            if self.closed is not None:
+                return
+            self.closed = (code, message)
+            pending, self._pending = self._pending, {}
+        STREAMS_CLOSED.labels(code.name).inc()
+        for waiter in pending.values():
+            waiter.error = StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {message}")
+            waiter.done.set()
+        self.outbox.put(_CLOSE)
+        context = self.context
+        if context is not None and code != grpc.StatusCode.CANCELLED:
+            # The writer ends the call with this status, unless it is stuck sending to a
+            # bot that does not read: then the call is cancelled a moment later.
+            timer = threading.Timer(2.0, lambda: context.is_active() and context.cancel())
+            timer.daemon = True
+            timer.start()
+        log.info(
+            "stream %s of bot %s closed: %s %s", self.id, self.record.bot_id, code.name, message
+        )
+
+    # --- the reader -----------------------------------------------------------------------
+
+    def read(self, requests: Iterator[Any]) -> None:
+        """Consume the bot's messages until the stream ends (runs on its own thread)."""
+        try:
+            for message in requests:
+                self.last_heard = time.monotonic()
+                if not self._accept(message):
+                    return
+        except grpc.RpcError:
+            pass  # the client went away: the call's callback closes the stream
+        except Exception:
+            log.exception("stream %s reader failed", self.id)
+        finally:
+            self.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
+
+    def _accept(self, message: Any) -> bool:
+        """Handle one client message; False when it ended the stream."""
+        limits = self.limits
+        if isinstance(message, Oversized):
+            self.close(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"message of {message.size} bytes is larger than max {limits.max_message_bytes}",
+            )
+            return False
+        if isinstance(message, Garbled):
+            self.close(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"a message is not a PlayClientMessage ({message.description})",
+            )
+            return False
+        kind = message.WhichOneof("kind")
+        # Answers to what the server asked are bounded by what it asks; everything else a
+        # bot sends of its own accord (pings, pongs, strays) is rate-limited.
+        asked = kind in ("handshake", "decision") and self._asked(getattr(message, kind))
+        if not asked and not self._bucket.take():
+            self.close(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"more than {limits.messages_per_s} messages per second",
+            )
+            return False
+        if kind == "pong":
+            sent = self.ping_sent
+            if sent is not None and message.pong.nonce == sent[0]:
+                self.ping_sent = None
+            return True
+        if kind == "ping":
+            self.send(ladder_pb2.PlayServerMessage(pong=message.ping))
+            return True
+        if kind in ("handshake", "decision"):
+            answer = getattr(message, kind)
+            with self._lock:
+                waiter = self._pending.get(answer.correlation_id)
+                if waiter is not None and waiter.kind == kind:
+                    del self._pending[answer.correlation_id]
+                else:
+                    waiter = None
+            if waiter is None:
+                with self._lock:
+                    late = self._expired.pop(answer.correlation_id, False) is None
+                if late:
+                    return True  # answered after its deadline: the decision was a fault already
+                return self._stray(f"an answer to {answer.correlation_id[:40]!r}, never asked")
+            if kind == "decision" and answer.HasField("reply"):
+                size = answer.reply.ByteSize()
+                if size > MAX_REPLY_BYTES:
+                    waiter.error = StreamGone(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"reply of {size} bytes is larger than max {MAX_REPLY_BYTES}",
+                    )
+            waiter.answer = answer
+            waiter.done.set()
+            return True
+        if kind == "hello":
+            return self._stray("a second hello")
+        return self._stray("a message of no known kind")
+
+    def _asked(self, answer: Any) -> bool:
+        """An answer to a request of ours: one waiting, or one that timed out lately."""
+        with self._lock:
+            return answer.correlation_id in self._pending or answer.correlation_id in self._expired
+
+    def _stray(self, what: str) -> bool:
+        self.stray += 1
+        if self.stray > MAX_STRAY_ANSWERS:
+            self.close(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{self.stray} messages that were not answers to what was asked (last: {what})",
+            )
+            return False
+        return True
+
+    # --- the writer -----------------------------------------------------------------------
+
+    def write(self, context: grpc.ServicerContext) -> Iterator[ladder_pb2.PlayServerMessage]:
+        """What the call sends: the outbox, until the stream closes (the call's own thread)."""
+        while True:
+            try:
+                message = self.outbox.get(timeout=1.0)
+            except queue.Empty:
+                if not context.is_active():
+                    self.close(grpc.StatusCode.CANCELLED, "the bot went away")
+                    return
+                continue
+            if message is _CLOSE:
+                assert self.closed is not None
+                code, details = self.closed
+                if code != grpc.StatusCode.CANCELLED:
+                    raise GrpcError(code, details)
+                return
+            yield message
+
+
+class PlayHub:
+    """Every stream this process holds, and the threads that keep them honest."""
+
+    def __init__(self, relay_address: str, limits: Limits | None = None) -> None:
+        self.relay_address = relay_address
+        self.limits = limits or Limits.from_settings()
+        self._streams: dict[str, PlayStream] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # --- life -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if not presence.configured():
+            log.warning("no Redis for presence (REDIS_URL): connected bots cannot play here")
+            return
+        for target, name in (
+            (self._heartbeat, "play-heartbeat"),
+            (self._revocations, "play-revoked"),
+        ):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Close every stream (UNAVAILABLE: reconnect elsewhere) and forget its record."""
+        self._stopping.set()
+        for stream in self.streams():
+            stream.close(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
+            self._forget(stream)
+        for thread in self._threads:
+            thread.join(timeout=3.0)
+
+    def streams(self) -> list[PlayStream]:
+        with self._lock:
+            return list(self._streams.values())
+
+    def get(self, stream_id: str) -> PlayStream | None:
+        with self._lock:
+            return self._streams.get(stream_id)
+
+    # --- one call -------------------------------------------------------------------------
+
+    def play(
+        self, requests: Iterator[Any], context: grpc.ServicerContext, *, user: Any, token_id: int
+    ) -> Iterator[ladder_pb2.PlayServerMessage]:
+        """The body of Ladder.Play for an authenticated caller."""
+        if self._stopping.is_set():
+            raise GrpcError(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
+        if not presence.configured():
+            raise GrpcError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "this ladder runs without Redis: connected bots cannot play (set REDIS_URL)",
+            )
+        hello = self._hello(requests)
+        try:
+            bot = self._admit(hello, user)
+        finally:
+            # A stream lives for hours on this thread: it must not hold a database
+            # connection meanwhile (hundreds of streams would exhaust the server's).
+            connection.close()
+        limits = self.limits
+        record = presence.StreamRecord(
+            stream_id=secrets.token_hex(8),
+            bot_id=bot.pk,
+            user_id=user.pk,
+            token_id=token_id,
+            relay=self.relay_address,
+            since=time.time(),
+            label=text.clean(hello.label, 64),
+        )
+        stream = PlayStream(record, limits)
+        stream.context = context
+        with self._lock:
+            if len(self._streams) >= limits.streams_per_process:
+                raise GrpcError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"this server holds {limits.streams_per_process} streams, its limit;"
+                    " retry later or on another server",
+                )
+            self._streams[stream.id] = stream
+            STREAMS_OPEN.set(len(self._streams))
+        context.add_callback(lambda: self._ended(stream))
+        try:
+            try:
+                presence.stream_open(record)
+            except Exception as exc:
+                raise GrpcError(
+                    grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
+                ) from None
+            reader = threading.Thread(
+                target=stream.read, args=(requests,), name=f"play-{stream.id}", daemon=True
+            )
+            reader.start()
+            log.info("bot %s connected: stream %s (%s)", bot.name, stream.id, record.label)
+            yield ladder_pb2.PlayServerMessage(
+                welcome=ladder_pb2.PlayWelcome(
+                    stream_id=stream.id,
+                    bot=bot.name,
+                    ping_interval_ms=int(limits.ping_interval_s * 1000),
+                    ping_timeout_ms=int(limits.ping_timeout_s * 1000),
+                    max_messages_per_second=limits.messages_per_s,
+                    max_message_bytes=limits.max_message_bytes,
+                    max_reply_bytes=MAX_REPLY_BYTES,
+                    max_streams_per_bot=limits.streams_per_bot,
+                    max_streams_per_user=limits.streams_per_user,
+                )
+            )
+            yield from stream.write(context)
+        finally:
+            self._ended(stream)
+
+    def _hello(self, requests: Iterator[Any]) -> Any:
+        """The first client message, which must be a hello, within ``HELLO_TIMEOUT_S``."""
+        box: queue.Queue[Any] = queue.Queue()
+
+        def first() -> None:
+            try:
+                box.put(next(requests))
+            except (StopIteration, grpc.RpcError):
+                box.put(None)
+            except Exception as exc:
+                box.put(exc)
+
+        threading.Thread(target=first, name="play-hello", daemon=True).start()
+        try:
+            message = box.get(timeout=HELLO_TIMEOUT_S)
+        except queue.Empty:
+            raise GrpcError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"no hello within {HELLO_TIMEOUT_S:g} s (send PlayClientMessage.hello first)",
+            ) from None
+        if isinstance(message, Oversized):
+            raise GrpcError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"message of {message.size} bytes is larger than max"
+                f" {self.limits.max_message_bytes}",
+            )
+        if message is None or isinstance(message, Garbled | Exception):
+            raise GrpcError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "the first message must be a PlayClientMessage.hello",
+            )
+        if message.WhichOneof("kind") != "hello":
+            raise GrpcError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "the first message must be a PlayClientMessage.hello",
+            )
+        return message.hello
+
+    def _admit(self, hello: Any, user: Any) -> Bot:
+        """The caller's connected, playable bot named in ``hello``, within the stream limits."""
+        close_old_connections()
+        bot = own_bot_named(hello.bot, user)
+        if bot.kind != Bot.Kind.CONNECTED:
+            raise GrpcError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"bot {bot.name} is {bot.kind}; only a CONNECTED bot plays over Play",
+            )
+        if not bot.playable:
+            why = bot.suspended_reason or ("retired" if bot.is_retired else "inactive")
+            raise GrpcError(
+                grpc.StatusCode.FAILED_PRECONDITION, f"bot {bot.name} is not active: {why}"
+            )
+        try:
+            bot_n, user_n = presence.stream_counts(bot_id=bot.pk, user_id=user.pk)
+        except Exception as exc:  # Redis away: the ladder's trouble, the bot retries
+            raise GrpcError(
+                grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
+            ) from None
+        limits = self.limits
+        if bot_n >= limits.streams_per_bot:
+            raise GrpcError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"bot {bot.name} has {bot_n} streams open, the limit of {limits.streams_per_bot}",
+            )
+        if user_n >= limits.streams_per_user:
+            raise GrpcError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you have {user_n} streams open, the limit of {limits.streams_per_user}",
+            )
+        return bot
+
+    def _ended(self, stream: PlayStream) -> None:
+        stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
+        self._forget(stream)
+
+    def _forget(self, stream: PlayStream) -> None:
+        with self._lock:
+            if self._streams.pop(stream.id, None) is None:
+                return
+            STREAMS_OPEN.set(len(self._streams))
+        try:
+            presence.stream_close(stream.record)
+        except Exception as exc:  # Redis down: the record expires by itself
+            log.warning("could not remove stream %s from presence: %s", stream.id, exc)
+
+    # --- background -----------------------------------------------------------------------
+
+    def close_token(self, token_id: int, why: str = "the API token was revoked") -> int:
+        """Close every stream opened with ``token_id`` at once; how many."""
+        closed = 0
+        for stream in self.streams():
+            if stream.record.token_id == token_id:
+                stream.close(grpc.StatusCode.UNAUTHENTICATED, why)
+                self._forget(stream)
+                closed += 1
+        return closed
+
+    def _revocations(self) -> None:
+        revocations.listen_revoked(self.close_token, self._stopping.is_set)
+
+    def _heartbeat(self) -> None:
+        nonce = itertools.count(1)
+        last_ping = last_tokens = time.monotonic()
+        while not self._stopping.wait(presence.HEARTBEAT_S):
+            now = time.monotonic()
+            streams = [s for s in self.streams() if s.closed is None]
+            limits = self.limits
+            for s in streams:
+                if s.ping_sent is not None and now - s.ping_sent[1] > limits.ping_timeout_s:
+                    s.close(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"no pong within {limits.ping_timeout_s:g} s",
+                    )
+                    self._forget(s)
+            if now - last_ping >= limits.ping_interval_s:
+                last_ping = now
+                for s in streams:
+                    if s.ping_sent is None and s.closed is None:
+                        n = next(nonce)
+                        s.ping_sent = (n, now)
+                        s.send(ladder_pb2.PlayServerMessage(ping=ladder_pb2.PlayPing(nonce=n)))
+            try:
+                presence.heartbeat([s.record for s in self.streams() if s.closed is None])
+            except Exception as exc:
+                log.warning("presence heartbeat failed: %s", exc)
+            if now - last_tokens >= TOKEN_CHECK_S:
+                last_tokens = now
+                self._check_tokens()
+
+    def _check_tokens(self) -> None:
+        """Close the streams whose token was revoked (if the publication was missed)."""
+        from ladder.accounts.models import ApiToken
+
+        ids = {s.record.token_id for s in self.streams()}
+        if not ids:
+            return
+        try:
+            close_old_connections()
+            valid = set(
+                ApiToken.objects.filter(pk__in=ids, revoked_at__isnull=True).values_list(
+                    "pk", flat=True
+                )
+            )
+        except Exception as exc:
+            log.warning("token check failed: %s", exc)
+            return
+        finally:
+            close_old_connections()
+        for token_id in ids - valid:
+            self.close_token(token_id)

@@ -1,0 +1,113 @@
+"""digdown.v1.Relay: how a worker reaches a Play stream this process holds.
+
+Served on an internal address of its own (``LADDER_RELAY_LISTEN``, advertised in
+each stream's presence record), never on the authors' port. Each call names a
+stream; this process forwards the request on it and answers with the bot's
+reply, or with a status the worker tells apart (protos/digdown/v1/relay.proto):
+"bot stream closed" when the bot's stream is gone, "relay lost" when this
+process is stopping. Calls without the shared relay key are refused.
+
+Why a dialled relay and not Redis between worker and stream: a decision then
+costs one loopback (or LAN) gRPC call more than a dialled bot, instead of two
+Redis round trips plus the wake-ups of the process blocked on them;
+``bench/connect_bench.py`` measures both (docs/connected-bots.md has figures).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Any
+
+import grpc
+
+from digdown import serving
+from digdown.v1 import ladder_pb2, relay_pb2, relay_pb2_grpc
+from ladder.bots import presence
+from ladder.grpc.play import RELAY_LOST, STREAM_CLOSED, PlayHub, StreamGone
+
+log = logging.getLogger("ladder.grpc.relay")
+
+SERVICE_NAME = relay_pb2.DESCRIPTOR.services_by_name["Relay"].full_name
+MAX_WAIT_S = 120.0  # no decision waits longer (decision + a whole bank)
+
+
+class RelayServicer(relay_pb2_grpc.RelayServicer):
+    def __init__(self, hub: PlayHub) -> None:
+        self.hub = hub
+        self.key = presence.relay_key()
+
+    def _stream(self, stream_id: str, context: grpc.ServicerContext) -> Any:
+        sent = dict(context.invocation_metadata()).get("x-relay-key", "")
+        if not hmac.compare_digest(str(sent), self.key):
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, "relay calls need the relay key")
+        if self.hub._stopping.is_set():
+            context.abort(grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: this server is stopping")
+        stream = self.hub.get(stream_id)
+        if stream is None:
+            context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: no stream {stream_id[:40]} here"
+            )
+        return stream
+
+    def _forward(self, kind: str, request: Any, context: grpc.ServicerContext) -> Any:
+        """Send ``request`` (a RelayHandshake or RelayDecision) on its stream as a ``kind``
+        message and wait for the bot's answer (a status when there is none)."""
+        stream = self._stream(request.stream_id, context)
+        fields: dict[str, Any] = {
+            "match_id": request.match_id, "seat": request.seat, "request": request.request
+        }  # fmt: skip
+        if kind == "handshake":
+            fields["timeout_ms"] = request.timeout_ms
+        message_cls = ladder_pb2.PlayHandshake if kind == "handshake" else ladder_pb2.PlayDecision
+
+        def build(correlation: str) -> Any:
+            inner: Any = message_cls(correlation_id=correlation, **fields)
+            return ladder_pb2.PlayServerMessage(**{kind: inner})
+
+        timeout = min(max(request.timeout_ms, 1) / 1000, MAX_WAIT_S)
+        remaining = context.time_remaining()
+        if remaining is not None:
+            timeout = min(timeout, remaining)
+        try:
+            return stream.request(kind, build, timeout)
+        except StreamGone as exc:
+            context.abort(exc.code, exc.message)
+
+    def Handshake(self, request: Any, context: grpc.ServicerContext) -> Any:
+        answer = self._forward("handshake", request, context)
+        return relay_pb2.RelayAnswer(handshake=answer.reply)
+
+    def Act(self, request: Any, context: grpc.ServicerContext) -> Any:
+        answer = self._forward("decision", request, context)
+        if answer.error:
+            context.abort(grpc.StatusCode.INTERNAL, f"bot error: {answer.error[:500]}")
+        return relay_pb2.RelayAnswer(decision=answer.reply.SerializeToString())
+
+    def MatchEnd(self, request: Any, context: grpc.ServicerContext) -> Any:
+        stream = self._stream(request.stream_id, context)
+        stream.send(ladder_pb2.PlayServerMessage(match_end=request.end))
+        return relay_pb2.RelayAnswer(open=True)
+
+    def Status(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._stream(request.stream_id, context)
+        return relay_pb2.RelayAnswer(open=True)
+
+
+class RelayServer(serving.GrpcServer):
+    """The internal relay endpoint of one grpcserver process."""
+
+    def __init__(self, listen: str, hub: PlayHub, *, max_workers: int = 64) -> None:
+        self.hub = hub
+        # Each call holds a thread while the bot thinks: one per decision in flight here.
+        super().__init__(
+            listen,
+            services=[SERVICE_NAME],
+            register=lambda server: relay_pb2_grpc.add_RelayServicer_to_server(
+                RelayServicer(hub), server
+            ),
+            max_workers=max_workers,
+            max_concurrent_rpcs=max_workers * 2,
+            thread_name_prefix="relay",
+            reflection_enabled=False,
+        )

@@ -1,0 +1,91 @@
+"""The engine calls of one game over one ``Play`` stream (engine.proto), as a stub.
+
+``StreamedEngine`` has the unary stub's ``NewGame``, ``Step``, ``GetReplay`` and
+``CloseGame`` with the same signatures and answers, so the match loop's
+deadlines, retries and resume after an engine death stay one piece of code
+whichever way a game is played. ``NewGame`` opens the game's stream; the game
+lives and dies with it (the engine closes it when the stream ends). A stream
+that failed once is never used again: its game is reported NOT_FOUND, which is
+what sends the runner to re-create the game and re-apply its answers. An engine
+that refuses the stream (UNIMPLEMENTED: an older engine; RESOURCE_EXHAUSTED: its
+stream limit or its game quota) gets this game by unary calls instead.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+
+from digdown.v1 import engine_pb2, engine_pb2_grpc
+from workers.runner.net import TransportError, rpc_code
+from workers.runner.streams import CallStream
+
+log = logging.getLogger("workers.runner")
+
+_NO_STREAM = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+class StreamedEngine:
+    """One game's engine calls over a ``Play`` stream on ``channel`` (unary when refused)."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.unary = engine_pb2_grpc.EngineStub(channel)
+        self.streaming = True
+        self._stream: CallStream | None = None
+
+    def NewGame(  # the unary stub's names and signatures
+        self, request: engine_pb2.NewGameRequest, timeout: float
+    ) -> engine_pb2.NewGameResponse:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        if not self.streaming:
+            created: engine_pb2.NewGameResponse = self.unary.NewGame(request, timeout=timeout)
+            return created
+        stream = CallStream(self.unary.Play)
+        try:
+            response = stream.ask(engine_pb2.PlayRequest(new_game=request), timeout)
+        except grpc.RpcError as exc:
+            if rpc_code(exc) not in _NO_STREAM:
+                raise
+            log.info("engine refused a Play stream (%s): this game by unary calls", exc)
+            self.streaming = False
+            return self.NewGame(request, timeout=timeout)
+        self._stream = stream
+        return response.new_game
+
+    def Step(self, request: engine_pb2.StepRequest, timeout: float) -> engine_pb2.StepResponse:
+        if not self.streaming:
+            stepped: engine_pb2.StepResponse = self.unary.Step(request, timeout=timeout)
+            return stepped
+        return self._ask(engine_pb2.PlayRequest(step=request), timeout).step
+
+    def GetReplay(
+        self, request: engine_pb2.GetReplayRequest, timeout: float
+    ) -> engine_pb2.GetReplayResponse:
+        if not self.streaming:
+            replay: engine_pb2.GetReplayResponse = self.unary.GetReplay(request, timeout=timeout)
+            return replay
+        return self._ask(engine_pb2.PlayRequest(get_replay=request), timeout).replay
+
+    def CloseGame(
+        self, request: engine_pb2.CloseGameRequest, timeout: float
+    ) -> engine_pb2.CloseGameResponse:
+        if not self.streaming:
+            closed: engine_pb2.CloseGameResponse = self.unary.CloseGame(request, timeout=timeout)
+            return closed
+        was_open = self._stream is not None and not self._stream.broken
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        return engine_pb2.CloseGameResponse(closed=was_open)
+
+    def _ask(self, request: engine_pb2.PlayRequest, timeout: float) -> engine_pb2.PlayResponse:
+        stream = self._stream
+        if stream is None or stream.broken:
+            raise TransportError(
+                grpc.StatusCode.NOT_FOUND, "the game's Play stream is closed: the game is gone"
+            )
+        response: engine_pb2.PlayResponse = stream.ask(request, timeout)
+        return response
