@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.processes import Proc
 from tests.workers.sandbox.conftest import hostile_bundle
-from tests.workers.sandbox.test_hostile import LIMITS, house, play
+from tests.workers.sandbox.test_hostile import LIMITS, house, play, warm_worker  # noqa: F401
 from workers.runner import TimeControl, run_match
 from workers.runner.clock import charged_seconds
 from workers.sandbox import SandboxConfig, SandboxLimits, hosted_seat

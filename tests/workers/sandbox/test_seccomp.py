@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.processes import Proc
 from tests.workers.sandbox.conftest import hostile_bundle
-from tests.workers.sandbox.test_hostile import play
+from tests.workers.sandbox.test_hostile import play, warm_worker  # noqa: F401 (its fixture)
 from workers.sandbox.seccomp import CLONE_NAMESPACE_FLAGS, DENIED, syscall_number
 
 pytestmark = pytest.mark.usefixtures("sandbox_ready")
