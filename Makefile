@@ -13,8 +13,9 @@ PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./sdk -e '.[test,bench,s3,train,monitoring,native]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@# pip's and setuptools' warnings go to a log, not into `make run`'s first screen.
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train,monitoring,native]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
 	touch $(STAMP)
 
 # The rules core compiled with mypyc (engine/compile_rules.py) where a C compiler is present;
@@ -36,7 +37,7 @@ lint: $(STAMP)
 	@# Layering (pyproject [tool.importlinter]): one contract per rule of the architecture.
 	$(VENV)/bin/lint-imports
 	@# Types: the rules core strictly; the ladder with django-stubs and the DRF stubs.
-	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py
+	$(VENV)/bin/mypy --strict engine/rules engine/players engine/simulate.py engine/arena
 	$(VENV)/bin/mypy ladder deploy
 	@# The workers, the engine's service (server, sessions, timeline) and the SDK (it ships py.typed).
 	$(VENV)/bin/mypy workers engine/server.py engine/sessions.py engine/timeline.py sdk/digdown

@@ -82,14 +82,30 @@ class DataSet:
     largest_match: int
 
 
+def _defaults(table: str, columns: Sequence[str]) -> tuple[list[str], tuple[Any, ...]]:
+    """The table's NOT NULL columns with a model default that ``columns`` leaves out, and
+    those defaults: COPY bypasses the models, and a field added later must not break it."""
+    from django.apps import apps
+
+    models = apps.get_models(include_auto_created=True)
+    model = next(m for m in models if m._meta.db_table == table)
+    extra = [
+        f for f in model._meta.concrete_fields
+        if f.column not in columns and not f.null and not f.primary_key
+        and f.get_default() is not None  # a default, or "" for a text field
+    ]  # fmt: skip
+    return [f.column for f in extra], tuple(f.get_default() for f in extra)
+
+
 def _copy(table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    more, defaults = _defaults(table, columns)
     n = 0
     with (
         connection.cursor() as cur,
-        cur.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+        cur.cursor.copy(f"COPY {table} ({', '.join([*columns, *more])}) FROM STDIN") as copy,
     ):
         for row in rows:
-            copy.write_row(row)
+            copy.write_row((*row, *defaults))
             n += 1
     return n
 

@@ -132,6 +132,13 @@ BENCHES = [
         ["--games", "1"],
     ),
     Bench(
+        "arena",
+        "arena_bench.py",
+        "the arena (an author's bot in a seat) against engine.simulate, same games",
+        ["--games", "200"],
+        ["--games", "40"],
+    ),
+    Bench(
         "training",
         "training_bench.py",
         "the PettingZoo environment against the simulator",

@@ -1,4 +1,4 @@
-"""The ladder's side of ``make run`` (Django): the database, the demo user and its bots,
+"""The ladder's side of ``make run`` (Django): the database, the demo accounts and their bots,
 the fallback matchmaker, matches shown as they end, the leaderboard, and matches whose
 worker had to be killed.
 """
@@ -6,23 +6,31 @@ worker had to be killed.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import secrets
 import socket
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from deploy.processes import HOST, POLL_S, done, process_exists, say, step
 
-DEMO_USER = "demo"
-# The example bots: (name when hosted, name when served here as a remote bot, module).
+DEMO_USER = "demo"  # staff: it may run tournaments (docs/tournaments.md) and use /admin/
+RIVAL_USER = "rival"  # a second owner, so the example bots can meet at all (never two
+# bots of one owner at a table: the matchmaker's rule, and the fallback's below)
+# The example bots: (name when hosted, name when served here as a remote bot, module, owner).
 DEMO_BOTS = (
-    ("random", "local-random", "examples.random_bot"),
-    ("heuristic", "local-heuristic", "examples.heuristic_bot"),
-    ("starter", "local-starter", "examples.starter_bot"),
+    ("random", "local-random", "examples.random_bot", DEMO_USER),
+    ("heuristic", "local-heuristic", "examples.heuristic_bot", RIVAL_USER),
+    ("starter", "local-starter", "examples.starter_bot", DEMO_USER),
 )
+# Their passwords and tokens, kept so every run prints the same ones (mode 0600, under var/).
+ACCOUNTS_FILE = "demo-accounts.json"
 VALIDATE_TIMEOUT_S = 180.0
 
 
@@ -50,32 +58,86 @@ def sandbox_refusal() -> str:
     return hosted_refusal()
 
 
-def demo_user() -> tuple[Any, str, str]:
-    """The demo user (created once), a fresh password and a fresh API token for this run."""
+@dataclass(frozen=True)
+class DemoAccount:
+    user: Any
+    password: str
+    token: str
+
+
+def demo_accounts() -> dict[str, DemoAccount]:
+    """The demo accounts (made once), with the password and API token of the last run.
+
+    Both are kept in ``var/demo-accounts.json`` and reused while they still work (a
+    password changed on the site, or a revoked token, gets a new one), so a browser's
+    saved sign-in and a script's token survive restarts.
+    """
+    from django.conf import settings
+
     from ladder.accounts.models import User
-    from ladder.accounts.services import token_create
+    from ladder.accounts.services import token_authenticate, token_create
 
-    user = User.objects.filter(username=DEMO_USER).first()
-    if user is None:
-        user = User.objects.create_user(username=DEMO_USER, email="demo@example.org")
-    password = secrets.token_urlsafe(9)
-    user.set_password(password)
-    user.save(update_fields=["password"])
-    return user, password, token_create(user=user, name="make run").secret
+    path = Path(settings.VAR_DIR) / ACCOUNTS_FILE
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        saved = {}
+    accounts = {}
+    for name in (DEMO_USER, RIVAL_USER):
+        user = User.objects.filter(username=name).first()
+        if user is None:
+            user = User.objects.create_user(username=name, email=f"{name}@example.org")
+        if name == DEMO_USER and not user.is_staff:
+            user.is_staff = True
+            user.save(update_fields=["is_staff"])
+        kept = saved.get(name) if isinstance(saved.get(name), dict) else {}
+        password = str(kept.get("password") or "")
+        if not password or not user.check_password(password):
+            password = secrets.token_urlsafe(9)
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        token = str(kept.get("token") or "")
+        found = token_authenticate(secret=token) if token else None
+        if found is None or found.user_id != user.pk:
+            token = token_create(user=user, name="make run").secret
+        accounts[name] = DemoAccount(user, password, token)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({n: {"password": a.password, "token": a.token} for n, a in accounts.items()}, f)
+    return accounts
 
 
-def register_hosted(user: Any) -> list[int]:
-    """The example bots as hosted bots of ``user``; a new version when an example changed."""
+def _owned_by(bot: Any, user: Any, users: dict[str, DemoAccount], name: str) -> bool:
+    """Whether ``bot`` is (now) ``user``'s: an example of another demo account moves over.
+
+    Databases of earlier runs have every example under the demo user; this is
+    make run's own bookkeeping, not a user's change, so it moves the bot directly.
+    """
+    from ladder.bots.models import Bot
+
+    if bot.owner_id == user.pk:
+        return True
+    if bot.owner_id in {a.user.pk for a in users.values()}:
+        Bot.objects.filter(pk=bot.pk).update(owner=user)
+        step(f"{name} now belongs to {user.username}")
+        return True
+    return False
+
+
+def register_hosted(users: dict[str, DemoAccount]) -> list[int]:
+    """The example bots as hosted bots of their demo accounts; a new version when one changed."""
     from examples.hosted_bundle import build
     from ladder.bots.models import Bot
     from ladder.bots.services import bot_create, bot_version_upload
 
     ids = []
-    for name, _, _ in DEMO_BOTS:
+    for name, _, _, owner in DEMO_BOTS:
+        user = users[owner].user
         bot = Bot.objects.filter(name__iexact=name).first()
         if bot is None:
             bot = bot_create(owner=user, name=name, kind=Bot.Kind.HOSTED, description="example")
-        elif bot.owner_id != user.pk or bot.kind != Bot.Kind.HOSTED:
+        elif bot.kind != Bot.Kind.HOSTED or not _owned_by(bot, user, users, name):
             say(f"  !!  a bot named {name} exists and is not the demo's hosted bot: left out")
             continue
         filename, data = build(name)
@@ -109,8 +171,8 @@ def wait_valid(bot_ids: list[int], check_stack: Callable[[], None]) -> list[int]
         time.sleep(POLL_S)
 
 
-def register_remote(user: Any, ports: Sequence[int]) -> list[int]:
-    """The example bots as remote bots of ``user`` at the loopback ports served here."""
+def register_remote(users: dict[str, DemoAccount], ports: Sequence[int]) -> list[int]:
+    """The example bots as remote bots of their demo accounts at the loopback ports here."""
     from django.conf import settings
 
     from ladder.bots.models import Bot
@@ -122,12 +184,13 @@ def register_remote(user: Any, ports: Sequence[int]) -> list[int]:
             "allows (LADDER_DEV_MODE=1, the default with DJANGO_DEBUG=1); or install bubblewrap"
         )
     ids = []
-    for (_, name, _), port in zip(DEMO_BOTS, ports, strict=True):
+    for (_, name, _, owner), port in zip(DEMO_BOTS, ports, strict=True):
+        user = users[owner].user
         endpoint = f"{HOST}:{port}"
         bot = Bot.objects.filter(name__iexact=name).first()
         if bot is None:
             bot = bot_create(owner=user, name=name, kind=Bot.Kind.REMOTE, endpoint=endpoint)
-        elif bot.owner_id != user.pk or bot.kind != Bot.Kind.REMOTE:
+        elif bot.kind != Bot.Kind.REMOTE or not _owned_by(bot, user, users, name):
             say(f"  !!  a bot named {name} exists and is not the demo's remote bot: left out")
             continue
         elif bot.current_version is None or bot.current_version.endpoint != endpoint:
@@ -184,24 +247,24 @@ def matchmaking_scheduled() -> bool:
     return any("matchmak" in str(entry.get("task")) for entry in schedule.values())
 
 
-def demo_playable(user_id: int, remote_examples: bool) -> list[int]:
-    """The demo user's bots that can be seated now (the examples and whatever they upload).
+def demo_playable(user_ids: Sequence[int], remote_examples: bool) -> list[tuple[int, int]]:
+    """(bot, owner) of the demo accounts' bots that can be seated now (examples and uploads).
 
     Examples of the other kind, registered by an earlier run on this database (the
     sandbox was installed or removed since), are left out: they cannot play now.
     """
     from ladder.bots.models import Bot
 
-    other = [hosted if remote_examples else remote for hosted, remote, _ in DEMO_BOTS]
+    other = [hosted if remote_examples else remote for hosted, remote, _, _ in DEMO_BOTS]
     return list(
         Bot.objects.filter(
-            owner_id=user_id,
+            owner_id__in=user_ids,
             is_active=True,
             retired_at__isnull=True,
             current_version__isnull=False,
         )
         .exclude(name__in=other)
-        .values_list("pk", flat=True)
+        .values_list("pk", "owner_id")
     )
 
 
@@ -218,16 +281,22 @@ def in_flight(bot_ids: list[int]) -> int:
     )
 
 
-def queue_demo_match(bot_ids: list[int], rng: random.Random) -> int:
-    """FALLBACK MATCHMAKER of make run: a random table of the demo user's bots.
+def queue_demo_match(bots: Sequence[tuple[int, int]], rng: random.Random) -> int | None:
+    """FALLBACK MATCHMAKER of make run: a random table of the demo accounts' bots.
 
-    The ladder's matchmaker never seats two bots of one owner (collusion), and
-    every example bot is the demo user's, so without this they would never meet.
+    Keeps the examples playing whether or not beat's matchmaker is scheduled, and
+    keeps its rule: never two bots of one owner at a table (collusion), so a table
+    has one bot of each of 2 to 4 owners. None when fewer than two owners can play.
     """
     from ladder.matches.services import match_create
 
-    seats = rng.randint(2, min(4, len(bot_ids)))
-    return match_create(bot_ids=rng.sample(bot_ids, seats)).pk
+    by_owner: dict[int, list[int]] = defaultdict(list)
+    for bot_id, owner_id in bots:
+        by_owner[owner_id].append(bot_id)
+    if len(by_owner) < 2:
+        return None
+    owners = rng.sample(sorted(by_owner), rng.randint(2, min(4, len(by_owner))))
+    return match_create(bot_ids=[rng.choice(by_owner[o]) for o in owners]).pk
 
 
 def finished_since(after_id: int, shown: set[int]) -> list[tuple[int, str]]:

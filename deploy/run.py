@@ -45,9 +45,9 @@ from pathlib import Path
 
 from deploy.ladder import (
     DEMO_BOTS,
-    DEMO_USER,
+    DemoAccount,
+    demo_accounts,
     demo_playable,
-    demo_user,
     finished_since,
     in_flight,
     last_match_id,
@@ -150,7 +150,7 @@ def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool)
         )
     ]
     if remote_bots:
-        for (_, name, module), port in zip(DEMO_BOTS, ports_of_bots(ports), strict=True):
+        for (_, name, module, _), port in zip(DEMO_BOTS, ports_of_bots(ports), strict=True):
             listed.append(
                 Service(
                     name,
@@ -208,7 +208,11 @@ def ports_of_bots(ports: dict[str, int]) -> list[int]:
 
 
 def banner(
-    ports: dict[str, int], password: str, token: str, log_dir: Path, remote_bots: bool
+    ports: dict[str, int],
+    accounts: dict[str, DemoAccount],
+    log_dir: Path,
+    remote_bots: bool,
+    keeps_running: bool = True,
 ) -> str:
     from django.conf import settings
 
@@ -226,15 +230,37 @@ def banner(
         bots = "hosted bots, UNSAFE development mode: NOT isolated (no sandbox)"
     else:
         bots = "hosted bots, in the sandbox (bubblewrap)"
+    demo, *others = accounts.values()
+    token = demo.token
+    signins = f"user {demo.user.username}   password {demo.password}   (staff)"
+    for a in others:
+        signins += f"{' ' * 0}\n{' ' * 17}user {a.user.username}   password {a.password}"
+    indent = "\n" + " " * 17
+    tokens = indent.join(f"{a.token}   ({a.user.username})" for a in accounts.values())
+    # A Python line instead of grpcurl: the SDK is in the venv already, grpcurl is not.
+    python_line = (
+        '.venv/bin/python -c "import grpc; from digdown.v1 import ladder_pb2 as pb, '
+        "ladder_pb2_grpc as g; print(g.LadderStub(grpc.insecure_channel('"
+        f"{grpc_at}')).ListMyBots(pb.ListMyBotsRequest(), metadata=[('authorization', "
+        f"'Bearer {token}')], timeout=10))\""
+    )
+    stop = (
+        "Ctrl-C stops everything (running matches finish first; Ctrl-C again to stop at once)."
+        if keeps_running
+        else "It stops by itself once the matches asked for have been played."
+    )
     return f"""
 The ladder is running.
 
   leaderboard    {web}/
-  sign in        {web}/accounts/login/   user {DEMO_USER}   password {password}
+  sign in        {web}/accounts/login/   {signins}
+  sign up        {web}/accounts/signup/   (your own account: your bots meet the examples)
   your page      {web}/me/      admin: {web}/admin/ (staff only)
   REST API       {web}/api/v1/   docs {web}/api/docs/
-  Ladder gRPC    {grpc_at}   (authorization: Bearer <token>)
-  API token      {token}
+  Ladder gRPC    {grpc_at}   (authorization: Bearer <token>; the docs' snippets say
+                 127.0.0.1:50052: use {grpc_at} here)
+  API token      {tokens}
+                 (the same passwords and tokens every run: var/demo-accounts.json)
   engine         {HOST}:{ports["engine"]}
   database       {database}
   broker         {broker}
@@ -244,13 +270,17 @@ The ladder is running.
 
 Try next:
   open {web}/ and watch the board move; a match's page shows its replay
-  write a bot: docs/writing-a-bot.md (python -m examples.hosted_bundle starter, then
-      upload it on {web}/me/)
-  connect with the token:
-      grpcurl -plaintext -H 'authorization: Bearer {token}' {grpc_at} digdown.v1.Ladder/ListMyBots
+  write a bot: docs/writing-a-bot.md; try it locally first:
+      .venv/bin/python -m engine.arena --bot examples/starter_bot.py --games 100
+      then python -m examples.hosted_bundle starter (var/uploads/starter_bot.py) and
+      upload it on {web}/me/
+  connect with the token (gRPC from Python, then REST):
+      {python_line}
       curl -H 'Authorization: Bearer {token}' {web}/api/v1/bots/
+  (grpcurl works too, if installed: github.com/fullstorydev/grpcurl; the server has
+  reflection: grpcurl -plaintext -H 'authorization: Bearer <token>' {grpc_at} list)
 
-Ctrl-C stops everything (running matches finish first; Ctrl-C again to stop at once).
+{stop}
 """
 
 
@@ -310,30 +340,32 @@ class Runner:
             self.stack.start(svc)
         requeue_leftovers()
         self.first = last_match_id()
-        user, password, token = demo_user()
+        accounts = demo_accounts()
         if refusal:
-            bot_ids = register_remote(user, ports_of_bots(ports))
+            bot_ids = register_remote(accounts, ports_of_bots(ports))
             done(f"example bots registered (remote): {len(bot_ids)}")
         else:
-            bot_ids = register_hosted(user)
+            bot_ids = register_hosted(accounts)
             step("waiting for the hosted example bots' smoke matches")
             bot_ids = wait_valid(bot_ids, self.check_stack)
             done(f"example bots registered (hosted, valid): {len(bot_ids)}")
-        if len(bot_ids) < 2:
-            raise RuntimeError("fewer than two example bots can play")
-        say(banner(ports, password, token, self.log_dir, bool(refusal)))
+        owner_ids = [a.user.pk for a in accounts.values()]
+        playable = demo_playable(owner_ids, remote_examples=bool(refusal))
+        if len({owner for _, owner in playable}) < 2:
+            raise RuntimeError("the example bots of two owners are needed, and cannot all play")
+        say(banner(ports, accounts, self.log_dir, bool(refusal), keeps_running=not args.matches))
         if args.matches:
-            return self.play(bot_ids, args.matches)
+            return self.play(playable, args.matches)
         self.playing = True
-        self.keep_playing(user.pk, remote_examples=bool(refusal))
+        self.keep_playing(owner_ids, remote_examples=bool(refusal))
         return 0
 
-    def play(self, bot_ids: list[int], n: int) -> int:
+    def play(self, bots: list[tuple[int, int]], n: int) -> int:
         """``--matches N``: queue N matches between the example bots, wait, print the board."""
         from ladder.matches.models import Match
 
         rng = random.Random()
-        ids = [queue_demo_match(bot_ids, rng) for _ in range(n)]
+        ids = [pk for _ in range(n) if (pk := queue_demo_match(bots, rng)) is not None]
         say(f"Playing {n} match(es): {ids[0]}..{ids[-1]}")
         deadline = time.monotonic() + self.args.timeout
         done_statuses = [Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED]
@@ -355,18 +387,15 @@ class Runner:
             return 1
         return 0
 
-    def keep_playing(self, user_id: int, remote_examples: bool) -> None:
-        """Until Ctrl-C: show each match as it ends; keep the demo user's bots playing."""
+    def keep_playing(self, owner_ids: list[int], remote_examples: bool) -> None:
+        """Until Ctrl-C: show each match as it ends; keep the demo accounts' bots playing."""
         if matchmaking_scheduled():
-            why = (
-                "beat runs the matchmaker for every other bot; it never seats two bots of one "
-                "owner, and the example bots are all the demo user's"
-            )
+            why = "beat's matchmaker seats every bot too, yours included"
         else:
             why = "no matchmaking task is scheduled in beat"
         say(
-            "make run queues matches between the demo user's bots itself (fallback "
-            f"matchmaker: {why}).\n"
+            "make run also queues matches between the demo accounts' bots itself, never two "
+            f"bots of one owner at a table (fallback matchmaker: {why}).\n"
         )
         rng = random.Random()
         next_queue = 0.0
@@ -375,10 +404,10 @@ class Runner:
             self.show_finished()
             if time.monotonic() >= next_queue:
                 next_queue = time.monotonic() + 1.0
-                bot_ids = demo_playable(user_id, remote_examples)
-                if len(bot_ids) >= 2:
-                    for _ in range(self.args.concurrency - in_flight(bot_ids)):
-                        queue_demo_match(bot_ids, rng)
+                bots = demo_playable(owner_ids, remote_examples)
+                for _ in range(self.args.concurrency - in_flight([b for b, _ in bots])):
+                    if queue_demo_match(bots, rng) is None:
+                        break
             time.sleep(POLL_S)
 
     def shutdown(self) -> None:

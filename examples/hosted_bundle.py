@@ -7,8 +7,9 @@ pure rules code they use (`engine/rules`) next to the bot script, which becomes
 the archive's entry point `bot.py`. The starter bot needs nothing and is
 uploaded as its single `.py` file.
 
-    python -m examples.hosted_bundle heuristic -o heuristic.zip
-    # then upload heuristic.zip as a version of a hosted bot (REST or gRPC UploadVersion)
+    python -m examples.hosted_bundle heuristic             # var/uploads/heuristic.zip
+    python -m examples.hosted_bundle starter -o mybot.py   # anywhere you like
+    # then upload the file as a version of a hosted bot (REST or gRPC UploadVersion)
 
 The archive is reproducible: same sources, same bytes (fixed timestamps, sorted names).
 """
@@ -31,6 +32,7 @@ HOUSE_BOTS = {
 # What the wrapped players import, copied as they are (pure code, standard library only).
 BUNDLED_PACKAGES = ("engine/rules", "engine/players")
 ZIP_TIME = (2025, 1, 1, 0, 0, 0)
+UPLOADS_DIR = "var/uploads"  # under var/, which git ignores
 
 
 def _add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
@@ -60,10 +62,15 @@ def build(name: str) -> tuple[str, bytes]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m examples.hosted_bundle", description=__doc__)
     p.add_argument("bot", choices=sorted(HOUSE_BOTS))
-    p.add_argument("-o", "--out", type=Path, help="output file (default: the upload's name)")
+    p.add_argument(
+        "-o", "--out", type=Path, help=f"output file (default: {UPLOADS_DIR}/<the upload's name>)"
+    )
     args = p.parse_args(argv)
     filename, data = build(args.bot)
-    out = args.out or Path(filename)
+    # Not the current directory: in a checkout that is the repository root, where a copy of
+    # starter_bot.py would sit beside the real one as if it belonged to the project.
+    out = args.out or ROOT / UPLOADS_DIR / filename
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
     print(f"{out}: {len(data)} bytes")
     return 0

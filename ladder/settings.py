@@ -222,6 +222,13 @@ AUTH_USER_MODEL = "accounts.User"
 # account, before the password is hashed (ladder.accounts.auth_limits).
 AUTHENTICATION_BACKENDS = ["ladder.accounts.backends.LimitedModelBackend"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Django's own password rules, applied by the sign-up form (and the admin's password forms).
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 TEMPLATES = [
     {
@@ -355,6 +362,10 @@ LADDER_CONNECT_PING_INTERVAL_S = float(os.environ.get("LADDER_CONNECT_PING_INTER
 LADDER_CONNECT_PING_TIMEOUT_S = float(os.environ.get("LADDER_CONNECT_PING_TIMEOUT_S", "20"))
 LADDER_AUTH_FAILURES_PER_ADDRESS = os.environ.get("LADDER_AUTH_FAILURES_PER_ADDRESS", "30/15min")
 LADDER_AUTH_FAILURES_PER_ACCOUNT = os.environ.get("LADDER_AUTH_FAILURES_PER_ACCOUNT", "10/15min")
+# Self sign-up on the site (/accounts/signup/); off for a private ladder (accounts by staff).
+LADDER_SIGNUP = env_bool("LADDER_SIGNUP", True)
+# New accounts per client address (a fixed window; "off" for none).
+LADDER_SIGNUPS_PER_ADDRESS = os.environ.get("LADDER_SIGNUPS_PER_ADDRESS", "5/hour")
 ENGINE_ADDRESS = os.environ.get("ENGINE_ADDRESS", "")
 # Hosted bots (docs/sandbox.md).
 LADDER_SANDBOX_UNSAFE_DEV_MODE = env_bool("LADDER_SANDBOX_UNSAFE_DEV_MODE", False)

@@ -43,6 +43,7 @@ from ladder.matches.services import match_release, match_start
 from workers import metrics
 from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper
+from workers.live import LivePublisher
 from workers.runner import (
     EngineError,
     EnginePool,
@@ -161,6 +162,8 @@ def play_queued_match(
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
             metrics.observe_hosted_starts(bots.hosted.values())
+            live = LivePublisher(match_id)  # spectators' view, a few decisions behind
+            stack.callback(live.close)
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),
                 bots.specs,
@@ -170,6 +173,7 @@ def play_queued_match(
                 time_control=time_control(),
                 match_id=str(match_id),
                 cancel=lease.lost,
+                on_decision=live,
             )
         report.decisions, report.resumes = outcome.decisions, outcome.resumes
         timings.update(run=outcome.duration_s, engine=outcome.engine_s, bots=outcome.bots_s)

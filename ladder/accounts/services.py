@@ -1,4 +1,4 @@
-"""Token services: create (secret shown once), revoke, authenticate."""
+"""Account services: sign-up; tokens: create (secret shown once), revoke, authenticate."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ladder.accounts import revocations
 from ladder.accounts.models import ApiToken, User
-from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 
 TOKEN_PREFIX = "ddl_"
 MAX_ACTIVE_TOKENS = 20
@@ -30,6 +30,21 @@ class CreatedToken:
 
     token: ApiToken
     secret: str
+
+
+@transaction.atomic
+def user_signup(*, username: str, password: str, email: str = "") -> User:
+    """A new, ordinary account (never staff). The form has checked the password's rules.
+
+    Usernames are unique ignoring case, so that two accounts can never pass for one.
+    """
+    if User.objects.filter(username__iexact=username).exists():
+        raise Conflict("that username is taken")
+    user = User(username=username, email=email)
+    user.set_password(password)
+    user.full_clean(exclude=["password"])
+    user.save()
+    return user
 
 
 @transaction.atomic

@@ -301,3 +301,27 @@ def match_replay_file(*, match_id: int) -> ReplayFile:
     if reveal.stored and reveal.hidden == DEAL_IN_PLAY:
         raise Conflict(DEAL_IN_PLAY)
     raise NotFound("this match has no replay")
+
+
+def ladder_pulse() -> str:
+    """A short token that changes whenever a match is queued, starts, or ends (three queries).
+
+    Pages that update themselves poll it and fetch themselves again only when it
+    changes (``ladder/web/live.py``); every part is an indexed count or maximum.
+    """
+    from django.db.models import Count, Max
+
+    from ladder.matches.models import MatchResult
+
+    open_counts = dict(
+        Match.objects.filter(status__in=[Match.Status.QUEUED, Match.Status.RUNNING])
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    newest = Match.objects.aggregate(m=Max("id"))["m"] or 0
+    recorded = MatchResult.objects.aggregate(r=Max("id"))["r"] or 0
+    queued = open_counts.get(Match.Status.QUEUED, 0)
+    running = open_counts.get(Match.Status.RUNNING, 0)
+    return f"{newest}.{recorded}.{queued}.{running}"

@@ -84,11 +84,15 @@ def rating_uncertainty(*, rating: int, games: int) -> Uncertainty:
 def bot_rating_history(
     *, bot_id: int, limit: int = 200, ladder: str | None = None
 ) -> QuerySet[MatchSeat]:
-    """The bot's recorded seats on ``ladder`` in recording order (oldest first), the latest
-    ``limit`` of them, each with its ``result`` (``result_id`` is the recording sequence)."""
+    """The bot's recorded seats of rated matches on ``ladder`` in recording order (oldest
+    first), the latest ``limit`` of them, each with its ``result`` (``result_id`` is the
+    recording sequence). Unrated matches (tournaments, comparisons) move no rating: a
+    chart of them would show flat stretches and count games the rating never saw."""
     key = ladder_get(ladder).key
     latest = (
-        MatchSeat.objects.filter(bot_id=bot_id, result__isnull=False, match__ladder=key)
+        MatchSeat.objects.filter(
+            bot_id=bot_id, result__isnull=False, match__ladder=key, match__rated=True
+        )
         .order_by("-result_id")
         .values("pk")[:limit]
     )
@@ -116,10 +120,19 @@ LEADERBOARD_SORTS: dict[str, tuple[Any, ...]] = {
 
 
 def leaderboard_search(
-    *, kind: str = "", query: str = "", sort: str = "rank", ladder: str | None = None
+    *,
+    kind: str = "",
+    query: str = "",
+    sort: str = "rank",
+    ladder: str | None = None,
+    include_inactive: bool = False,
 ) -> QuerySet[Bot]:
-    """The board (``leaderboard_list``) narrowed to bots whose name or owner contains ``query``."""
-    qs = leaderboard_list(kind=kind, ladder=ladder)
+    """The board (``leaderboard_list``) narrowed to bots whose name or owner contains ``query``.
+
+    ``include_inactive`` keeps suspended bots in (the site shows them, marked, without a
+    position: they are off the board the matchmaker and the positions count).
+    """
+    qs = leaderboard_list(kind=kind, ladder=ladder, include_inactive=include_inactive)
     query = query.strip()
     if query:
         qs = qs.filter(Q(name__icontains=query) | Q(owner__username__icontains=query))
@@ -194,8 +207,9 @@ def bot_rating_trends(
 
     For the sparklines of a page of bots, in one query. On PostgreSQL a LATERAL
     join reads only each bot's latest seats (an index range per bot, one small
-    plan); elsewhere a window over the bots' seats. Unrated matches are points
-    where the rating stayed; the order is the matches' (creation) order.
+    plan); elsewhere a window over the bots' seats. Only rated matches count (as in
+    ``bot_rating_history``): an unrated one moves no rating; the order is the matches'
+    (creation) order.
     """
     ids = [int(pk) for pk in dict.fromkeys(bot_ids)]
     if not ids:
@@ -210,6 +224,7 @@ def bot_rating_trends(
                 " CROSS JOIN LATERAL (SELECT t.bot_id, t.match_id, t.rating_after"
                 f" FROM {seats} t JOIN {matches} m ON m.id = t.match_id"
                 " WHERE t.bot_id = b.id AND t.rating_after IS NOT NULL AND m.ladder = %s"
+                " AND m.rated"
                 " ORDER BY t.match_id DESC LIMIT %s) s",
                 [ids, key, points],
             )
@@ -217,7 +232,7 @@ def bot_rating_trends(
     else:
         rows = list(
             _recorded_seats()
-            .filter(bot_id__in=ids, match__ladder=key)
+            .filter(bot_id__in=ids, match__ladder=key, match__rated=True)
             .annotate(
                 back=Window(RowNumber(), partition_by=[F("bot_id")], order_by=F("match_id").desc())
             )

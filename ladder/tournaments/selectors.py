@@ -341,3 +341,50 @@ def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class RotationCell:
+    """One match of a comparison: its rotation, where it stands, the compared bot's rank."""
+
+    match_id: int
+    rotation: int
+    status: str
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class ComparisonDeal:
+    """One deal of a comparison: the same cave and opponents, each version in every rotation."""
+
+    index: int
+    seed: int
+    seats: int
+    old: list[RotationCell]
+    new: list[RotationCell]
+
+
+def comparison_deals(comparison: VersionComparison) -> list[ComparisonDeal]:
+    """Every deal's matches side by side, old and new version, in rotation order (one query)."""
+    rows = (
+        MatchSeat.objects.filter(match__deal__comparison=comparison, bot_id=comparison.bot_id)
+        .values_list(
+            "match_id",
+            "match__deal_rotation",
+            "match__status",
+            "rank",
+            "match__deal__comparison_index",
+            "match__deal__comparison_side",
+            "match__deal__seed",
+            "match__deal__seats",
+        )
+        .order_by("match__deal__comparison_index", "match__deal_rotation")
+    )
+    deals: dict[int, ComparisonDeal] = {}
+    for match_id, rotation, status, rank, index, side, seed, seats in rows:
+        if index is None:  # a comparison's deals always have an index (constraint)
+            continue
+        deal = deals.setdefault(index, ComparisonDeal(index, seed, seats, [], []))
+        cell = RotationCell(match_id, rotation or 0, status, rank)
+        (deal.new if side == "new" else deal.old).append(cell)
+    return [deals[i] for i in sorted(deals)]

@@ -46,3 +46,63 @@ def match_panel(*, match: Match) -> dict[str, Any]:
             for s in match.seats.all()
         ],
     }
+
+
+def live_view(*, match: Match) -> dict[str, Any]:
+    """What a spectator of ``match`` may see now (``match`` from ``match_detail``).
+
+    While it runs: the latest published frame (a few decisions behind the table;
+    public information only, see ``ladder.viewer.models``) with its events in words.
+    Never for a match whose seed another open match deals from (a duplicate deal's
+    other rotation, say): the cards this one reveals would be that game's hidden
+    cards. Once it has finished: no frame, only the way to its replay.
+    """
+    from engine.narrate import describe_event
+    from ladder.viewer.models import LiveFrame
+
+    seats = [{"seat": s.seat, "bot": s.bot_name} for s in match.seats.all()]  # type: ignore[attr-defined]
+    out: dict[str, Any] = {"match": match.pk, "status": match.status, "seats": seats}
+    if match.status in (Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED):
+        out["live"] = False
+        out["why"] = f"the match is {match.status}"
+        return out
+    twin = (
+        Match.objects.filter(
+            seed=match.seed, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+        )
+        .exclude(pk=match.pk)
+        .exists()
+    )
+    if twin:
+        out["live"] = False
+        out["why"] = (
+            "another match deals the same cave (a duplicate deal): nothing of this one is shown "
+            "until they have all been played"
+        )
+        return out
+    frame = LiveFrame.objects.filter(match_id=match.pk).first()
+    if frame is None:
+        out["live"] = match.status == Match.Status.RUNNING
+        out["why"] = "waiting for the first decisions" if out["live"] else "not started yet"
+        return out
+    names = {s["seat"]: s["bot"] or f"seat {s['seat']}" for s in seats}
+
+    def label(seat: Any) -> str:
+        return f"{names.get(seat, seat)} (seat {seat})" if isinstance(seat, int) else str(seat)
+
+    out.update(
+        live=True,
+        ply=frame.ply,
+        view=frame.view,
+        events=[
+            {
+                "i": i,
+                "kind": e.get("kind"),
+                "seat": e.get("seat", -1),
+                "text": describe_event(e, label),
+            }
+            for i, e in frame.events
+        ],
+        updated_at=frame.updated_at.isoformat(),
+    )
+    return out

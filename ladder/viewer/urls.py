@@ -7,6 +7,8 @@ from ladder.viewer import views
 urlpatterns = [
     path("replays/", views.standalone_page, name="viewer-standalone"),
     path("replays/matches/<id:match_id>/", views.match_page, name="viewer-match"),
+    path("replays/matches/<id:match_id>/live/", views.live_page, name="viewer-live"),
+    path("api/v1/matches/<id:match_id>/live/", views.live_json, name="viewer-live-json"),
     path(
         "api/v1/matches/<id:match_id>/timeline/",
         views.MatchTimelineApi.as_view(),

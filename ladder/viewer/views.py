@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -30,6 +31,7 @@ from ladder.api.parsers import StrictMultiPartParser
 from ladder.api.throttling import AnonThrottle
 from ladder.common.exceptions import NotFound
 from ladder.matches.selectors import match_detail, match_reveal
+from ladder.viewer.selectors import live_view
 from ladder.viewer.timelines import (
     ReplayTooLarge,
     Timeline,
@@ -207,3 +209,22 @@ def match_page(request: HttpRequest, match_id: int) -> HttpResponse:
     except NotFound:
         raise Http404("no such match") from None
     return render(request, "viewer/match.html", {"match": match, "reveal": match_reveal(match)})
+
+
+@never_cache
+def live_json(request: HttpRequest, match_id: int) -> JsonResponse:
+    """A running match's public view, a few decisions behind (or why there is none)."""
+    try:
+        match = match_detail(match_id=match_id)
+    except NotFound:
+        raise Http404("no such match") from None
+    return JsonResponse(live_view(match=match))
+
+
+def live_page(request: HttpRequest, match_id: int) -> HttpResponse:
+    """Watch a running match in the viewer; its full replay follows when it ends."""
+    try:
+        match = match_detail(match_id=match_id)
+    except NotFound:
+        raise Http404("no such match") from None
+    return render(request, "viewer/live.html", {"match": match})

@@ -1,4 +1,9 @@
-"""Sign in and out with Django's auth and a session (CSRF-protected forms).
+"""Sign up, in and out with Django's auth and a session (CSRF-protected forms).
+
+Sign-up (``LADDER_SIGNUP``, on by default; off for a private ladder) uses Django's
+user-creation form and password validators and is limited per client address
+(``LADDER_SIGNUPS_PER_ADDRESS`` new accounts per window), so one address cannot
+mint accounts in bulk to get around the per-owner rules of matchmaking.
 
 Failed sign-ins are limited per client address and per account by the
 authentication backend (``ladder.accounts.backends.LimitedModelBackend``), so
@@ -8,11 +13,20 @@ limit refused the attempt, instead of the usual "wrong username or password".
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView, LogoutView
-from django.http import HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 
 from ladder.accounts import auth_limits
+from ladder.accounts import services as account_services
+from ladder.common.ratelimit import FixedWindow
+from ladder.web.errors import shown_on
+from ladder.web.forms import SignUpForm
 
 
 class SignInView(LoginView):
@@ -35,3 +49,44 @@ class SignInView(LoginView):
 
 class SignOutView(LogoutView):
     """POST only (Django's own rule): a link cannot sign anyone out."""
+
+
+def _signup_window() -> FixedWindow | None:
+    return FixedWindow.from_rate("signup-address", settings.LADDER_SIGNUPS_PER_ADDRESS)
+
+
+@never_cache
+def signup(request: HttpRequest) -> HttpResponse:
+    """A new account, signed in at once; then the dashboard (first bot, first token)."""
+    if not settings.LADDER_SIGNUP:
+        raise Http404("sign-up is off on this ladder: ask its operator for an account")
+    if request.user.is_authenticated:
+        return redirect("web:dashboard")
+    form = SignUpForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        window = _signup_window()
+        address = auth_limits.request_address(request)
+        if window and window.count(address) >= window.limit:
+            form.is_valid()  # bound errors stay; the refusal says why and how long
+            form.add_error(
+                None, f"Too many new accounts from here: try again in {window.retry_after()} s."
+            )
+            return render(request, "web/signup.html", {"form": form}, status=429)
+        if form.is_valid():
+            d = form.cleaned_data
+            with shown_on(form):
+                user = account_services.user_signup(
+                    username=d["username"], password=d["password1"], email=d.get("email") or ""
+                )
+                if window:
+                    window.hit(address)
+                login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
+                messages.success(
+                    request,
+                    f"Welcome, {user.username}. Create a bot below, and an API token for "
+                    "your programs.",
+                )
+                return redirect("web:dashboard")
+        status = 400
+    return render(request, "web/signup.html", {"form": form}, status=status)

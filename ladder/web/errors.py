@@ -63,7 +63,7 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 
 @contextmanager
-def shown_on(form: forms.Form) -> Iterator[None]:
+def shown_on(form: forms.BaseForm) -> Iterator[None]:
     """Run a service call; its refusal becomes the form's error (the page is shown again).
 
     NotFound and PermissionDenied are not the form's business: they become the

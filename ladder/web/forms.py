@@ -6,7 +6,9 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.forms import UserCreationForm
 
+from ladder.accounts.models import User
 from ladder.bots.models import Bot
 from ladder.ladders import ladder_default, ladder_list
 from ladder.ratings.selectors import LEADERBOARD_SORTS
@@ -104,3 +106,53 @@ class ChallengeForm(forms.Form):
 
 class TokenCreateForm(forms.Form):
     name = forms.CharField(max_length=64, required=False, help_text="What this token is for.")
+
+
+class SignUpForm(UserCreationForm):  # type: ignore[type-arg]
+    """Username, optional email, password twice: Django's own checks and password validators.
+
+    Only validation: the account is made by ``accounts.services.user_signup``.
+    """
+
+    email = forms.EmailField(
+        required=False, help_text="Optional; only for resetting a forgotten password."
+    )
+
+    class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]
+        model = User
+        fields = ("username", "email")
+
+
+class ComparisonForm(forms.Form):
+    """Two valid versions of the bot, the opponents and the number of deals."""
+
+    old_version = forms.TypedChoiceField(coerce=int, label="Old version")
+    new_version = forms.TypedChoiceField(coerce=int, label="New version")
+    opponents = forms.CharField(
+        max_length=200,
+        initial="heuristic",
+        help_text="1 to 3 bot names, separated by commas: every deal is played against them.",
+    )
+    deals = forms.IntegerField(
+        min_value=2,
+        initial=10,
+        help_text="Each deal (one cave) is played by both versions in every seat rotation.",
+    )
+
+    def __init__(self, *args: Any, versions: list[int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [(n, f"v{n}") for n in sorted(versions, reverse=True)]
+        for name in ("old_version", "new_version"):
+            field: forms.TypedChoiceField = self.fields[name]  # type: ignore[assignment]
+            field.choices = choices
+        if len(choices) >= 2:
+            self.fields["new_version"].initial = choices[0][0]
+            self.fields["old_version"].initial = choices[1][0]
+        deals: forms.IntegerField = self.fields["deals"]  # type: ignore[assignment]
+        deals.widget.attrs["max"] = settings.LADDER_COMPARISON_MAX_DEALS
+
+    def clean_opponents(self) -> list[str]:
+        names = [n.strip() for n in self.cleaned_data["opponents"].split(",") if n.strip()]
+        if not 1 <= len(names) <= 3:
+            raise forms.ValidationError("name 1 to 3 opponents")
+        return names

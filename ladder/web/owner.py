@@ -31,6 +31,8 @@ from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
 from ladder.matches.spec import MatchSpec
+from ladder.tournaments import selectors as comparison_selectors
+from ladder.web.comparison_form import comparison_form
 from ladder.web.errors import shown_on
 from ladder.web.forms import (
     BotCreateForm,
@@ -55,6 +57,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "ladder": ladder_default(),
         "form": BotCreateForm(),
+        "has_token": account_selectors.token_list(user=request_user(request))
+        .filter(revoked_at__isnull=True)
+        .exists(),
     }
     return render(request, "web/dashboard.html", context)
 
@@ -106,6 +111,10 @@ def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any
         "upload_form": forms.get("upload_form") or UploadForm(),
         "endpoint_form": forms.get("endpoint_form") or EndpointForm(),
         "challenge_form": forms.get("challenge_form") or ChallengeForm(),
+        "comparison_form": forms.get("comparison_form") or comparison_form(bot),
+        "comparisons": comparison_selectors.comparison_list(user=request_user(request)).filter(
+            bot=bot
+        )[:10],
         "report": forms.get("report"),
         "streams": presence.streams_shown(bot.pk) if bot.kind == Bot.Kind.CONNECTED else None,
     }

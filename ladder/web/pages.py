@@ -84,12 +84,16 @@ def sort_headers(current: str) -> dict[str, dict[str, str]]:
     return headers
 
 
+RECENT_MATCHES = 10  # the home page's panel of last finished matches
+
+
 def leaderboard(request: HttpRequest) -> HttpResponse:
     ladder = asked_ladder(request)
     form = LeaderboardFilter(request.GET)
     f = form.values()
+    # Suspended bots stay in sight, marked with the reason, but hold no position.
     qs = rating_selectors.leaderboard_search(
-        kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key
+        kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key, include_inactive=True
     )
     page = Paginator(qs, f["page_size"]).get_page(request.GET.get("page"))
     context = {
@@ -104,10 +108,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             list(page),
             kind=f["kind"],
             ladder=ladder.key,
-            # The board itself, in its order: positions follow from the page's start.
-            first_position=page.start_index() if f["sort"] == "rank" and not f["q"] else None,
+            # Positions from the board itself (suspended bots are listed but hold none).
+            first_position=None,
         ),
     }
+    context["recent"] = match_selectors.match_list(status=Match.Status.FINISHED, ladder=ladder.key)[
+        :RECENT_MATCHES
+    ]
     return render(request, "web/leaderboard.html", context)
 
 

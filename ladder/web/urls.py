@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from ladder.web import auth, owner, pages
+from ladder.web import auth, comparisons, live, owner, pages
 
 app_name = "web"
 
@@ -14,6 +14,7 @@ urlpatterns = [
     path("tournaments/<id:tournament_id>/", pages.tournament_detail, name="tournament"),
     path("now/", pages.now, name="now"),
     path("accounts/login/", auth.SignInView.as_view(), name="login"),
+    path("accounts/signup/", auth.signup, name="signup"),
     path("accounts/logout/", auth.SignOutView.as_view(), name="logout"),
     path("me/", owner.dashboard, name="dashboard"),
     path("me/bots/new/", owner.bot_new, name="bot-new"),
@@ -22,6 +23,9 @@ urlpatterns = [
     path("me/bots/<id:bot_id>/endpoint/", owner.bot_endpoint, name="bot-endpoint"),
     path("me/bots/<id:bot_id>/challenge/", owner.bot_challenge, name="bot-challenge"),
     path("me/bots/<id:bot_id>/reactivate/", owner.bot_reactivate, name="bot-reactivate"),
+    path("me/bots/<id:bot_id>/compare/", comparisons.comparison_start, name="comparison-start"),
+    path("me/comparisons/<id:comparison_id>/", comparisons.comparison_page, name="comparison"),
+    path("live/pulse.json", live.pulse, name="live-pulse"),
     path("me/tokens/", owner.tokens, name="tokens"),
     path("me/tokens/<id:token_id>/revoke/", owner.token_revoke, name="token-revoke"),
 ]

@@ -34,6 +34,16 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
+def installed(python: Path) -> set[str]:
+    """The distributions pip says are in the venv of ``python`` (normalised names)."""
+    freeze = subprocess.run(
+        [str(python), "-m", "pip", "freeze"], env=clean_env(),
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return {re.split("==| @ ", line)[0].lower().replace("_", "-")
+            for line in freeze.stdout.splitlines()}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def sdk_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with `pip install ./sdk` (from a copy, so the repository stays clean)."""
@@ -65,12 +75,7 @@ def test_only_grpc_and_protobuf_come_with_it(sdk_python: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == {"present": [], "rulesets": sorted(RULESETS)}
-    freeze = subprocess.run(
-        [str(sdk_python), "-m", "pip", "freeze"], env=clean_env(),
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    names = {re.split("==| @ ", line)[0].lower().replace("_", "-")
-             for line in freeze.stdout.splitlines()}  # fmt: skip
+    names = installed(sdk_python)
     # typing-extensions comes with grpcio itself.
     allowed = {"digdown-sdk", "grpcio", "grpcio-health-checking", "protobuf", "typing-extensions"}
     assert names <= allowed, names - allowed

@@ -14,6 +14,7 @@ product's paths on such a machine.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -91,10 +92,16 @@ def check_what_the_banner_says(out: str) -> None:
             metadata=[("authorization", f"Bearer {token[1]}")],
             timeout=30,
         )
-    names = {bot.name for bot in mine.bots}
-    assert len(names) == 3 and all(
-        "random" in n or "heuristic" in n or "starter" in n for n in names
+    # The printed Python line (instead of grpcurl, which few have) works as printed.
+    line = re.search(r'^\s+\.venv/bin/python -c "(.+ListMyBots.+)"$', out, re.M)
+    assert line, out
+    printed = subprocess.run(
+        [sys.executable, "-c", line[1]], capture_output=True, text=True, timeout=60, check=False
     )
+    assert printed.returncode == 0 and "starter" in printed.stdout, printed.stderr
+    names = {bot.name for bot in mine.bots}
+    # The demo user owns two examples; the second demo account ("rival") the third.
+    assert len(names) == 2 and all("random" in n or "starter" in n for n in names), names
 
 
 def match_statuses(var_dir: Path) -> dict[str, int]:
@@ -123,7 +130,13 @@ def test_make_run_matches_plays_them_prints_the_board_and_leaves_nothing(tmp_pat
     ):
         assert re.search(rf"ok  {started}.* \(pid \d+\)", out), started
     assert re.search(r"API token\s+ddl_\S+", out)
-    assert re.search(r"sign in .* user demo\s+password \S+", out)
+    assert re.search(r"sign in .* user demo\s+password \S+\s+\(staff\)", out)
+    assert re.search(r"^\s+user rival\s+password \S+$", out, re.M)
+    assert "Ctrl-C stops everything" not in out  # it stops by itself
+    assert "github.com/fullstorydev/grpcurl" in out  # says where to get it; prints Python
+    saved = tmp_path / "demo-accounts.json"
+    assert saved.stat().st_mode & 0o077 == 0  # the passwords and tokens are the owner's only
+    assert json.loads(saved.read_text())["demo"]["token"] in out
     board = out[out.index("Leaderboard (") :]
     rows = re.findall(r"^\s+\d+\s+(\S+)\s+(hosted|remote)\s+\d+\.\d\s+(\d+)\s+\d+$", board, re.M)
     assert len(rows) == 3, board
@@ -133,6 +146,13 @@ def test_make_run_matches_plays_them_prints_the_board_and_leaves_nothing(tmp_pat
     assert leftovers(tmp_path) == []
     statuses = match_statuses(tmp_path)
     assert statuses.get("finished", 0) >= 3 and set(statuses) == {"finished"}, statuses
+    with sqlite3.connect(tmp_path / "ladder.sqlite3") as db:
+        same_owner = db.execute(
+            "SELECT s.match_id FROM matches_matchseat s JOIN bots_bot b ON b.id = s.bot_id "
+            "GROUP BY s.match_id, b.owner_id HAVING count(*) > 1"
+        ).fetchall()
+        staff = db.execute("SELECT is_staff FROM accounts_user WHERE username = 'demo'").fetchone()
+    assert same_owner == [] and staff == (1,)
     for log in ("engine", "worker", "beat", "grpc", "web"):
         assert (tmp_path / "log" / f"{log}.log").stat().st_size > 0, log
 

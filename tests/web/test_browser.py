@@ -51,7 +51,7 @@ def number(text: str) -> float:
 
 def board_rows(tab: Page) -> list[dict[str, Any]]:
     return tab.page.eval_on_selector_all(
-        "#leaderboard tbody tr[data-bot]",
+        "#leaderboard tbody tr[data-bot]:not([data-suspended])",
         """rows => rows.map(r => ({
             name: r.dataset.bot,
             kind: r.dataset.kind,
@@ -92,7 +92,9 @@ def test_leaderboard_loads_sorts_filters_and_pages(
     assert_labelled(tab)
     tab.shot("leaderboard")
     rows = board_rows(tab)
-    assert len(rows) == len(board) == 14  # ghost is suspended: off the board
+    assert len(rows) == len(board) == 14  # ghost is suspended: off the board...
+    ghost = tab.page.locator("#leaderboard tr[data-bot=ghost][data-suspended]")
+    assert "suspended: endpoint unreachable in matches" in ghost.inner_text()  # ...but shown
     for row, entry in zip(rows, board, strict=True):
         assert row["name"] == entry["name"] and int(row["rank"]) == entry["position"]
         assert row["rating"] == entry["rating"] and row["games"] == entry["games"]
@@ -169,7 +171,8 @@ def test_leaderboard_reads_without_javascript_and_fits_a_phone(
     try:
         page = Page(context.new_page(), site)
         page.goto("/")
-        assert page.page.locator("#leaderboard tbody tr[data-bot]").count() == 14
+        shown = page.page.locator("#leaderboard tbody tr[data-bot]:not([data-suspended])")
+        assert shown.count() == 14
         overflow = page.page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
@@ -482,7 +485,7 @@ def test_leaderboard_bot_now_and_match_pages_per_ladder(
     """A second ladder (dd-2): the board switches to it, the bot page shows both, all as the API."""
     tab.goto("/")
     assert tab.page.text_content("#board-ladder") == "dd-1"
-    tab.page.get_by_label("Ladder").select_option("dd-2")
+    tab.page.get_by_label("Ladder", exact=True).select_option("dd-2")
     tab.page.wait_for_url(re.compile(r"ladder=dd-2"))
     assert tab.page.text_content("#board-ladder") == "dd-2"
     board = api(site, "/api/v1/leaderboard/?ladder=dd-2&page_size=200")["results"]
@@ -540,7 +543,7 @@ def test_leaderboard_bot_now_and_match_pages_per_ladder(
     tab.goto(f"/matches/{played_ladder.on_dd2[0]}/")
     assert tab.page.text_content("#match-ladder").strip() == "ladder dd-2"
     tab.goto("/now/")
-    tab.page.get_by_label("Ladder").select_option("dd-2")
+    tab.page.get_by_label("Ladder", exact=True).select_option("dd-2")
     tab.page.wait_for_url(re.compile(r"ladder=dd-2"))
     finished = tab.page.locator("section:has(#finished-h) tbody tr")
     listed = api(site, "/api/v1/matches/?ladder=dd-2&status=finished")["results"]

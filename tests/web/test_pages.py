@@ -139,6 +139,7 @@ def test_search_sort_and_bad_parameters(make_user: Any, make_bot: Any) -> None:
     client = Client()
     owner = world["users"][1].username
     page = client.get("/", {"q": owner}).content.decode()
+    page = page[: page.index('id="recent-matches"')]  # the board, not the recent matches
     mine = [b.name for b in world["bots"] if b.owner_id == world["users"][1].pk]
     assert all(name in page for name in mine)
     assert world["bots"][0].name not in page
@@ -155,7 +156,10 @@ def test_rating_trend_and_first_places(make_user: Any, make_bot: Any) -> None:
     record(unrated, [1, 2])
     trends = rating_selectors.bot_rating_trends(bot_ids=[a.pk, b.pk], points=20)
     history = [s.rating_after for s in rating_selectors.bot_rating_history(bot_id=a.pk)]
-    assert trends[a.pk] == history[-20:]  # the unrated match is a point where the rating stayed
+    assert trends[a.pk] == history[-20:]  # both count rated matches only
+    assert unrated.pk not in {
+        s.match_id for s in rating_selectors.bot_rating_history(bot_id=a.pk)
+    }  # the chart counts only rated matches
     assert len(trends[b.pk]) == 20
     # First places: the rated wins counter of the rating entry, as the gRPC leaderboard.
     assert (standing(a)[2], standing(b)[2]) == (16, 9)
@@ -428,6 +432,23 @@ def test_a_suspended_bot_page_says_why_and_its_owner_how_to_lift_it(
     bot_suspend(user=staff, bot_id=bot.pk, reason="collusion")
     mine = owner.get(f"/bots/{bot.pk}/").content.decode()
     assert "Why: collusion" in mine and "only staff can lift it" in mine
+
+
+def test_suspended_bots_stay_on_the_leaderboard_marked_without_a_position(
+    make_user: Any, make_bot: Any
+) -> None:
+    from ladder.bots.services import bot_auto_suspend
+
+    alice, bob = make_user("alice"), make_user("bob")
+    alpha, beta = make_bot(alice, "alpha"), make_bot(bob, "beta")
+    bot_auto_suspend(bot_id=alpha.pk, reason="forfeited its last 3 matches (last: dead)")
+    board = Client().get("/").content.decode()
+    row = board[board.index('data-bot="alpha"') :].split("</tr>")[0]
+    assert "suspended: automatically suspended: forfeited its last 3 matches" in row
+    assert '<td class="num rank">\u2013</td>' in row  # an en dash: no position
+    other = board[board.index('data-bot="beta"') :].split("</tr>")[0]
+    assert '<td class="num rank">1</td>' in other and "suspended" not in other
+    assert beta.is_active
 
 
 def test_the_owner_reactivates_an_auto_suspended_bot_from_its_manage_page(

@@ -245,6 +245,8 @@ class MatchRun:
     ruleset: str = "dd-1"
     time_control: TimeControl = field(default_factory=TimeControl)
     on_progress: Callable[[int], None] | None = None
+    # Told every decision before the bot is asked (for spectators: workers/live.py).
+    on_decision: Callable[[engine_pb2.Decision, Sequence[game_pb2.Event]], None] | None = None
     match_id: str = ""
     # Asked before every decision; a non-empty answer stops the run (MatchAborted).
     cancel: Callable[[], str] | None = None
@@ -665,6 +667,8 @@ class MatchRun:
             while next_.WhichOneof("next") == "decision":
                 self._check_limits(started)
                 decision: engine_pb2.Decision = next_.decision
+                if self.on_decision is not None:
+                    self.on_decision(decision, self.events)
                 st = self.seats[decision.seat]
                 answer = self._ask(st, decision)
                 next_ = self._step(decision.seat, decision.ply, answer)
@@ -766,6 +770,7 @@ def run_match(
     on_progress: Callable[[int], None] | None = None,
     match_id: str = "",
     cancel: Callable[[], str] | None = None,
+    on_decision: Callable[[engine_pb2.Decision, Sequence[game_pb2.Event]], None] | None = None,
 ) -> MatchOutcome:
     """Run one match; write its replay to `out` (atomically) only if it completed.
 
@@ -789,6 +794,7 @@ def run_match(
         on_progress=on_progress,
         match_id=match_id,
         cancel=cancel,
+        on_decision=on_decision,
     )
     try:
         outcome = run.run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django import template
+from django.conf import settings
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -99,3 +100,9 @@ def sparkline(values: Sequence[float], label: str = "rating trend") -> SafeStrin
         f'data-points="{len(values)}"><title>{title}</title>'
         f'<polyline points="{path}" fill="none" stroke-width="1.5"/></svg>'
     )
+
+
+@register.simple_tag
+def signup_open() -> bool:
+    """Whether this ladder takes self sign-ups (``LADDER_SIGNUP``)."""
+    return bool(settings.LADDER_SIGNUP)

@@ -7,8 +7,14 @@
 // textContent, never as HTML.
 //
 // Embedding: an element with `data-ddv` and either `data-timeline-url` (a
-// match's timeline) or `data-upload-url` (a page that opens replay files) is
-// mounted automatically; `mount(element)` does it by hand.
+// match's timeline), `data-upload-url` (a page that opens replay files) or
+// `data-live-url` (a running match, watched live) is mounted automatically;
+// `mount(element)` does it by hand.
+//
+// Live: the page polls the match's live view (public only, a few decisions
+// behind the table: ladder/viewer/selectors.py) while the tab is visible, adds
+// each new view as a step, and follows the newest one unless you went back;
+// when the match has finished it opens the full replay (`data-replay-url`).
 
 const SPEEDS = [0.5, 1, 2, 4, 8, 16, 32];
 const DEFAULT_SPEED = 4;
@@ -48,6 +54,53 @@ function titleCase(word) {
 function token(player, label) {
   const colour = String(player.colour).toLowerCase();
   return h("span", { class: `ddv-token ddv-c-${colour}`, title: label }, String(player.seat));
+}
+
+
+// --------------------------------------------------------------------- icons
+// Small pictures drawn here (SVG, 16x16 grid, no external files) beside a card's
+// label: a mob for cards beaten with a sword, an ore block for the pickaxe's,
+// the tools themselves, a torch and a heart. Decorative: the text says it all.
+const ICONS = {
+  mob: [["rect", { x: 2, y: 2, width: 12, height: 12, rx: 1, class: "ddv-i-mob" }],
+    ["rect", { x: 4, y: 5, width: 3, height: 3, class: "ddv-i-dark" }],
+    ["rect", { x: 9, y: 5, width: 3, height: 3, class: "ddv-i-dark" }],
+    ["rect", { x: 6, y: 9, width: 4, height: 4, class: "ddv-i-dark" }]],
+  ore: [["rect", { x: 2, y: 2, width: 12, height: 12, rx: 1, class: "ddv-i-stone" }],
+    ["rect", { x: 4, y: 4, width: 3, height: 3, class: "ddv-i-gem" }],
+    ["rect", { x: 9, y: 7, width: 3, height: 3, class: "ddv-i-gem" }],
+    ["rect", { x: 5, y: 10, width: 2, height: 2, class: "ddv-i-gem" }]],
+  pickaxe: [["path", { d: "M2 5 Q8 0 14 5 L13 6 Q8 2.5 3 6 Z", class: "ddv-i-metal" }],
+    ["rect", { x: 7, y: 4, width: 2, height: 11, class: "ddv-i-wood" }]],
+  sword: [["path", { d: "M12 1 L15 1 L15 4 L7 12 L4 9 Z", class: "ddv-i-metal" }],
+    ["rect", { x: 2, y: 9, width: 5, height: 2, transform: "rotate(45 4.5 10)", class: "ddv-i-wood" }],
+    ["rect", { x: 1, y: 13, width: 2, height: 2, class: "ddv-i-wood" }]],
+  torch: [["rect", { x: 7, y: 6, width: 2, height: 9, class: "ddv-i-wood" }],
+    ["path", { d: "M8 0 Q12 4 8 7 Q4 4 8 0 Z", class: "ddv-i-flame" }]],
+  heart: [["path", { d: "M8 14 L2 8 Q0 5 2.5 3 Q5 1.5 8 4.5 Q11 1.5 13.5 3 Q16 5 14 8 Z", class: "ddv-i-heart" }]],
+};
+
+function icon(name) {
+  const shapes = ICONS[name];
+  if (!shapes) return null;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 16 16");
+  svg.setAttribute("class", `ddv-icon ddv-icon-${name}`);
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("data-icon", name);
+  for (const [tag, attrs] of shapes) {
+    const el = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    svg.appendChild(el);
+  }
+  return svg;
+}
+
+// A card's picture: what beats it says what it is (a mob is fought, an ore is dug).
+function cardIcon(card) {
+  if (card.loot === "TORCH") return icon("torch");
+  return icon(card.tool === "SWORD" ? "mob" : "ore");
 }
 
 // --------------------------------------------------------------------- decoding
@@ -99,8 +152,11 @@ class Viewer {
     this.useHash = !document.querySelector("[data-ddv-hash]");
     if (this.useHash) root.setAttribute("data-ddv-hash", "");
     this.build();
+    // Nothing to show until a timeline (or a live view) arrives: no empty panels meanwhile.
+    this.controls.hidden = this.main.hidden = this.help.hidden = true;
     if (root.dataset.timelineUrl) this.fetchTimeline(root.dataset.timelineUrl);
     if (root.dataset.uploadUrl) this.setUpDrop(root.dataset.uploadUrl);
+    if (root.dataset.liveUrl) this.followLive(root.dataset.liveUrl);
     window.addEventListener("hashchange", () => this.readHash());
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
@@ -310,6 +366,72 @@ class Viewer {
     return this.views.length - 1;
   }
 
+  // --- live ---------------------------------------------------------------------------
+
+  followLive(url) {
+    this.live = { plies: [], events: new Map(), seats: [], timer: null, done: false };
+    this.views = [];
+    this.own = [];
+    this.caves = [];
+    const poll = () => {
+      if (this.live.done || document.hidden) return;
+      fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then((r) => (r.ok ? r.json() : null))
+        .then((data) => data && this.liveFrame(data))
+        .catch(() => {});
+    };
+    this.live.timer = setInterval(poll, 1500);
+    document.addEventListener("visibilitychange", () => !document.hidden && poll());
+    poll();
+  }
+
+  liveFrame(data) {
+    const live = this.live;
+    this.root.dataset.liveStatus = data.status;
+    if (!data.live || !data.view) {
+      fill(this.banner, data.why ? `Not live: ${data.why}.` : "");
+      this.banner.hidden = !data.why;
+      if (data.status === "finished" || data.status === "errored" || data.status === "cancelled") {
+        live.done = true;
+        clearInterval(live.timer);
+        const replay = this.root.dataset.replayUrl;
+        if (data.status === "finished" && replay) {
+          fill(this.banner, "The match has finished: opening its full replay…");
+          window.location.assign(replay);
+        }
+      }
+      return;
+    }
+    this.banner.hidden = true;
+    if (live.plies.length && live.plies[live.plies.length - 1] === data.ply) return;
+    const following = !this.views.length || this.pos === this.last();
+    live.plies.push(data.ply);
+    const step = live.plies.length - 1;
+    for (const e of data.events) {
+      if (!live.events.has(e.i)) live.events.set(e.i, { d: step, kind: e.kind, seat: e.seat, text: e.text });
+    }
+    this.views.push(data.view);
+    this.own.push({});
+    this.caves.push([]); // never a face-down card: the live view has none to give
+    this.timeline = {
+      verification: { ok: true, first_difference: "" },
+      seats: data.seats.map((s) => ({ seat: s.seat, bot: s.bot, label: `${s.bot || "seat " + s.seat} (seat ${s.seat})` })),
+      observation_keys: Object.keys(data.view),
+      decisions: [],
+      events: [...live.events.keys()].sort((a, b) => a - b).map((i) => live.events.get(i)),
+      result: null,
+    };
+    this.controls.hidden = this.main.hidden = false;
+    this.help.hidden = true;
+    fill(this.modes, h("span", { class: "ddv-live-badge", "data-role": "live" }, "Live: the public view, a few decisions behind"));
+    this.slider.max = this.last();
+    this.buildLog();
+    this.root.dataset.loaded = "true";
+    this.root.dataset.liveSteps = String(this.views.length);
+    this.root.dataset.ply = String(data.ply);
+    this.go(following ? this.last() : this.pos, false);
+  }
+
   // --- position -----------------------------------------------------------------
 
   go(pos, remember = true) {
@@ -461,9 +583,11 @@ class Viewer {
     this.root.dataset.pos = String(pos);
     this.root.dataset.mode = this.mode;
     this.slider.value = String(pos);
-    this.posLabel.textContent = decision
-      ? `Decision ${pos} of ${t.decisions.length} · round ${decision.round} · turn ${decision.turn}`
-      : `End · after ${t.decisions.length} decisions`;
+    this.posLabel.textContent = this.live
+      ? `Live · step ${pos + 1} of ${this.views.length} · after decision ${this.live.plies[pos]}`
+      : decision
+        ? `Decision ${pos} of ${t.decisions.length} · round ${decision.round} · turn ${decision.turn}`
+        : `End · after ${t.decisions.length} decisions`;
     this.posLabel.dataset.d = String(pos);
     for (const [mode, b] of this.modeButtons) {
       b.setAttribute("aria-selected", String(mode === this.mode));
@@ -473,7 +597,7 @@ class Viewer {
     this.drawResolution(obs);
     this.drawSeats(obs, seatMode);
     this.drawDecision(decision);
-    this.drawEnd(pos === this.last());
+    this.drawEnd(pos === this.last() && !this.live);
     this.drawObservation(seatMode, decision);
     this.markLog();
   }
@@ -487,7 +611,7 @@ class Viewer {
     const hearts = h(
       "span",
       { class: "ddv-hearts", "data-role": "hearts", title: `${obs.hearts} hearts left (shared)` },
-      "♥".repeat(Math.max(0, Math.min(obs.hearts, 20))),
+      icon("heart"),
       ` ${obs.hearts}`,
     );
     const stack = Object.entries(obs.exchange_stack || {})
@@ -522,7 +646,7 @@ class Viewer {
         "data-card": card.id,
         title: `${titleCase(card.material)} ${card.name}${card.enchanted ? ", enchanted" : ""}`,
       },
-      h("span", { class: "ddv-name" }, card.name),
+      h("span", { class: "ddv-name" }, cardIcon(card), card.name),
       h("span", { class: "ddv-facts" }, facts.join(" · ")),
     );
   }
@@ -605,7 +729,7 @@ class Viewer {
     const objectives = obs.objectives || [];
     const flag = (on, text, extra = "") => (on ? h("span", { class: `ddv-flag${extra}` }, text) : null);
     const cards = (list) =>
-      list.length ? list.map((c) => h("span", { class: "ddv-loot", title: c.loot }, c.name)) : "–";
+      list.length ? list.map((c) => h("span", { class: "ddv-loot", title: c.loot }, cardIcon(c), c.name)) : "–";
     const seats = (obs.players || []).map((pl) => {
       const items = Object.entries(pl.items || {})
         .filter(([, n]) => n > 0)
@@ -616,6 +740,7 @@ class Viewer {
         h(
           "span",
           { class: `ddv-tool${tool.active ? "" : " ddv-tired"}`, title: tool.active ? "active" : "tired" },
+          icon(tool.kind === "SWORD" ? "sword" : "pickaxe"),
           `${tool.name} ${tool.strength}`,
         ),
       );
@@ -646,7 +771,9 @@ class Viewer {
         h(
           "div",
           { "data-role": "inventory" },
-          `Inventory ${used}/${pl.capacity}: ${pl.torches} torches`,
+          `Inventory ${used}/${pl.capacity}: `,
+          icon("torch"),
+          `${pl.torches} torches`,
           items.length ? `, ${items.join(", ")}` : "",
           ` · stash ${pl.stash}`,
         ),

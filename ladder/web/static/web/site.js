@@ -1,7 +1,10 @@
 /* Digging Down Ladder: what JavaScript adds to pages that already work without it.
  * - the rating history chart (uPlot, vendored) drawn from the page's JSON data;
  * - click-to-sort on tables marked data-sortable (the rows are all on the page);
- * - filter selects that apply themselves on change.
+ * - filter selects that apply themselves on change;
+ * - parts of a page marked data-live (with an id) that update themselves: the page
+ *   polls /live/pulse.json while the tab is visible (never while hidden) and, when
+ *   the ladder changed, fetches itself again and swaps those parts in (ladder/web/live.py).
  */
 (function () {
   "use strict";
@@ -96,7 +99,53 @@
     });
   }
 
+  function liveRegions() {
+    var regions = document.querySelectorAll("[data-live][id]");
+    var meta = document.querySelector("meta[name=ladder-pulse]");
+    if (!regions.length || !meta || !window.fetch) return;
+    var last = null, busy = false, poll = 5000, timer = null;
+    function swap(html) {
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      regions.forEach(function (el) {
+        var part = fresh.getElementById(el.id);
+        if (part && part.innerHTML !== el.innerHTML) {
+          el.innerHTML = part.innerHTML;
+          el.querySelectorAll("table[data-sortable]").forEach(makeSortable);
+        }
+      });
+      document.documentElement.dataset.liveRefreshed = String(Date.now());
+    }
+    function refresh() {
+      busy = true;
+      fetch(window.location.href, { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (html) { if (html) swap(html); })
+        .catch(function () {})
+        .then(function () { busy = false; });
+    }
+    function tick() {
+      if (document.hidden || busy) return;
+      fetch(meta.content, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (p) {
+          if (!p) return;
+          if (p.poll_ms && p.poll_ms !== poll) { poll = p.poll_ms; schedule(); }
+          if (last !== null && p.pulse !== last) refresh();
+          last = p.pulse;
+        })
+        .catch(function () {});
+    }
+    function schedule() {
+      if (timer) clearInterval(timer);
+      timer = setInterval(tick, poll);
+    }
+    document.addEventListener("visibilitychange", function () { if (!document.hidden) tick(); });
+    schedule();
+    tick();
+  }
+
   document.querySelectorAll("[data-chart=rating]").forEach(drawRatingChart);
   document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
   document.querySelectorAll("form[data-autosubmit]").forEach(autoSubmit);
+  liveRegions();
 })();

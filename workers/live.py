@@ -1,0 +1,67 @@
+"""Spectators of a running match: the worker publishes its public view, a few decisions behind.
+
+The match runner tells ``LivePublisher`` every decision (``run_match(on_decision=)``).
+What it keeps is public only: the acting seat's observation, which is the same
+for every seat apart from the seat number (``ladder.viewer.services.public_view``
+drops that), and the events, which every bot is sent anyway. It publishes the
+view of ``DELAY`` decisions ago, so the live page never runs ahead of the
+table, and at most every ``MIN_INTERVAL_S`` seconds, so a fast match costs the
+database a write a second, not one per decision. A failure to publish never
+touches the match: it is logged and the match plays on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from digdown import wire
+from digdown.v1 import engine_pb2, game_pb2
+from ladder.viewer.services import live_frame_clear, live_frame_publish
+
+log = logging.getLogger("workers.live")
+
+DELAY = 3  # decisions the live view is behind the table
+MIN_INTERVAL_S = 1.0
+EVENTS_KEPT = 40  # events shown with each view (the newest)
+
+
+class LivePublisher:
+    """``on_decision`` for one match; ``close()`` when the match ends, whatever happened."""
+
+    def __init__(self, match_id: int, *, delay: int = DELAY, interval_s: float = MIN_INTERVAL_S):
+        self.match_id = match_id
+        self.interval_s = interval_s
+        self._pending: deque[tuple[int, dict[str, Any], list[list[Any]]]] = deque(maxlen=delay + 1)
+        self._last = 0.0
+        self._broken = False
+
+    def __call__(self, decision: engine_pb2.Decision, events: Sequence[game_pb2.Event]) -> None:
+        if self._broken:
+            return
+        first = max(0, len(events) - EVENTS_KEPT)
+        shown = [[first + i, wire.event_from_proto(e)] for i, e in enumerate(events[first:])]
+        self._pending.append(
+            (decision.ply, wire.observation_from_proto(decision.observation), shown)
+        )
+        now = time.monotonic()
+        if len(self._pending) < (self._pending.maxlen or 1) or now - self._last < self.interval_s:
+            return
+        ply, observation, kept = self._pending[0]
+        self._last = now
+        try:
+            live_frame_publish(
+                match_id=self.match_id, ply=ply, observation=observation, events=kept
+            )
+        except Exception:
+            self._broken = True  # spectators lose the view; the match is not affected
+            log.exception("match %d: live view not published (no more tries)", self.match_id)
+
+    def close(self) -> None:
+        try:
+            live_frame_clear(match_id=self.match_id)
+        except Exception:
+            log.exception("match %d: live view not cleared", self.match_id)
