@@ -2,8 +2,8 @@
 
 CONFIG "calls" is a list of [label, syscall number, args...] (numbers resolved by the
 test on the host, so this works on any architecture). A clone (its label says
-"clone") that is let through exits its child at once and reaps it. Then the bot serves and plays: a denied
-call is an error code, not the end of the bot.
+"clone") that is let through exits its child at once and reaps it. Then the bot
+serves and plays: a denied call is an error code, not the end of the bot.
 """
 
 import ctypes
