@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean
+.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean cluster
 PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
 	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
 	tests/engine/test_reference_rules.py tests/training/test_features.py
@@ -89,6 +89,13 @@ rulesets-check: $(STAMP)
 # `make bench` (< 15 min on two cores), `make bench QUICK=1` (about 2 min). The read and page
 # benchmarks run when DATABASE_URL names a PostgreSQL database they may fill.
 BENCH_OUT ?= var/bench-report.md
+# The full cluster drill set (tests/cluster: seven network namespaces; needs root).
+# `make test` runs its bounded set. The drill table goes to var/cluster-drills.md.
+cluster: $(STAMP)
+	mkdir -p var
+	CLUSTER_FULL=1 CLUSTER_REPORT=var/cluster-drills.md $(PY) -m pytest tests/cluster -v \
+	  -o timeout=1800
+
 bench: $(STAMP)
 	$(PY) bench/run_all.py --out $(BENCH_OUT) $(if $(QUICK),--quick)
 

@@ -1,7 +1,8 @@
 """Health probes for the processes that are not gRPC servers (docker-compose.yml healthchecks).
 
     python -m deploy.health http http://127.0.0.1:8000/      # the web server answers (< 500)
-    python -m deploy.health worker                            # this machine's Celery worker pings
+    python -m deploy.health worker                            # the broker answers here, and
+                                                              # this machine's worker pings
     python -m deploy.health beat /data/var/celerybeat-schedule --max-age 600
 
 Exit 0 when healthy, 1 (with the reason on stderr) otherwise; every probe has a
@@ -55,6 +56,16 @@ def probe_worker(name: str, timeout_s: float) -> str:
     from workers.celery_app import app
 
     node = f"{name}@{socket.gethostname()}"
+    # First the broker itself, from this machine: a worker cut off from it looks idle
+    # to everyone else, and "did not answer a ping" would not say why.
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=timeout_s)
+            client = getattr(conn.default_channel, "client", None)
+            if client is not None:
+                client.ping()
+    except Exception as exc:  # kombu/redis raise many kinds; every one means unreachable
+        return f"{node}: broker unreachable from this machine: {type(exc).__name__}: {exc}"
     replies = app.control.ping(destination=[node], timeout=timeout_s)
     if not any(node in reply for reply in replies):
         return f"{node} did not answer a ping"

@@ -85,6 +85,8 @@ LADDER_MATCH_STREAMS    0 plays matches by unary calls only (bot protocol 1, no 
 LADDER_MATCH_LEASE_S    a claim's lease, renewed by a heartbeat every quarter (default 60)
 LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
 LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
+LADDER_BLAME_CONTROLS   host:port list of known-good peers a worker tries before charging a
+                        bot whose connection failed (docs/workers.md, "whose fault")
 LADDER_JANITOR_INTERVAL_S  how often beat runs the janitor (default 60)
 LADDER_QUEUED_GRACE_S   a queued match whose message is older than this is sent again
                         (default 600; must exceed the longest retry delay)
@@ -437,6 +439,11 @@ LADDER_SMOKE_SOFT_LIMIT_S = round(LADDER_SANDBOX_START_S + LADDER_MATCH_BANK_S +
 LADDER_MATCH_LEASE_S = float(os.environ.get("LADDER_MATCH_LEASE_S", "60"))
 LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
 LADDER_MATCH_RETRY_BACKOFF_S = float(os.environ.get("LADDER_MATCH_RETRY_BACKOFF_S", "10"))
+# Known-good peers (host:port) a worker connects to before charging a bot whose link
+# failed: when neither the bot nor these answer, the worker is the one cut off.
+LADDER_BLAME_CONTROLS = [
+    a.strip() for a in os.environ.get("LADDER_BLAME_CONTROLS", "").split(",") if a.strip()
+]
 LADDER_JANITOR_INTERVAL_S = float(os.environ.get("LADDER_JANITOR_INTERVAL_S", "60"))
 LADDER_QUEUED_GRACE_S = float(os.environ.get("LADDER_QUEUED_GRACE_S", "600"))
 # Matchmaking and auto-suspend (docs/matchmaking.md).
@@ -472,8 +479,14 @@ def celery_broker(
             # A message unacked for this long is delivered again: above the hard limit, so a
             # match that is still being played is never handed to a second worker.
             "visibility_timeout": 2 * hard_limit_s,
-            "socket_timeout": 10,
-            "socket_connect_timeout": 5,
+            # A Redis that is cut off (no RST, packets dropped) is noticed within seconds:
+            # a command waits at most socket_timeout; kombu pings and drops a BRPOP
+            # connection whose reply is overdue by health_check_interval (the worker logs
+            # "connection to broker lost" and reconnects); TCP keepalive for the rest.
+            "socket_timeout": 5,
+            "socket_connect_timeout": 3,
+            "health_check_interval": 2,
+            "socket_keepalive": True,
         }  # fmt: skip
     for folder in ("queue", "control"):
         (broker_dir / folder).mkdir(parents=True, exist_ok=True)
@@ -496,6 +509,16 @@ CELERY_TASK_IGNORE_RESULT = True  # the match row is the result; no result backe
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Take a message only when a pool process is free (Redis): a worker killed with
+# kill -9 holds no matches it never started, whose messages would sit unacknowledged
+# until the visibility timeout (ignored, with a warning, by the embedded broker).
+CELERY_WORKER_DISABLE_PREFETCH = CELERY_BROKER_TRANSPORT is None  # i.e. Redis
+# A publish while the broker is away fails fast: the request still answers (the match
+# is stored queued; the janitor sends it again), it does not hang on retries.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5,
+}  # fmt: skip
+CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # KiB; a backstop against slow leaks in long-lived children.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = 512 * 1024
@@ -595,8 +618,11 @@ CSRF_FAILURE_VIEW = "ladder.web.errors.csrf_failure"
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Answers as an empty cache while Redis is away (limits fail open, logged).
+            "BACKEND": "ladder.common.cache.DegradingRedisCache",
             "LOCATION": _cache_url,
+            # A cut-off Redis must cost a request a moment, not the client's patience.
+            "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
             # Keeps apart deployments (or test runs) that share one Redis database.
             "KEY_PREFIX": os.environ.get("LADDER_CACHE_PREFIX", ""),
         }

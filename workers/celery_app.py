@@ -27,7 +27,7 @@ if metrics_port():
     prepare_group("worker")
 
 from celery import Celery
-from celery.signals import after_setup_logger
+from celery.signals import after_setup_logger, worker_ready
 
 from telemetry.logs import json_wanted, use_json_on_root
 
@@ -40,3 +40,11 @@ def _json_logs(**_: object) -> None:
     """Celery sets up the worker's logging itself; LADDER_LOG_FORMAT=json re-formats it."""
     if json_wanted():
         use_json_on_root()
+
+
+@worker_ready.connect
+def _watch_broker(**_: object) -> None:
+    """The main process watches its broker link itself (workers/broker_watch.py)."""
+    from workers import broker_watch
+
+    broker_watch.start(app)

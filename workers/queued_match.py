@@ -17,8 +17,9 @@ Failures end in one of two ways. Errored for good, with the reason: a seat
 that cannot be dialed, an engine that refuses what it should accept, a
 match past its wall-clock limit, a result the ladder refuses. Released back to
 ``queued`` for a retry (the task retries with backoff): no engine took the
-game back, the database failed, the task's soft time limit, anything
-unexpected - until the attempts run out, then errored. Every write is fenced
+game back, this worker reached none of the bots (``workers.runner.blame``),
+the database failed, the task's soft time limit, anything unexpected - until the
+attempts run out, then errored. Every write is fenced
 by the claim, so a worker that lost its lease changes nothing.
 """
 
@@ -50,7 +51,9 @@ from workers.runner import (
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
+    Referee,
     TimeControl,
+    WorkerCutOff,
     run_match,
 )
 from workers.runner import replay as replay_io
@@ -173,6 +176,7 @@ def play_queued_match(
                 time_control=time_control(),
                 match_id=str(match_id),
                 cancel=lease.lost,
+                referee=Referee(controls=settings.LADDER_BLAME_CONTROLS),
                 on_decision=live,
             )
         report.decisions, report.resumes = outcome.decisions, outcome.resumes
@@ -207,7 +211,7 @@ def play_queued_match(
         _fail(report, claim, exc.message, bots)
     except (EngineError, MatchOverrun) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc), bots)
-    except (EngineUnavailable, DatabaseError, SoftTimeLimitExceeded) as exc:
+    except (EngineUnavailable, WorkerCutOff, DatabaseError, SoftTimeLimitExceeded) as exc:
         _release(report, claim, f"{type(exc).__name__}: {exc}", bots)
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)

@@ -32,6 +32,7 @@ from telemetry.logs import bound
 from workers import metrics
 from workers.celery_app import app
 from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status
+from workers.orphans import resend_orphaned
 from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
@@ -120,6 +121,7 @@ def janitor() -> dict[str, list[int]]:
             max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS,
         )
     )
+    report["orphans_resent"] = resend_orphaned()
     report["smoke_resent"] = bot_versions_resend_pending(grace_s=settings.LADDER_QUEUED_GRACE_S)
     # Tournaments whose last match closed without advancing them (cancelled, a worker lost).
     report["tournaments_advanced"] = tournaments_advance_running()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import PurePosixPath
@@ -361,6 +361,22 @@ def match_requeue_stale(
             report.requeued, report.resent, report.errored,
         )  # fmt: skip
     return report
+
+
+@transaction.atomic
+def match_resend_queued(*, match_ids: Collection[int], now: datetime | None = None) -> list[int]:
+    """Send again the messages of these matches, those still ``queued`` (the janitor's
+    early pass: messages a dead worker had taken but never started). A message that
+    turns up late anyway is a duplicate, skipped by the claim."""
+    now = now or timezone.now()
+    queued = Match.objects.select_for_update().filter(pk__in=match_ids, status=Match.Status.QUEUED)
+    resent = dict(queued.order_by("pk").values_list("pk", "priority"))
+    Match.objects.filter(pk__in=resent).update(enqueued_at=now)
+    for match_id, priority in resent.items():
+        _enqueue_on_commit(match_id, priority)
+    if resent:
+        log.info("janitor: resent %s (taken by a worker that is gone)", list(resent))
+    return list(resent)
 
 
 def _int(value: Any, what: str) -> int:

@@ -10,9 +10,11 @@ Library for the ladder's workers (no Django here) and for `python -m workers.pla
 The engine may be several (`"a:50051,b:50051"`, or a DNS name of replicas):
 a game whose engine dies is re-created on one of them and resumed.
 `EngineUnavailable` is retryable (run the match again later); `EngineError`,
-`MatchOverrun` (past the wall-clock limit) and `MatchAborted` are not.
+`MatchOverrun` (past the wall-clock limit) and `MatchAborted` are not;
+`WorkerCutOff` (this machine reached none of the bots: nobody is charged) is.
 """
 
+from .blame import Referee, WorkerCutOff
 from .engines import EngineAddressError, EnginePool
 from .match import (
     BotSpec,
@@ -39,12 +41,14 @@ __all__ = [
     "MatchOutcome",
     "MatchOverrun",
     "MatchRun",
+    "Referee",
     "ReplayFormatError",
     "RunnerError",
     "SeatTransport",
     "TimeControl",
     "TransportError",
     "TransportFactory",
+    "WorkerCutOff",
     "run_match",
     "verify_replay",
 ]

@@ -15,6 +15,11 @@ that address for the rest of the game.
 - ``dns:///host:port`` — the same, spelled the gRPC way;
 - ``unix:/path`` — one engine on a unix socket.
 
+A replica that failed (the runner calls ``mark_down``) is tried last by every
+new game, so games go around it at once instead of each retrying a dead address;
+a background probe asks its gRPC health service every ``PROBE_INTERVAL_S`` and
+puts it back in turn as soon as it answers SERVING.
+
 Channels are created on first use in the process that uses them, never at
 import, and kept per (process, address): a channel made before a fork hangs in
 the child, and a channel per process and endpoint avoids a connect per game
@@ -24,16 +29,25 @@ the child, and a channel per process and endpoint avoids a connect per game
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import random
 import socket
 import threading
+import time
 from collections.abc import Sequence
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from workers.local_engine import LocalEngine
 from workers.runner.net import engine_channel_options
+
+log = logging.getLogger("workers.engines")
+
+ENGINE_SERVICE = "digdown.v1.Engine"
+PROBE_INTERVAL_S = 1.0  # how often a replica marked down is asked whether it is back
+PROBE_TIMEOUT_S = 1.0
 
 
 class EngineAddressError(ValueError):
@@ -88,6 +102,9 @@ class EnginePool:
         self._channels: dict[str, grpc.Channel] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()
+        self._down: dict[str, float] = {}  # address -> when it was marked down (monotonic)
+        self._prober: threading.Thread | None = None
+        self._closed = threading.Event()
 
     def __str__(self) -> str:
         return ",".join(self.targets)
@@ -98,7 +115,66 @@ class EnginePool:
         for target in self.targets:
             found.extend(a for a in resolve(target) if a not in found)
         turn = next(self._turn) % len(found)
-        return found[turn:] + found[:turn]
+        ordered = found[turn:] + found[:turn]
+        with self._lock:
+            down = set(self._down)
+        # Replicas marked down go last: tried only when no other takes the game.
+        return [a for a in ordered if a not in down] + [a for a in ordered if a in down]
+
+    def down(self) -> list[str]:
+        """The replicas marked down and not yet answering their health probe."""
+        with self._lock:
+            return sorted(self._down)
+
+    def mark_down(self, address: str, reason: str = "") -> None:
+        """``address`` failed a call: route new games around it until its probe answers."""
+        with self._lock:
+            if os.getpid() != self._pid:
+                self._channels, self._down, self._prober = {}, {}, None
+                self._pid = os.getpid()
+            if address in self._down:
+                return
+            self._down[address] = time.monotonic()
+            if self._prober is None or not self._prober.is_alive():
+                self._prober = threading.Thread(
+                    target=self._probe_loop, name="engine-probe", daemon=True
+                )
+                self._prober.start()
+        log.warning("engine %s marked down (%s); new games go to the others", address, reason)
+
+    def mark_up(self, address: str) -> None:
+        with self._lock:
+            since = self._down.pop(address, None)
+        if since is not None:
+            log.warning(
+                "engine %s is back after %.1f s; it takes games again",
+                address, time.monotonic() - since,
+            )  # fmt: skip
+
+    def _probe_loop(self) -> None:
+        """Ask each replica marked down for its health until none is left (or closed)."""
+        while not self._closed.wait(PROBE_INTERVAL_S):
+            with self._lock:
+                down = list(self._down)
+            if not down:
+                with self._lock:
+                    if not self._down:
+                        self._prober = None
+                        return
+                continue
+            for address in down:
+                if self.healthy(address):
+                    self.mark_up(address)
+
+    def healthy(self, address: str) -> bool:
+        """Does the engine at ``address`` answer its health check with SERVING now?"""
+        try:
+            reply = health_pb2_grpc.HealthStub(self.channel(address)).Check(
+                health_pb2.HealthCheckRequest(service=ENGINE_SERVICE), timeout=PROBE_TIMEOUT_S
+            )
+        except grpc.RpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
     def channel(self, address: str) -> grpc.Channel:
         """This process's channel to one engine (a forked child never reuses its parent's)."""
@@ -112,6 +188,7 @@ class EnginePool:
             return channel
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
             channels, self._channels = self._channels, {}
         if os.getpid() == self._pid:

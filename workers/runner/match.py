@@ -54,6 +54,7 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
+from workers.runner.blame import TRANSPORT_FAULTS, TRANSPORT_HANDSHAKES, Referee
 from workers.runner.clock import CpuUsage, DecisionClock
 from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
@@ -250,6 +251,8 @@ class MatchRun:
     match_id: str = ""
     # Asked before every decision; a non-empty answer stops the run (MatchAborted).
     cancel: Callable[[], str] | None = None
+    # Decides whether a transport fault is the bot's or this worker's (blame.py).
+    referee: Referee = field(default_factory=Referee)
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.bots) <= 4:
@@ -309,6 +312,7 @@ class MatchRun:
             try:
                 return self._engine_call(name, request, idempotent=True)
             except EngineUnavailable as exc:
+                self.engines.mark_down(self.engine_address, str(exc))
                 if time.monotonic() > deadline:
                     raise
                 log.warning("match %s: %s; resuming the game", self.match_id, exc)
@@ -345,7 +349,9 @@ class MatchRun:
                     self._reapply(created)
                 except EngineUnavailable as exc:
                     failures.append(str(exc))
+                    self.engines.mark_down(address, str(exc))
                     continue
+                self.engines.mark_up(address)
                 self.engines_used.append(address)
                 if resume:
                     self.resumes += 1
@@ -450,6 +456,15 @@ class MatchRun:
                     (st.seat, f"protocol version {reply.protocol_version} is not supported")
                 )
         return dead
+
+    @staticmethod
+    def _dialled(st: SeatState) -> str:
+        """The address this worker dials for the seat ("" for a seat with a transport of
+        its own, e.g. a connected bot: the referee does not judge those)."""
+        return st.spec.address if st.spec.transport is None else ""
+
+    def _others(self, st: SeatState) -> list[str]:
+        return [self._dialled(o) for o in self.seats if o is not st]
 
     def _gone(self, st: SeatState) -> bool:
         """The seat's transport has proof that the bot is gone (nothing listens, ...)."""
@@ -640,6 +655,9 @@ class MatchRun:
             handshakes_started = time.monotonic()
             dead = self._handshakes()
             self.handshakes_s = time.monotonic() - handshakes_started
+            for st in self.seats:  # before the game: a failed dial may be this worker's
+                if st.handshake.startswith(TRANSPORT_HANDSHAKES):
+                    self.referee.charge(self._dialled(st), self._others(st), "a failed handshake")
             config = game_pb2.GameConfig(
                 ruleset=self.ruleset,
                 seed=self.seed,
@@ -671,6 +689,8 @@ class MatchRun:
                     self.on_decision(decision, self.events)
                 st = self.seats[decision.seat]
                 answer = self._ask(st, decision)
+                if answer.fault_kind in TRANSPORT_FAULTS:
+                    self.referee.charge(self._dialled(st), self._others(st), answer.reason)
                 next_ = self._step(decision.seat, decision.ply, answer)
                 ply = decision.ply + 1
                 if self.on_progress is not None:
@@ -770,6 +790,7 @@ def run_match(
     on_progress: Callable[[int], None] | None = None,
     match_id: str = "",
     cancel: Callable[[], str] | None = None,
+    referee: Referee | None = None,
     on_decision: Callable[[engine_pb2.Decision, Sequence[game_pb2.Event]], None] | None = None,
 ) -> MatchOutcome:
     """Run one match; write its replay to `out` (atomically) only if it completed.
@@ -794,6 +815,7 @@ def run_match(
         on_progress=on_progress,
         match_id=match_id,
         cancel=cancel,
+        referee=referee or Referee(),
         on_decision=on_decision,
     )
     try:

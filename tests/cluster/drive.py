@@ -1,0 +1,150 @@
+"""The drills' hands on the ladder: set up, create matches, and check what is stored.
+
+Run by the cluster tests in the host namespace with DATABASE_URL and the broker
+on unix sockets (nothing here sends to the namespaces' addresses):
+
+    python -m tests.cluster.drive setup --bots ADDR,ADDR,...   -> {"bots": [...], "token": ...}
+    python -m tests.cluster.drive create --count N [--countdown S] [--seed K]  -> [ids]
+    python -m tests.cluster.drive check --ids 1,2,3            -> the invariants, as JSON
+
+``--countdown`` sends each match's message with a countdown, as a retry does,
+so a worker holds it reserved but unclaimed (the kill drill of reserved matches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+from collections import Counter
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
+
+
+def setup(bots: list[str]) -> dict[str, Any]:
+    from django.core.management import call_command
+
+    from ladder.accounts.models import User
+    from ladder.accounts.services import token_create
+    from ladder.bots.services import bot_create
+
+    call_command("migrate", verbosity=0)
+    owner = User.objects.create_user(username="drills", password="drills-pw-12345678")
+    ids = [
+        bot_create(owner=owner, name=f"house{i}", kind="remote", endpoint=addr).pk
+        for i, addr in enumerate(bots)
+    ]
+    return {"bots": ids, "token": token_create(user=owner).secret}
+
+
+def create(count: int, countdown: float, seed: int) -> list[int]:
+    from django.conf import settings
+
+    from ladder.bots.models import Bot
+    from ladder.matches import services
+
+    if countdown:
+        from ladder.common.tasks import producer
+
+        def send_later(*, match_id: int, priority: int = 0) -> None:
+            producer().send_task(
+                settings.LADDER_TASK_PLAY_MATCH, args=[match_id], countdown=countdown
+            )
+
+        services.match_enqueue = send_later  # type: ignore[attr-defined]
+    rng = random.Random(seed)
+    bots = list(Bot.objects.order_by("pk").values_list("pk", flat=True))
+    return [
+        services.match_create(bot_ids=rng.sample(bots, 2), seed=rng.randrange(1 << 30)).pk
+        for _ in range(count)
+    ]
+
+
+def check(ids: list[int]) -> dict[str, Any]:
+    """What the drills assert, from the database: one dict, every number counted."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from ladder.bots.models import Bot
+    from ladder.matches.models import Match, MatchResult, MatchSeat
+    from ladder.ratings.models import BotRating
+
+    matches = Match.objects.filter(pk__in=ids)
+    status = Counter(matches.values_list("status", flat=True))
+    finished = matches.filter(status=Match.Status.FINISHED)
+    errored = list(matches.filter(status=Match.Status.ERRORED).values_list("pk", "error"))
+    results = Counter(
+        MatchResult.objects.filter(match_id__in=ids).values_list("match_id", flat=True)
+    )
+    seats = MatchSeat.objects.filter(match_id__in=ids)
+    # The house bots never fault: any fault or forfeit in a drill is the infrastructure's.
+    charged = sorted(
+        set(
+            seats.filter(match__status=Match.Status.FINISHED)
+            .exclude(faults=0, forfeit_reason="")
+            .values_list("match_id", flat=True)
+        )
+    )
+    entries = BotRating.objects.filter(ladder=settings.LADDER_DEFAULT_LADDER)
+    all_seats = MatchSeat.objects.filter(
+        match__status=Match.Status.FINISHED, rating_after__isnull=False
+    )
+    games = dict(entries.values_list("bot_id", "games"))
+    counted_twice = [bot for bot, n in games.items() if all_seats.filter(bot_id=bot).count() != n]
+    n_bots = Bot.objects.count()
+    total = sum(entries.values_list("rating", flat=True))
+    try:
+        call_command("rerate", "--check", verbosity=0)
+        rerate = "ok"
+    except SystemExit as exc:
+        rerate = f"exit {exc.code}"
+    everywhere = Counter(Match.objects.values_list("status", flat=True))
+    return {
+        "requested": len(ids),
+        "finished": status.get(Match.Status.FINISHED, 0),
+        "errored": status.get(Match.Status.ERRORED, 0),
+        "errors": errored,
+        "unsettled": len(ids) - finished.count() - len(errored),
+        "missing": len(ids) - matches.count(),
+        "results": sum(results.values()),
+        "doubled": sorted(m for m, n in results.items() if n > 1),
+        "finished_without_result": finished.exclude(pk__in=list(results)).count(),
+        "rated_by_infrastructure": charged,
+        "counted_twice": counted_twice,
+        "rating_sum": total,
+        "rating_sum_expected": len(games) * settings.LADDER_ELO_START,
+        "bots": n_bots,
+        "rerate": rerate,
+        "stuck": everywhere.get(Match.Status.RUNNING, 0) + everywhere.get(Match.Status.QUEUED, 0),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m tests.cluster.drive")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("setup")
+    s.add_argument("--bots", required=True)
+    c = sub.add_parser("create")
+    c.add_argument("--count", type=int, required=True)
+    c.add_argument("--countdown", type=float, default=0.0)
+    c.add_argument("--seed", type=int, default=0)
+    k = sub.add_parser("check")
+    k.add_argument("--ids", required=True)
+    args = p.parse_args(argv)
+
+    import django
+
+    django.setup()
+    if args.command == "setup":
+        out: Any = setup(args.bots.split(","))
+    elif args.command == "create":
+        out = create(args.count, args.countdown, args.seed)
+    else:
+        out = check([int(i) for i in args.ids.split(",") if i])
+    print("\n" + json.dumps(out))  # the last line: what the drills read
+
+
+if __name__ == "__main__":
+    main()

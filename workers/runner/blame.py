@@ -1,0 +1,82 @@
+"""Whose fault is a seat that stopped answering: the bot's, or the worker's own network?
+
+A bot that does not answer in time, or whose connection breaks, is charged a
+fault (three make a forfeit, and the match is rated). But a worker cut off from
+the bots sees exactly the same thing from every seat at once; charging the bots
+then moves ratings because of the ladder's own infrastructure. So before a
+*transport* fault (a timeout, a broken connection, a handshake that never
+completed) is charged, the worker gathers evidence about itself:
+
+1. the seat itself: a fresh TCP connection to its address. Accepted, or refused
+   with a reset, proves the worker reaches the bot's machine: the bot is slow,
+   hung or gone, and is charged.
+2. otherwise its witnesses: the other remote seats of the match and the known-good
+   peers of ``controls`` (``LADDER_BLAME_CONTROLS``). Any of them accepting or
+   refusing a connection proves the worker's network works: the bot's machine is
+   the one that is unreachable, and the bot is charged.
+3. otherwise nothing proves the worker can reach anybody: ``WorkerCutOff``. The
+   match is stopped before the fault is applied, nobody is charged, and the
+   ladder releases it to be played again (on the last attempt it is errored,
+   unrated) - never rated.
+
+Seats on this machine (hosted bots on unix sockets) never need the network, so
+their faults are always theirs. Faults of content (illegal, malformed, too large)
+are the bot's whatever the network does and are never judged here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from workers.runner.net import RunnerError, probe
+
+log = logging.getLogger("workers.runner")
+
+# Fault kinds that a broken network produces as well as a broken bot.
+TRANSPORT_FAULTS = frozenset({"timeout", "unavailable"})
+# Handshake failures that may be the network's (the status code starts the reason).
+TRANSPORT_HANDSHAKES = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+
+
+class WorkerCutOff(RunnerError):
+    """This worker could reach none of the bots: release the match, rate nobody."""
+
+    retryable = True
+
+
+def _remote(address: str) -> bool:
+    """Reached over the network: a dialled ``host:port`` (not a unix socket, not a seat
+    with a transport of its own, which the caller passes as "")."""
+    return bool(address) and not address.startswith("unix:")
+
+
+@dataclass(frozen=True)
+class Referee:
+    """Decides, by the evidence above, whether a seat's transport fault may be charged."""
+
+    controls: Sequence[str] = ()
+    probe_s: float = 1.0
+
+    def charge(self, faulted: str, others: Sequence[str], what: str) -> None:
+        """Return when the seat at ``faulted`` may be charged for ``what``; raise
+        WorkerCutOff when the worker's own connectivity is what failed."""
+        if not _remote(faulted) or probe(faulted, self.probe_s) != "unknown":
+            return
+        witnesses = [a for a in (*others, *self.controls) if _remote(a) and a != faulted]
+        if witnesses:
+            with ThreadPoolExecutor(max_workers=min(8, len(witnesses))) as pool:
+                answers = list(pool.map(lambda a: probe(a, self.probe_s), witnesses))
+            if any(answer != "unknown" for answer in answers):
+                return
+        log.warning(
+            "no bot answers a connection (the faulted seat and %d witness(es)) after %s: "
+            "this worker is cut off; nobody is charged",
+            len(witnesses), what,
+        )  # fmt: skip
+        raise WorkerCutOff(
+            f"worker cut off from the bots ({what}; neither the seat nor any of "
+            f"{len(witnesses)} witness(es) accepted a connection): nobody is charged"
+        )
