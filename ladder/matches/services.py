@@ -40,6 +40,7 @@ from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladde
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.opponents import opponent_tallies_add
 from ladder.matches.queue import match_enqueue
+from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.spec import MatchSpec
 from ladder.ratings.services import (
@@ -202,6 +203,8 @@ def matches_create(
     owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
     if owner is not None and not any(b.owner_id == owner for b in bots.values()):
         raise PermissionDenied("a challenge must include one of your own bots")
+    if requested_by is not None and spec.tournament_id is None:
+        challenges_quota_check(requested_by, adding=len(tables))
     chosen_versions = _versions(bots, spec.versions)
     matches = []
     for rotation, table in enumerate(tables):

@@ -127,7 +127,8 @@ def test_request_challenge_picks_near_opponents_in_bounded_queries(
     assert match.seats[0].bot == mine.name and match.seed == 0
     world.grow(20)
     match, large = challenge()
-    assert large == small <= 12, (small, large)
+    # (+2 since the challenge quotas: the lock on the user's row, one count of theirs.)
+    assert large == small <= 14, (small, large)
     # The nearest in rating: the bot that lost every game is the farthest from the top.
     board = stub.Leaderboard(pb.LeaderboardRequest(page_size=200), timeout=T).entries
     rating = {e.bot: e.rating for e in board}
