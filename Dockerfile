@@ -2,9 +2,10 @@
 # migrate, worker, beat. The service's `command` picks the role.
 FROM python:3.11-slim
 
-# bubblewrap: the workers' sandbox for hosted bots (docs/sandbox.md).
+# bubblewrap: the workers' sandbox for hosted bots (docs/sandbox.md); libseccomp2 compiles
+# its system-call filter.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends bubblewrap \
+    && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@# pip's and setuptools' warnings go to a log, not into `make run`'s first screen.
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train,monitoring,native]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ./sdk -e '.[test,bench,s3,train,monitoring,native,export]' 2>$(VENV)/pip-install.log || (cat $(VENV)/pip-install.log; exit 1)
 	touch $(STAMP)
 
 # The rules core compiled with mypyc (engine/compile_rules.py) where a C compiler is present;

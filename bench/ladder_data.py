@@ -9,7 +9,8 @@ through the services, but shaped as they would leave it: owners with a few bots
 each, remote and hosted bots with 1-3 versions, matches of 2-4 seats whose bots
 are drawn with a long-tailed activity (the busiest bot plays a few thousand
 matches), ranks drawn from hidden strengths, ratings applied with the project's
-own Elo in recording order (so ``rerate --check`` finds nothing to fix),
+own Elo in recording order (the seats and entries agree with ``rerate``; the
+ratings' ledger and version entries are left empty: ``manage.py rerate`` fills them),
 counters on the rating entries, some queued, running and errored matches, and
 tournaments of up to 2,000 bots. Every database ladder table is emptied first.
 
@@ -54,14 +55,14 @@ from ladder.ladders import ladder_default  # noqa: E402
 from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
 from ladder.matches.opponents import opponent_tallies_from_seats  # noqa: E402
 from ladder.ratings import elo  # noqa: E402
-from ladder.ratings.models import BotRating  # noqa: E402
+from ladder.ratings.models import BotRating, Season  # noqa: E402
 from ladder.tournaments.models import Tournament  # noqa: E402
 
 TABLES = [
     "accounts_apitoken", "matches_opponenttally", "matches_matchseat", "matches_matchresult",
     "matches_match",
     "matches_tournament_participants", "matches_tournament", "bots_botrating", "bots_botversion",
-    "bots_bot", "accounts_user",
+    "bots_bot", "accounts_user", "ratings_season",
 ]  # fmt: skip
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 OPEN_MATCHES = {"queued": 1000, "running": 100, "errored": 500}
@@ -202,14 +203,14 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
             current[b] = vid
     bot_rows = [
         (b, owner_of[b - 1], f"bot-{b:05d}", kinds[b - 1], f"bench bot {b}",
-         rng.random() > 0.03, "", EPOCH + timedelta(days=300) if rng.random() < 0.01 else None,
+         rng.random() > 0.03, "", "", EPOCH + timedelta(days=300) if rng.random() < 0.01 else None,
          None, EPOCH + timedelta(minutes=b), EPOCH + timedelta(minutes=b))
         for b in range(1, bots + 1)
     ]  # fmt: skip
     _copy(
         "bots_bot",
         ["id", "owner_id", "name", "kind", "description", "is_active", "suspended_reason",
-         "retired_at", "current_version_id", "created_at", "updated_at"],
+         "suspension", "retired_at", "current_version_id", "created_at", "updated_at"],
         bot_rows,
     )  # fmt: skip
     _copy(
@@ -242,10 +243,15 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
         return seated
 
     tournaments = [
-        (t, f"Bench cup {t}", "round_robin", EPOCH + timedelta(days=t))
+        (t, f"Bench cup {t}", "round_robin", "pending", False, 2, False, "",
+         EPOCH + timedelta(days=t))
         for t in range(1, TOURNAMENTS + 1)
-    ]
-    _copy("matches_tournament", ["id", "name", "format", "created_at"], tournaments)
+    ]  # fmt: skip
+    _copy(
+        "matches_tournament",
+        ["id", "name", "format", "status", "rated", "seats", "duplicate", "ladder", "created_at"],
+        tournaments,
+    )
     participants = (
         (t, b)
         for t in range(1, TOURNAMENTS + 1)
@@ -273,14 +279,14 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
                 at if status != "queued" else None, at + timedelta(seconds=20) if done else None,
                 "bench: bot did not answer" if status == "errored" else "",
                 f"replays/{mid}/{sha}.json.gz" if sha else "", sha,
-                rng.randint(4_000, 40_000) if sha else 0,
+                rng.randint(4_000, 40_000) if sha else 0, 0,
             )  # fmt: skip
 
     match_columns = [
         "id", "ladder", "ruleset", "seed", "difficulty", "rated", "status", "tournament_id",
         "requested_by_id", "attempts", "claimed_by", "lease_expires_at", "enqueued_at",
         "created_at", "started_at", "finished_at", "error", "replay", "replay_sha256",
-        "replay_size",
+        "replay_size", "priority",
     ]  # fmt: skip
     _copy("matches_match", match_columns, tqdm(
         match_rows(), total=total, desc="matches", disable=not progress, leave=False
@@ -332,6 +338,8 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
         ),
     )  # fmt: skip
     bar.update()
+    sigma = {b: elo.sigma_after(games[b]) for b in range(1, bots + 1)}
+    k_sigma = settings.LADDER_RATING_K_SIGMA
     _copy(
         "matches_opponenttally",
         ["bot_id", "opponent_id", "matches", "ahead", "behind", "level"],
@@ -342,9 +350,16 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
     )
     _copy(
         "bots_botrating",
-        ["bot_id", "ladder", "rating", "games", "wins"],
-        ((b, ladder.key, ratings[b], games[b], wins[b]) for b in range(1, bots + 1)),
-    )
+        ["bot_id", "ladder", "rating", "sigma", "score", "games", "wins"],
+        (
+            (b, ladder.key, ratings[b], sigma[b], ratings[b] - round(k_sigma * sigma[b]),
+             games[b], wins[b])
+            for b in range(1, bots + 1)
+        ),
+    )  # fmt: skip
+    # The ratings above are Elo's: the ladder's first season says so (rerate --system
+    # switches it, a recompute).
+    Season.objects.create(ladder=ladder.key, number=1, system="elo", started_at=EPOCH)
     _reset_sequences()
     bar.update()
     bar.close()

@@ -104,6 +104,13 @@ BENCHES = [
         ["--starts", "3", "--decisions", "200"],
     ),
     Bench(
+        "fairness",
+        "fairness_bench.py",
+        "a hosted bot's decisions with CPU-bound neighbours: wall time vs the CPU clock's charge",
+        ["--decisions", "100", "--nice", "0"],
+        ["--decisions", "15", "--nice", "0"],
+    ),
+    Bench(
         "connect",
         "connect_bench.py",
         "latency a connected bot adds per decision against a dialled and a hosted bot",

@@ -14,8 +14,9 @@ embedded one). For 2 and 4 seats:
 - ``celery worker -c 1`` and ``-c 2`` playing them as queued matches
   (``match_create``, which enqueues; claim, lease, run, replay, record),
   timed from the first enqueue to the last recorded result; and ``-c 1``
-  again with ``LADDER_MATCH_STREAMS=0`` (unary): matches/min per worker
-  process, streams against unary, is ``stream_to_unary``.
+  again with ``LADDER_MATCH_STREAMS=0`` (unary), the two alternating on each
+  half of the matches: matches/min per worker process, streams against unary,
+  is ``stream_to_unary``. The bound is played both ways too, match by match.
 
 Reports matches/min, the ratio to the bound, and where a worker's time goes
 per match, from the worker's own log line for each match (claim, dial, engine
@@ -60,30 +61,54 @@ def lineups(n: int, seats: int, bots: list[Any]) -> list[tuple[int, list[Any]]]:
     return [(1000 + i, [bots[(i + s) % len(bots)] for s in range(seats)]) for i in range(n)]
 
 
-def runner_alone(
-    engine: str, games: list[tuple[int, list[str]]], *, streams: bool = True
-) -> dict[str, Any]:
+def runner_alone(engine: str, games: list[tuple[int, list[str]]]) -> dict[bool, dict[str, Any]]:
+    """The bound, over streams (True) and by unary calls (False): each game played both
+    ways, one after the other, so that both see the same load."""
     from dataclasses import replace
 
     from workers.queued_match import time_control
     from workers.runner import EnginePool, run_match
 
     pool = EnginePool(engine)
-    tc = replace(time_control(), streams=streams)
-    engine_s = bots_s = 0.0
-    started = time.perf_counter()
+    tcs = {streams: replace(time_control(), streams=streams) for streams in (True, False)}
+    sums = {streams: {"seconds": 0.0, "engine": 0.0, "bots": 0.0} for streams in tcs}
+    for tc in tcs.values():  # warm-up: the engine channel, imports, the keeper thread
+        run_match(pool, games[0][1], seed=games[0][0] + 10**6, time_control=tc)
     for seed, seated in games:
-        outcome = run_match(pool, seated, seed=seed, time_control=tc)
-        engine_s += outcome.engine_s
-        bots_s += outcome.bots_s
-    wall = time.perf_counter() - started
+        for streams, tc in tcs.items():
+            started = time.perf_counter()
+            outcome = run_match(pool, seated, seed=seed, time_control=tc)
+            total = sums[streams]
+            total["seconds"] += time.perf_counter() - started
+            total["engine"] += outcome.engine_s
+            total["bots"] += outcome.bots_s
     pool.close()
     n = len(games)
     return {
-        "matches": n,
-        "seconds": wall,
-        "per_min": n / wall * 60,
-        "ms_per_match": {"engine": engine_s / n * 1000, "bots": bots_s / n * 1000},
+        streams: {
+            "matches": n,
+            "seconds": t["seconds"],
+            "per_min": n / t["seconds"] * 60,
+            "ms_per_match": {"engine": t["engine"] / n * 1000, "bots": t["bots"] / n * 1000},
+        }
+        for streams, t in sums.items()
+    }
+
+
+def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One figure of several runs of the same configuration (matches and time added up)."""
+    matches = sum(r["matches"] for r in runs)
+    seconds = sum(r["seconds"] for r in runs)
+    return {
+        **runs[0],
+        "matches": matches,
+        "errored": sum(r["errored"] for r in runs),
+        "seconds": seconds,
+        "per_min": matches / seconds * 60,
+        "ms_per_match": {
+            k: sum(r["ms_per_match"][k] * r["matches"] for r in runs) / matches
+            for k in runs[0]["ms_per_match"]
+        },
     }
 
 
@@ -196,9 +221,8 @@ def main() -> int:
             games = lineups(args.matches, seats, list(range(4)))
             log(f"{seats} seats: runner alone, {args.matches} matches")
             addressed = [(s, [bot_procs[i].address for i in g]) for s, g in games]
-            bound = runner_alone(engine.address, addressed)
-            log(f"{seats} seats: runner alone by unary calls, {args.matches} matches")
-            bound_unary = runner_alone(engine.address, addressed, streams=False)
+            both = runner_alone(engine.address, addressed)
+            bound, bound_unary = both[True], both[False]
             config: dict[str, Any] = {
                 "seats": seats,
                 "runner_alone": bound,
@@ -207,11 +231,30 @@ def main() -> int:
                 "workers": [],
             }
             queued = [(s, [bots[i].pk for i in g]) for s, g in games]
-            for concurrency, streams in ((1, True), (1, False), (2, True)):
+            half = len(queued) // 2 or 1
+            # One worker, streams and unary in turn on each half of the games (ABBA), so
+            # that a load that drifts during the run weighs on both alike; then two.
+            plan = [
+                (1, True, queued[:half]),
+                (1, False, queued[:half]),
+                (1, False, queued[half:]),
+                (1, True, queued[half:]),
+                (2, True, queued),
+            ]
+            parts: dict[tuple[int, bool], list[dict[str, Any]]] = {}
+            for concurrency, streams, chunk in plan:
+                if not chunk:
+                    continue
                 how = "streams" if streams else "unary"
-                log(f"{seats} seats: {concurrency} worker process(es), {how}, {args.matches}")
+                log(f"{seats} seats: {concurrency} worker process(es), {how}, {len(chunk)}")
                 worker_env = {**env, "LADDER_MATCH_STREAMS": "1" if streams else "0"}
-                run = through_workers(concurrency, queued, worker_env, tmp)
+                parts.setdefault((concurrency, streams), []).append(
+                    through_workers(concurrency, chunk, worker_env, tmp)
+                )
+            for (concurrency, streams), runs in parts.items():
+                run = merged(runs)
+                # Its name in make bench's report (a list entry is named by its first text).
+                run["how"] = f"-c {concurrency} {'streams' if streams else 'unary'}"
                 run["streams"] = streams
                 run["ratio_to_bound"] = run["per_min"] / bound["per_min"]
                 config["workers"].append(run)

@@ -67,7 +67,19 @@ def probe_worker(name: str, timeout_s: float) -> str:
     except Exception as exc:  # kombu/redis raise many kinds; every one means unreachable
         return f"{node}: broker unreachable from this machine: {type(exc).__name__}: {exc}"
     replies = app.control.ping(destination=[node], timeout=timeout_s)
-    return "" if any(node in reply for reply in replies) else f"{node} did not answer a ping"
+    if not any(node in reply for reply in replies):
+        return f"{node} did not answer a ping"
+    # Healthy; also say how it runs hosted bots (sandbox, seccomp, cgroup or rlimits mode).
+    for reply in app.control.broadcast(
+        "sandbox", destination=[node], reply=True, timeout=timeout_s
+    ):
+        if node in reply:
+            status = reply[node]
+            print(
+                f"{node}: sandbox {status.get('sandbox')}, seccomp {status.get('seccomp')}, "
+                f"resources {status.get('resources')} ({status.get('resources_detail')})"
+            )
+    return ""
 
 
 def probe_beat(schedule: Path, max_age_s: float) -> str:

@@ -17,7 +17,6 @@ import functools
 import logging
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,11 +77,6 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         # slots), so streams idle between steps never hold one.
         self.message_slot: Callable[[grpc.ServicerContext], contextlib.AbstractContextManager[Any]]
         self.message_slot = lambda context: contextlib.nullcontext()
-        # Open Play streams -> when each last received a message (monotonic), for the
-        # reaper: a stream that stays silent as long as an idle game is cancelled, so
-        # streams opened and left idle (a bot that reached the engine, a lost client)
-        # do not hold a thread and a stream slot for ever.
-        self.streams: dict[grpc.ServicerContext, float] = {}
 
     def _game(self, request: Any) -> sessions.Session:
         """The session a request names, if it carries the session's control token."""
@@ -131,10 +125,8 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         the stream); the game is closed when the stream ends, however it ends.
         """
         game: sessions.Session | None = None
-        self.streams[context] = time.monotonic()
         try:
             for request in request_iterator:
-                self.streams[context] = time.monotonic()
                 with self.message_slot(context):
                     kind = request.WhichOneof("request")
                     if kind == "new_game":
@@ -148,18 +140,8 @@ class EngineService(engine_pb2_grpc.EngineServicer):
                         response = _answer("Play", one, context)
                 yield response
         finally:
-            self.streams.pop(context, None)
             if game is not None and self.store.close(game.game_id, game.control_token):
                 log.info("game %s closed with its stream", game.game_id)
-
-    def cancel_idle_streams(self, idle_s: float) -> int:
-        """Cancel the Play streams silent for longer than ``idle_s``; how many."""
-        cutoff = time.monotonic() - idle_s
-        idle = [ctx for ctx, last in list(self.streams.items()) if last < cutoff]
-        for ctx in idle:
-            log.info("cancelling a Play stream idle for more than %.0f s", idle_s)
-            ctx.cancel()
-        return len(idle)
 
     @staticmethod
     def _second_game() -> None:
@@ -295,7 +277,7 @@ class EngineServer(serving.GrpcServer):
             max_games=max_games,
             max_games_per_client=max_games_per_client,
         )
-        self.service = service = EngineService(self.store)
+        service = EngineService(self.store)
         super().__init__(
             listen,
             services=[SERVICE_NAME],
@@ -310,6 +292,9 @@ class EngineServer(serving.GrpcServer):
             max_streams=max_streams,
             streamed=[f"/{SERVICE_NAME}/Play"],
             observers=observers,
+            # Streams opened and left silent (a bot that reached the engine, a lost
+            # client) go when an idle game would.
+            stream_idle_s=idle_timeout_s,
         )
         service.message_slot = self.limit.running_slot
         self._stop = threading.Event()
@@ -330,7 +315,6 @@ class EngineServer(serving.GrpcServer):
         period = max(0.05, min(30.0, self.store.idle_timeout_s / 4))
         while not self._stop.wait(period):
             self.store.expire()
-            self.service.cancel_idle_streams(self.store.idle_timeout_s)
 
     def stop(self, grace_s: float) -> None:
         """Report NOT_SERVING, refuse new calls, let running ones finish for `grace_s`."""

@@ -207,7 +207,10 @@ class _Builder:
                 "asked": kind == "fault" or (kind == "action" and not forced),
                 "reason": str(entry.get(kind, "")) if kind != "action" else "",
                 "fault_kind": str(fault.get("kind", "")) if kind != "action" else "",
-                "think_ms": think_ms,
+                "think_ms": think_ms,  # what the time control charged (wall or CPU time)
+                # Measured beside it by the runner (asked decisions; cpu_ms: hosted seats).
+                "wall_ms": _int(stored["wall_ms"]) if "wall_ms" in stored else None,
+                "cpu_ms": _int(stored["cpu_ms"]) if "cpu_ms" in stored else None,
                 "bank_left_ms": self._spend_bank(seat, think_ms, forced, fault, stored),
                 "events": [start, len(events)],
             }

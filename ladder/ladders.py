@@ -1,7 +1,7 @@
 """Ladders: which matches are rated together.
 
 A ladder is a ruleset and a difficulty with the seat counts it plays; each bot
-has its own rating entry per ladder (``bots.BotRating``) and each match is
+has its own rating entry per ladder (``ratings.BotRating``) and each match is
 played on one ladder or on none (then it is unrated). Ladders are
 configuration, not data: ``settings.LADDER_LADDERS`` names them and
 ``settings.LADDER_DEFAULT_LADDER`` is the one used when a request names none,
@@ -46,6 +46,9 @@ class Ladder:
     difficulty: str
     min_seats: int
     max_seats: int
+    system: str = ""
+    """The rating system of its first season (``ladder.ratings.systems``); empty: the
+    ``LADDER_RATING_SYSTEM`` default. Later seasons keep the one ``rerate --system`` set."""
 
     def plays(self, seats: int) -> bool:
         return self.min_seats <= seats <= self.max_seats
@@ -62,7 +65,14 @@ class Ladder:
 def _build(key: str, spec: Mapping[str, Any]) -> Ladder:
     try:
         low, high = spec["seats"]
-        ladder = Ladder(key, str(spec["ruleset"]), str(spec["difficulty"]), int(low), int(high))
+        ladder = Ladder(
+            key,
+            str(spec["ruleset"]),
+            str(spec["difficulty"]),
+            int(low),
+            int(high),
+            str(spec.get("system") or settings.LADDER_RATING_SYSTEM),
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ImproperlyConfigured(
             f"LADDER_LADDERS[{key!r}] needs ruleset, difficulty and seats (min, max)"

@@ -26,6 +26,14 @@ LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-
 LADDER_ELO_K            K factor (default 32)
 LADDER_ELO_START        start rating in points (default 1500)
 LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
+LADDER_RATING_SYSTEM    rating system of a new ladder's first season: plackett-luce (default),
+                        bradley-terry or elo (docs/ratings.md)
+LADDER_RATING_K_SIGMA   k of the conservative rating mu - k*sigma the board ranks by (default 3)
+LADDER_PROVISIONAL_SIGMA  sigma (points) above which a rating is provisional (default: Elo's
+                        after LADDER_PROVISIONAL_GAMES games, 347.4/sqrt(games))
+LADDER_SEASON_SHRINK    share of (rating - 1500) a new season keeps (default 0.5)
+LADDER_EXPORT_MAX_MATCHES  matches one REST game export holds (default 10000)
+LADDER_EXPORT_THROTTLE  REST game exports per user (default 20/hour)
 LADDER_DEV_MODE         1 allows loopback bot endpoints (default: DJANGO_DEBUG)
 LADDER_ENDPOINT_ALLOWED_NETWORKS  comma list of CIDRs allowed in addition to public addresses
 LADDER_UPLOAD_MAX_BYTES (default 1 MiB), LADDER_UPLOAD_MAX_UNPACKED_BYTES (default 8 MiB),
@@ -72,8 +80,11 @@ CELERY_BROKER_URL       the broker; else REDIS_URL; else the embedded broker (fi
 LADDER_MATCH_QUEUE      queue of the match task (default ``matches``)
 LADDER_MATCH_DECISION_S per-decision deadline (default 1.0), LADDER_MATCH_BANK_S seat bank (30)
 LADDER_MATCH_MAX_DECISIONS  decisions a match is budgeted (default 1000)
+LADDER_MATCH_HOSTED_CLOCK  ``cpu`` (default): hosted seats are charged their CPU time, at
+                        least wall / LADDER_MATCH_CPU_WALL_FACTOR (3); ``wall``: wall time
 LADDER_MATCH_WALL_S     wall-clock limit of one match in the runner (default derived:
-                        decisions x deadline + 4 banks + 60 s); the task's soft limit is above
+                        decisions x deadline (x the factor when hosted seats are charged CPU)
+                        + 4 banks + 60 s); the task's soft limit is above
                         it (+ one decision with a whole bank + engine resume + 60 s), the hard
                         limit 30 s above that, Redis's visibility timeout twice the hard limit
 LADDER_ENGINE_RESUME_S  how long a game whose engine died waits for an engine (default 30)
@@ -94,6 +105,13 @@ LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (def
 LADDER_SANDBOX_START_S  seconds a hosted bot has to serve (default 15)
 LADDER_SANDBOX_CPU_S, LADDER_SANDBOX_MEMORY_MB  per-seat CPU seconds (300) and address space (1024)
 LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
+LADDER_SANDBOX_CGROUP   cgroup v2 directory delegated to the workers for per-seat cgroups
+                        (default: the worker's own cgroup, where writable)
+LADDER_SANDBOX_CPUS     cores' worth of CPU one hosted seat may use (cpu.max; default 1)
+LADDER_QUOTA_*          per-user quotas: BOTS_PER_USER (20), VERSIONS_PER_BOT (20 stored; older
+                        ones no open match pins are pruned), BYTES_PER_USER (100 MiB),
+                        OPEN_CHALLENGES (10), CHALLENGES_PER_DAY (200), COMPARISONS_PER_DAY
+                        (20; open ones: LADDER_COMPARISONS_OPEN_PER_USER); 0 = unlimited
 
 Matchmaking and auto-suspend (docs/matchmaking.md)
 --------------------------------------------------
@@ -126,6 +144,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from csp import constants as csp_constants
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("LADDER_VAR_DIR", BASE_DIR / "var"))
@@ -145,17 +164,20 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 def env_ladders(name: str) -> dict[str, dict[str, object]]:
-    """``KEY=RULESET/DIFFICULTY/MIN-MAX[,...]`` -> {key: {ruleset, difficulty, seats}}.
+    """``KEY=RULESET/DIFFICULTY/MIN-MAX[/SYSTEM][,...]`` -> {key: {ruleset, difficulty, seats,
+    system}} (the rating system of the ladder's first season; default ``LADDER_RATING_SYSTEM``).
 
     Only the shape is read here; ``ladder.ladders`` checks the values.
     """
     out: dict[str, dict[str, object]] = {}
     for item in env_list(name):
-        m = re.fullmatch(r"([^=\s]+)=([^/\s]+)/([^/\s]+)/(\d)-(\d)", item)
+        m = re.fullmatch(r"([^=\s]+)=([^/\s]+)/([^/\s]+)/(\d)-(\d)(?:/([a-z-]+))?", item)
         if not m:
-            raise RuntimeError(f"{name}: {item!r} is not KEY=RULESET/DIFFICULTY/MIN-MAX")
-        key, ruleset, difficulty, low, high = m.groups()
+            raise RuntimeError(f"{name}: {item!r} is not KEY=RULESET/DIFFICULTY/MIN-MAX[/SYSTEM]")
+        key, ruleset, difficulty, low, high, system = m.groups()
         out[key] = {"ruleset": ruleset, "difficulty": difficulty, "seats": (int(low), int(high))}
+        if system:
+            out[key]["system"] = system
     return out
 
 
@@ -194,6 +216,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "ladder.common.request_id.RequestIdMiddleware",  # first: its id covers every log line
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # a Content-Security-Policy on every page
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -317,6 +340,20 @@ LADDER_DEFAULT_LADDER = os.environ.get("LADDER_DEFAULT_LADDER", "dd-2")
 LADDER_ELO_K = float(os.environ.get("LADDER_ELO_K", "32"))
 LADDER_ELO_START = round(float(os.environ.get("LADDER_ELO_START", "1500")) * 100)
 LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))
+# Ratings (docs/ratings.md): the system a new ladder's first season rates with (the
+# winner of bench/ratings_bench.py; "elo" stays selectable per ladder), the k of the
+# conservative rating mu - k*sigma the leaderboard ranks by, and the sigma above which a
+# rating is provisional (by default Elo's after LADDER_PROVISIONAL_GAMES games).
+LADDER_RATING_SYSTEM = os.environ.get("LADDER_RATING_SYSTEM", "plackett-luce")
+LADDER_RATING_K_SIGMA = float(os.environ.get("LADDER_RATING_K_SIGMA", "3"))
+LADDER_PROVISIONAL_SIGMA = (
+    round(float(os.environ["LADDER_PROVISIONAL_SIGMA"]) * 100)
+    if os.environ.get("LADDER_PROVISIONAL_SIGMA")
+    else None
+)
+LADDER_SEASON_SHRINK = float(os.environ.get("LADDER_SEASON_SHRINK", "0.5"))
+# Game exports (docs/ratings.md): matches one REST export may hold; REST exports per user.
+LADDER_EXPORT_MAX_MATCHES = int(os.environ.get("LADDER_EXPORT_MAX_MATCHES", "10000"))
 LADDER_DEV_MODE = env_bool("LADDER_DEV_MODE", DEBUG)
 LADDER_ENDPOINT_ALLOWED_NETWORKS = env_list("LADDER_ENDPOINT_ALLOWED_NETWORKS")
 LADDER_UPLOAD_MAX_BYTES = int(os.environ.get("LADDER_UPLOAD_MAX_BYTES", str(1024 * 1024)))
@@ -364,6 +401,18 @@ LADDER_SANDBOX_START_S = float(os.environ.get("LADDER_SANDBOX_START_S", "15"))
 LADDER_SANDBOX_CPU_S = int(os.environ.get("LADDER_SANDBOX_CPU_S", "300"))
 LADDER_SANDBOX_MEMORY_MB = int(os.environ.get("LADDER_SANDBOX_MEMORY_MB", "1024"))
 LADDER_SANDBOX_LOG_BYTES = int(os.environ.get("LADDER_SANDBOX_LOG_BYTES", "65536"))
+# A cgroup v2 directory delegated to the workers ("": each worker's own cgroup).
+LADDER_SANDBOX_CGROUP = os.environ.get("LADDER_SANDBOX_CGROUP", "")
+LADDER_SANDBOX_CPUS = float(os.environ.get("LADDER_SANDBOX_CPUS", "1"))
+# Per-user quotas (docs/operations.md); 0 is unlimited; staff are exempt.
+LADDER_QUOTA_BOTS_PER_USER = int(os.environ.get("LADDER_QUOTA_BOTS_PER_USER", "20"))
+LADDER_QUOTA_VERSIONS_PER_BOT = int(os.environ.get("LADDER_QUOTA_VERSIONS_PER_BOT", "20"))
+LADDER_QUOTA_BYTES_PER_USER = int(
+    os.environ.get("LADDER_QUOTA_BYTES_PER_USER", str(100 * 1024 * 1024))
+)
+LADDER_QUOTA_OPEN_CHALLENGES = int(os.environ.get("LADDER_QUOTA_OPEN_CHALLENGES", "10"))
+LADDER_QUOTA_CHALLENGES_PER_DAY = int(os.environ.get("LADDER_QUOTA_CHALLENGES_PER_DAY", "200"))
+LADDER_QUOTA_COMPARISONS_PER_DAY = int(os.environ.get("LADDER_QUOTA_COMPARISONS_PER_DAY", "20"))
 
 # --- workers (Celery) -----------------------------------------------------------
 # Every value below is explained in docs/workers.md. The ladder enqueues by task
@@ -386,9 +435,18 @@ LADDER_PRIORITY_LADDER = 6
 LADDER_MATCH_DECISION_S = float(os.environ.get("LADDER_MATCH_DECISION_S", "1.0"))
 LADDER_MATCH_BANK_S = float(os.environ.get("LADDER_MATCH_BANK_S", "30"))
 LADDER_MATCH_MAX_DECISIONS = int(os.environ.get("LADDER_MATCH_MAX_DECISIONS", "1000"))
+# What a hosted seat is charged: "cpu" (its CPU time, at least its wall time / the factor)
+# or "wall"; remote and connected seats are always charged wall time (docs/sandbox.md).
+LADDER_MATCH_HOSTED_CLOCK = os.environ.get("LADDER_MATCH_HOSTED_CLOCK", "cpu")
+if LADDER_MATCH_HOSTED_CLOCK not in ("cpu", "wall"):
+    raise RuntimeError("LADDER_MATCH_HOSTED_CLOCK must be cpu or wall")
+LADDER_MATCH_CPU_WALL_FACTOR = float(os.environ.get("LADDER_MATCH_CPU_WALL_FACTOR", "3"))
+_WALL_PER_DECISION_S = LADDER_MATCH_DECISION_S * (
+    LADDER_MATCH_CPU_WALL_FACTOR if LADDER_MATCH_HOSTED_CLOCK == "cpu" else 1
+)
 LADDER_MATCH_WALL_S = float(
     os.environ.get("LADDER_MATCH_WALL_S")
-    or LADDER_MATCH_MAX_DECISIONS * LADDER_MATCH_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
+    or LADDER_MATCH_MAX_DECISIONS * _WALL_PER_DECISION_S + 4 * LADDER_MATCH_BANK_S + 60
 )
 LADDER_ENGINE_RESUME_S = float(os.environ.get("LADDER_ENGINE_RESUME_S", "30"))
 LADDER_MATCH_STREAMS = os.environ.get("LADDER_MATCH_STREAMS", "1") != "0"
@@ -527,6 +585,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("LADDER_THROTTLE_ANON", "60/min"),
         "user": os.environ.get("LADDER_THROTTLE_USER", "600/min"),
+        "exports": os.environ.get("LADDER_EXPORT_THROTTLE", "20/hour"),
     },
     # Trusted proxies: 0 = the client address is the socket's peer (never X-Forwarded-For).
     "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),
@@ -535,7 +594,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
     "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "ladder.api.parsers.BoundedJSONParser",  # deep nesting is a 400
         "rest_framework.parsers.FormParser",
         "ladder.api.parsers.StrictMultiPartParser",  # a garbled body is a 400
     ],
@@ -607,6 +666,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {
         "request_id": {"()": "ladder.common.request_id.RequestIdFilter"},
+        "client_error": {"()": "ladder.common.log_filters.ClientErrorWithoutTraceback"},
         "context": {"()": "telemetry.logs.ContextFilter"},  # match_id, worker
     },
     "formatters": {
@@ -628,6 +688,8 @@ LOGGING = {
         # everything goes to stderr once. django.request: 5xx with traceback, 4xx.
         "django": {"level": "INFO"},
         "django.server": {"level": "INFO", "propagate": True},
+        # A 403 (an admin page without the permission) is a warning, not a traceback.
+        "django.request": {"level": "INFO", "filters": ["client_error"], "propagate": True},
     },
 }
 
@@ -638,3 +700,23 @@ USE_TZ = True
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp) on every response: scripts, styles, images, fonts
+# and requests from this site only; no inline script but one carrying the page's nonce
+# ({{ request.csp_nonce }}; the templates have none), no plugins, no framing, no
+# <base>, forms post here only. An injected <script> or on*= handler does not run. The
+# Swagger UI is served split (its script from a URL of its own). A response that sets
+# its own policy (a bot's log: sandbox) keeps it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", csp_constants.NONCE],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}

@@ -1,9 +1,10 @@
 """Root URL map: site pages, replay viewer, admin, REST API, OpenAPI schema, Swagger UI,
 Prometheus metrics."""
 
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path, register_converter
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from ladder.api.schema_view import SchemaView
 from ladder.common.converters import IdConverter
@@ -19,7 +20,13 @@ urlpatterns = [
     path("", include("ladder.viewer.urls")),  # /replays/..., /api/v1/.../timeline/
     path("api/v1/", include("ladder.api.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path(
+        "api/docs/",
+        csp_update({"style-src": ["'unsafe-inline'"]})(  # Swagger UI adds <style> elements
+            SpectacularSwaggerSplitView.as_view(url_name="schema")
+        ),
+        name="swagger-ui",
+    ),
     path("", include("ladder.web.urls")),
 ]
 

@@ -27,6 +27,7 @@ from workers.sandbox import (
     sandbox_check,
     worker_mode,
 )
+from workers.sandbox.cgroups import cgroup_support
 
 log = logging.getLogger("workers.hosted")
 
@@ -39,12 +40,49 @@ def sandbox_settings() -> tuple[SandboxLimits, SandboxConfig]:
         memory_bytes=settings.LADDER_SANDBOX_MEMORY_MB * 1024 * 1024,
         start_s=settings.LADDER_SANDBOX_START_S,
         log_bytes=settings.LADDER_SANDBOX_LOG_BYTES,
+        cpus=settings.LADDER_SANDBOX_CPUS,
     )
     config = SandboxConfig(
         unsafe_dev_mode=settings.LADDER_SANDBOX_UNSAFE_DEV_MODE,
         uids=range(int(first), int(last or first) + 1),
+        cgroup=settings.LADDER_SANDBOX_CGROUP,
     )
     return limits, config
+
+
+def sandbox_status() -> dict[str, str]:
+    """How this worker runs hosted bots: for its start-up log and its health probe.
+
+    ``sandbox``: ``sandbox_mode()`` ("root", "userns", "unsafe" or "none": then ``why``);
+    ``seccomp``: the system-call filter ("on" whenever the sandbox runs);
+    ``resources``: the cgroup mode ("cgroup", "cgroup-accounting", "rlimits") and
+    ``resources_detail`` what it means here.
+    """
+    _, config = sandbox_settings()
+    reason = sandbox_check(config)
+    support = cgroup_support(config.cgroup)
+    return {
+        "sandbox": sandbox_mode(),
+        "why": reason,
+        "seccomp": "off" if reason else "on",
+        "resources": support.mode,
+        "resources_detail": support.describe(),
+        "hosted_clock": settings.LADDER_MATCH_HOSTED_CLOCK,
+    }
+
+
+def log_sandbox_status() -> dict[str, str]:
+    """One start-up line saying how hosted bots will run on this worker."""
+    status = sandbox_status()
+    log.info(
+        "hosted bots: sandbox %s%s, seccomp %s, resources: %s; hosted seats charged %s time",
+        status["sandbox"],
+        f" ({status['why']})" if status["why"] else "",
+        status["seccomp"],
+        status["resources_detail"],
+        status["hosted_clock"],
+    )
+    return status
 
 
 def hosted_refusal() -> str:

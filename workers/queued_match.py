@@ -121,6 +121,8 @@ def time_control() -> TimeControl:
         bank_s=settings.LADDER_MATCH_BANK_S,
         match_s=settings.LADDER_MATCH_WALL_S,
         engine_resume_s=settings.LADDER_ENGINE_RESUME_S,
+        hosted_clock=settings.LADDER_MATCH_HOSTED_CLOCK,
+        cpu_wall_factor=settings.LADDER_MATCH_CPU_WALL_FACTOR,
         streams=settings.LADDER_MATCH_STREAMS,
     )
 

@@ -26,6 +26,8 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from digdown.bot import BotServer, BotService, seeded_rng_factory
 from engine.players import RandomPlayer, dict_actions
 from ladder.bots.models import BotVersion
@@ -67,6 +69,11 @@ def play_smoke_match(*, version_id: int, engine_address: str | EnginePool) -> Bo
         seed=secrets.randbelow(2**31),
         limits=limits,
         config=config,
+        # The ladder's clock for hosted seats, with the smoke match's own time limits.
+        time_control=TimeControl(
+            hosted_clock=settings.LADDER_MATCH_HOSTED_CLOCK,
+            cpu_wall_factor=settings.LADDER_MATCH_CPU_WALL_FACTOR,
+        ),
     )
     log.info("smoke match of %s v%d: %s", version.bot.name, version.number, smoke.outcome)
     return bot_version_smoke_record(

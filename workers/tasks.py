@@ -19,6 +19,7 @@ from typing import Any
 from celery import Task
 from celery.signals import worker_process_shutdown, worker_ready
 from celery.utils.time import get_exponential_backoff_interval
+from celery.worker.control import inspect_command
 from django.conf import settings
 
 from ladder.bots.models import BotVersion
@@ -30,7 +31,7 @@ from ladder.tournaments.services import tournaments_advance_running
 from telemetry.logs import bound
 from workers import metrics
 from workers.celery_app import app
-from workers.hosted import sandbox_mode
+from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status
 from workers.orphans import resend_orphaned
 from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
@@ -155,3 +156,18 @@ def _serve_metrics(**_: Any) -> None:
     """The worker's main process serves the metrics of its pool and says its sandbox mode."""
     metrics.worker_started()
     metrics.observe_sandbox_mode(sandbox_mode())
+
+
+@worker_ready.connect
+def _say_how_hosted_bots_run(**_: Any) -> None:
+    """The start-up log says the sandbox's mode, its filter and its resource mode."""
+    try:
+        log_sandbox_status()
+    except Exception:  # the worker serves remote bots whatever this says
+        log.exception("could not tell how hosted bots run here")
+
+
+@inspect_command()
+def sandbox(state: Any, **_: Any) -> dict[str, str]:
+    """``celery inspect sandbox`` (and ``python -m deploy.health worker``): how hosted bots run."""
+    return sandbox_status()

@@ -15,6 +15,8 @@ from ladder.common import exceptions as app
 from ladder.common import request_id
 
 APP_STATUS = {
+    app.DailyQuotaExceeded: status.HTTP_429_TOO_MANY_REQUESTS,
+    app.QuotaExceeded: status.HTTP_403_FORBIDDEN,
     app.NotFound: status.HTTP_404_NOT_FOUND,
     app.PermissionDenied: status.HTTP_403_FORBIDDEN,
     app.Conflict: status.HTTP_409_CONFLICT,

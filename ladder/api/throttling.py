@@ -33,3 +33,9 @@ class AnonThrottle(_LiveRate, AnonRateThrottle):
 
 class UserThrottle(_LiveRate, UserRateThrottle):
     """Per-user limit for authenticated clients."""
+
+
+class ExportThrottle(_LiveRate, UserRateThrottle):
+    """Per-user limit on game exports (``LADDER_EXPORT_THROTTLE``): each streams many replays."""
+
+    scope = "exports"

@@ -1,7 +1,8 @@
 """Read-side queries for bots.
 
 Bots come back with their rating on one ladder (the default unless ``ladder=``
-names another) as plain attributes: ``rating`` (hundredths), ``games``,
+names another) as plain attributes: ``rating`` (the mean, hundredths), ``sigma``,
+``score`` (rating - k * sigma, what the board ranks by), ``games``,
 ``wins`` and ``rating_ladder`` (the key), read with the bot in the same query,
 and with ``owner`` (and, where shown, ``current_version``) joined, so listing
 N bots is one query whatever N is.
@@ -19,6 +20,7 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_get
+from ladder.ratings import elo
 from ladder.ratings.models import BotRating
 
 
@@ -30,6 +32,9 @@ def with_rating(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot
         .annotate(entry=FilteredRelation("ratings", condition=Q(ratings__ladder=key)))
         .annotate(
             rating=Coalesce(F("entry__rating"), Value(settings.LADDER_ELO_START)),
+            # No entry yet: the start rating with the widest sigma (provisional).
+            sigma=Coalesce(F("entry__sigma"), Value(elo.sigma_after(0))),
+            score=Coalesce(F("entry__score"), Value(0)),
             games=Coalesce(F("entry__games"), Value(0)),
             wins=Coalesce(F("entry__wins"), Value(0)),
             rating_ladder=Value(key),
@@ -39,19 +44,22 @@ def with_rating(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot
 
 def ranked(qs: QuerySet[Bot], *, ladder: str | None = None) -> QuerySet[Bot]:
     """``qs`` restricted to bots with an entry on ``ladder``, annotated like ``with_rating``,
-    best first: one join served by the (ladder, rating, bot) index, so a page of the
-    leaderboard reads that page, not the whole ladder."""
+    best first (by the conservative ``score``, rating - k * sigma): one join served by the
+    (ladder, score, bot) index, so a page of the leaderboard reads that page, not the
+    whole ladder."""
     key = ladder_get(ladder).key
     return (
         qs.filter(ratings__ladder=key)
         .select_related("owner")
         .annotate(
             rating=F("ratings__rating"),
+            sigma=F("ratings__sigma"),
+            score=F("ratings__score"),
             games=F("ratings__games"),
             wins=F("ratings__wins"),
             rating_ladder=Value(key),
         )
-        .order_by("-rating", "id")
+        .order_by("-score", "id")
     )
 
 

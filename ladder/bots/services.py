@@ -27,7 +27,9 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
+from ladder.accounts.quotas import quota_lock
 from ladder.bots.models import Bot, BotVersion
+from ladder.bots.quotas import bots_quota_check, bytes_quota_check, versions_make_room
 from ladder.bots.selectors import version_for_smoke
 from ladder.bots.ssrf_check import Resolver, endpoint_check
 from ladder.bots.uploads import UploadReport, validate_upload
@@ -96,6 +98,8 @@ def bot_create(
         raise ApplicationError(_validation_message(exc)) from exc
     if Bot.objects.filter(name__iexact=bot.name).exists():
         raise Conflict(f"a bot named {bot.name!r} already exists")
+    quota_lock(owner)
+    bots_quota_check(owner)
     try:
         with transaction.atomic():
             bot.save()
@@ -205,6 +209,9 @@ def bot_version_upload(
         bot = _lock_owned_bot(user=user, bot_id=bot_id)
         if bot.kind != Bot.Kind.HOSTED:
             raise ApplicationError("only hosted bots take uploads; set an endpoint instead")
+        quota_lock(user)
+        pruned = versions_make_room(user, bot)
+        bytes_quota_check(user, len(data))
         number = _next_number(bot)
         stored = default_storage.save(
             str(PurePosixPath("bots", str(bot.pk), f"v{number}-{digest[:16]}{suffix}")),
@@ -218,7 +225,7 @@ def bot_version_upload(
                 archive_sha256=digest,
                 archive_size=len(data),
                 entry_point=report.entry_point,
-                validation_log=report.as_text(),
+                validation_log=report.as_text() + _pruned_note(pruned),
                 status=BotVersion.Status.PENDING,
                 smoke_sent_at=timezone.now(),
             )
@@ -227,6 +234,16 @@ def bot_version_upload(
             raise
         transaction.on_commit(_smoke_sender(version.pk))
     return version
+
+
+def _pruned_note(pruned: list[int]) -> str:
+    if not pruned:
+        return ""
+    numbers = ", ".join(f"v{n}" for n in pruned)
+    return (
+        f"\nstored versions pruned to make room: {numbers} (their archives are deleted, "
+        "their records and results kept; LADDER_QUOTA_VERSIONS_PER_BOT)"
+    )
 
 
 def _smoke_sender(version_id: int) -> Callable[[], None]:

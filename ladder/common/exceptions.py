@@ -36,3 +36,17 @@ class Conflict(ApplicationError):
     """The object's state does not allow this now (409)."""
 
     code = "conflict"
+
+
+class QuotaExceeded(ApplicationError):
+    """The user has used up one of their quotas (403; gRPC RESOURCE_EXHAUSTED).
+
+    ``extra`` names the limit (its setting) and its value, so a client can tell
+    which one it hit.
+    """
+
+    code = "quota_exceeded"
+
+
+class DailyQuotaExceeded(QuotaExceeded):
+    """A quota counted over the last day: trying again later helps (429)."""

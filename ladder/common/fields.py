@@ -50,15 +50,21 @@ class PointsField(serializers.Field):
 
 
 def uncertainty(obj: Any) -> elo.Uncertainty:
-    """The uncertainty of anything with ``rating`` and ``games``."""
-    return elo.uncertainty(
-        obj.rating, obj.games, provisional_below=settings.LADDER_PROVISIONAL_GAMES
+    """The uncertainty of anything with ``rating``, ``sigma`` and ``games``."""
+    return elo.sigma_uncertainty(
+        obj.rating,
+        obj.sigma,
+        obj.games,
+        provisional_above=elo.provisional_threshold(
+            settings.LADDER_PROVISIONAL_SIGMA, settings.LADDER_PROVISIONAL_GAMES
+        ),
     )
 
 
 @extend_schema_field(OpenApiTypes.BOOL)
 class ProvisionalField(serializers.Field):
-    """True while fewer games than ``LADDER_PROVISIONAL_GAMES`` are rated."""
+    """True while sigma is above ``LADDER_PROVISIONAL_SIGMA`` (by default: Elo's after
+    ``LADDER_PROVISIONAL_GAMES`` games)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(read_only=True, source="*", **kwargs)
@@ -84,7 +90,11 @@ class Interval95Field(serializers.Field):
 class RatingSerializer(serializers.Serializer):
     """A rating on one ladder: from a bot annotated by ``with_rating`` or a ``BotRating``."""
 
-    rating = PointsField()
+    rating = PointsField(help_text="The mean (mu) in points.")
+    sigma = PointsField(help_text="The uncertainty (sigma) in points.")
+    score = PointsField(
+        help_text="The conservative rating the leaderboard ranks by: rating - k * sigma."
+    )
     games = serializers.IntegerField()
     wins = serializers.IntegerField()
     provisional = ProvisionalField()

@@ -72,9 +72,29 @@ NOT_ONLY_BLANKS = (
 )
 
 
+# Text without NUL: Django and DRF refuse a NUL character in every text input (400), as
+# PostgreSQL cannot store one. The patterns say so, so a schema-valid request has none.
+NO_NUL = "^[^\\x00]*$"
+NOT_ONLY_BLANKS_NO_NUL = "^[^\\x00]*" + NOT_ONLY_BLANKS.replace("[^", "[^\\x00", 1) + "[^\\x00]*$"
+
+
+def _no_nul(schema: dict[str, Any]) -> None:
+    """A free text input gets the pattern that says it has no NUL (and, when it must not
+    be empty, more than blanks)."""
+    if schema.get("type") != "string" or {"format", "enum"} & schema.keys():
+        return
+    pattern = schema.get("pattern")
+    if pattern is None:
+        schema["pattern"] = NO_NUL
+    elif pattern == NOT_ONLY_BLANKS:
+        schema["pattern"] = NOT_ONLY_BLANKS_NO_NUL
+    elif pattern == f"^$|{NOT_ONLY_BLANKS}":
+        schema["pattern"] = f"^$|{NOT_ONLY_BLANKS_NO_NUL}"
+
+
 def _not_only_blanks(component: dict[str, Any]) -> None:
     """A required text input (``minLength``) must hold more than blanks: DRF trims it first,
-    so ``" "`` is as empty as ``""`` (400). The pattern says so."""
+    so ``" "`` is as empty as ``""`` (400). The pattern says so. No text input holds NUL."""
     for prop in component.get("properties", {}).values():
         if (
             prop.get("type") == "string"
@@ -82,6 +102,7 @@ def _not_only_blanks(component: dict[str, Any]) -> None:
             and not {"pattern", "format", "enum"} & prop.keys()
         ):
             prop["pattern"] = NOT_ONLY_BLANKS
+        _no_nul(prop)
 
 
 def _patch_changes_something(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
@@ -129,6 +150,7 @@ def document_common_errors(result: dict[str, Any], **kwargs: Any) -> dict[str, A
             for param in params:
                 if param.get("in") == "query":
                     _empty_means_absent(param)
+                    _no_nul(param.get("schema", {}))
             responses = operation.setdefault("responses", {})
             wanted = {
                 "401": "missing, wrong or revoked credentials",

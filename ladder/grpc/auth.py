@@ -104,6 +104,8 @@ def require_user() -> User:
 
 
 def _status_for(exc: app.ApplicationError) -> grpc.StatusCode:
+    if isinstance(exc, app.QuotaExceeded):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED
     if isinstance(exc, app.NotFound):
         return grpc.StatusCode.NOT_FOUND
     if isinstance(exc, app.PermissionDenied):

@@ -346,7 +346,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
         entries = []
         for i, b in enumerate(rows):
-            u = rating_uncertainty(rating=b.rating, games=b.games)
+            u = rating_uncertainty(rating=b.rating, games=b.games, sigma=b.sigma)
             low, high = u.interval95 or (0.0, 0.0)
             entries.append(
                 ladder_pb2.LeaderboardEntry(

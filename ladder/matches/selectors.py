@@ -303,6 +303,12 @@ def match_replay_file(*, match_id: int) -> ReplayFile:
     raise NotFound("this match has no replay")
 
 
+def matches_revealed(qs: QuerySet[Match]) -> QuerySet[Match]:
+    """``qs`` narrowed to matches ``match_reveal`` reveals (its rule in SQL: finished, no
+    open match deals from the same seed): what may be exported with seed and replay."""
+    return qs.annotate(revealed=_revealed()).filter(revealed=True)
+
+
 def ladder_pulse() -> str:
     """A short token that changes whenever a match is queued, starts, or ends (three queries).
 

@@ -40,9 +40,15 @@ from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladde
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.opponents import opponent_tallies_add
 from ladder.matches.queue import match_enqueue
+from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.spec import MatchSpec
-from ladder.ratings.services import bot_ratings_ensure, rating_entries_lock, ratings_apply
+from ladder.ratings.services import (
+    SeatIn,
+    bot_ratings_ensure,
+    rating_entries_lock,
+    ratings_apply,
+)
 
 log = logging.getLogger("ladder.matches")
 OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
@@ -197,6 +203,8 @@ def matches_create(
     owner = None if requested_by is None or requested_by.is_staff else requested_by.pk
     if owner is not None and not any(b.owner_id == owner for b in bots.values()):
         raise PermissionDenied("a challenge must include one of your own bots")
+    if requested_by is not None and spec.tournament_id is None:
+        challenges_quota_check(requested_by, adding=len(tables))
     chosen_versions = _versions(bots, spec.versions)
     matches = []
     for rotation, table in enumerate(tables):
@@ -471,7 +479,14 @@ def match_record_result(
             elo_k=k_used if match.rated else 0.0,
         )
         changes = ratings_apply(
-            entries=entries, bot_ids=bot_ids, ranks=ranks, k=k_used if match.rated else 0.0
+            entries=entries,
+            seats=[
+                SeatIn(s.bot_id, s.version_id, rank) for s, rank in zip(seats, ranks, strict=True)
+            ],
+            k=k_used if match.rated else 0.0,
+            result_id=recorded.pk,
+            match_id=match.pk,
+            recorded_at=recorded.recorded_at,
         )
         for n, (seat, rank, info) in enumerate(zip(seats, ranks, per_seat, strict=True)):
             if changes is not None:

@@ -127,3 +127,30 @@ def uncertainty(rating: int, games: int, *, provisional_below: int) -> Uncertain
         provisional=games < provisional_below,
         interval95=None if iv is None else (points(iv[0]), points(iv[1])),
     )
+
+
+def sigma_uncertainty(
+    rating: int, sigma: int, games: int, *, provisional_above: int
+) -> Uncertainty:
+    """The uncertainty of any system's rating (hundredths): the 95 % interval mu ± 1.96 sigma
+    (None before any game) and provisional while sigma exceeds ``provisional_above``."""
+    if games <= 0:
+        return Uncertainty(games=games, provisional=sigma > provisional_above, interval95=None)
+    half = round(Z95 * sigma)
+    return Uncertainty(
+        games=games,
+        provisional=sigma > provisional_above,
+        interval95=(points(rating - half), points(rating + half)),
+    )
+
+
+def sigma_after(games: int) -> int:
+    """This model's standard error after ``games`` games, in hundredths (one game's for none)."""
+    return round(SE_PER_GAME / math.sqrt(max(games, 1)) * SCALE)
+
+
+def provisional_threshold(override: int | None, games: int) -> int:
+    """Sigma (hundredths) above which a rating is provisional: ``override`` when set, else this
+    model's standard error after ``games`` games (so an Elo rating is provisional for exactly
+    its first ``games - 1`` games)."""
+    return int(override) if override is not None else sigma_after(games)

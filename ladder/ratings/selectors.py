@@ -1,14 +1,15 @@
-"""Leaderboards, rating history and opponents near a rating, per ladder.
+"""Leaderboards, rating history, seasons, version lineage and opponents near a rating.
 
 Every read here is served by an index and runs a fixed number of queries:
-the leaderboard walks ``botrating_board_idx`` (ladder, rating desc, bot), a
-bot's history walks ``matchseat_bot_result_idx`` (bot, result desc), and
-opponents are the nearest entries above and below a rating.
+the leaderboard walks ``botrating_score_idx`` (ladder, score desc, bot), a
+bot's history walks the ledger's ``ratingchange_bot_idx`` (bot, ladder, result
+desc), and opponents are the nearest entries above and below a rating.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -28,19 +29,32 @@ from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot
 from ladder.bots.selectors import ranked, with_rating
+from ladder.common.exceptions import NotFound
 from ladder.ladders import Ladder, ladder_get
 from ladder.matches.models import Match, MatchSeat
 from ladder.ratings import elo
 from ladder.ratings.elo import Uncertainty
-from ladder.ratings.models import BotRating
+from ladder.ratings.models import (
+    BotRating,
+    RatingChange,
+    Season,
+    SeasonStanding,
+    VersionRating,
+)
+from ladder.ratings.services import provisional_sigma, season_current
 
 __all__ = [
+    "LineageRow",
     "Uncertainty",
     "bot_ladder_positions",
+    "bot_lineage",
     "bot_rating_history",
     "leaderboard_list",
     "opponents_near",
     "rating_uncertainty",
+    "season_get",
+    "season_list",
+    "season_standings",
 ]
 
 
@@ -69,52 +83,143 @@ def leaderboard_list(
         qs = qs.filter(name__icontains=search)
     # On the annotation (unknown to django-stubs): a second filter() on ``ratings__``
     # would join the entries again.
+    threshold = provisional_sigma()
     if provisional is True:
-        qs = qs.filter(games__lt=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+        qs = qs.filter(sigma__gt=threshold)  # type: ignore[misc]
     elif provisional is False:
-        qs = qs.filter(games__gte=settings.LADDER_PROVISIONAL_GAMES)  # type: ignore[misc]
+        qs = qs.filter(sigma__lte=threshold)  # type: ignore[misc]
     return qs
 
 
-def rating_uncertainty(*, rating: int, games: int) -> Uncertainty:
-    """Games played, 95 % interval in points (model in ``elo`` docstring), provisional flag."""
-    return elo.uncertainty(rating, games, provisional_below=settings.LADDER_PROVISIONAL_GAMES)
+def rating_uncertainty(*, rating: int, games: int, sigma: int | None = None) -> Uncertainty:
+    """Games played, 95 % interval in points (rating ± 1.96 sigma; without ``sigma``, Elo's
+    from the games, see the ``elo`` docstring), provisional flag (sigma above the threshold)."""
+    return elo.sigma_uncertainty(
+        rating,
+        elo.sigma_after(games) if sigma is None else sigma,
+        games,
+        provisional_above=provisional_sigma(),
+    )
 
 
 def bot_rating_history(
-    *, bot_id: int, limit: int = 200, ladder: str | None = None
-) -> QuerySet[MatchSeat]:
-    """The bot's recorded seats of rated matches on ``ladder`` in recording order (oldest
-    first), the latest ``limit`` of them, each with its ``result`` (``result_id`` is the
-    recording sequence). Unrated matches (tournaments, comparisons) move no rating: a
-    chart of them would show flat stretches and count games the rating never saw."""
+    *, bot_id: int, limit: int = 200, ladder: str | None = None, season: int | None = None
+) -> QuerySet[RatingChange]:
+    """The bot's rating changes on ``ladder`` (the ledger, one row per recorded seat: rating
+    and sigma before and after) in recording order (oldest first), the latest ``limit`` of
+    them, of one ``season`` when given (``result_id`` is the recording sequence). Unrated
+    matches (tournaments, comparisons) move no rating: a chart of them would show flat
+    stretches and count games the rating never saw."""
     key = ladder_get(ladder).key
-    latest = (
-        MatchSeat.objects.filter(
-            bot_id=bot_id, result__isnull=False, match__ladder=key, match__rated=True
-        )
-        .order_by("-result_id")
-        .values("pk")[:limit]
+    rows = RatingChange.objects.filter(bot_id=bot_id, ladder=key, rated=True)
+    if season is not None:
+        rows = rows.filter(season=season)
+    latest = rows.order_by("-result_id").values("pk")[:limit]
+    return RatingChange.objects.filter(pk__in=latest).order_by("result_id")
+
+
+def season_list(*, ladder: str | None = None) -> list[Season]:
+    """The ladder's seasons, newest first (its first is made on first use)."""
+    key = ladder_get(ladder).key
+    seasons = list(Season.objects.filter(ladder=key).order_by("-number"))
+    return seasons or [season_current(ladder=key)]
+
+
+def season_get(
+    *, ladder: str | None = None, number: int | None = None, seasons: list[Season] | None = None
+) -> Season:
+    """One season of the ladder (default: the current one), or NotFound; from ``seasons``
+    (``season_list``) when the caller has read them."""
+    seasons = seasons or season_list(ladder=ladder)
+    if number is None:
+        return seasons[0]
+    for season in seasons:
+        if season.number == number:
+            return season
+    raise NotFound(f"ladder {seasons[0].ladder} has no season {number}")
+
+
+def season_standings(*, season: Season) -> QuerySet[SeasonStanding]:
+    """A finished season's final table in its official order (the batch ML fit), with the
+    bots and their owners."""
+    return SeasonStanding.objects.filter(season=season).select_related("bot__owner")
+
+
+@dataclass(frozen=True)
+class LineageRow:
+    """One version of a bot on a ladder: its own rating entry and how it fared against the
+    version before it (in matches where both played: ahead, behind, level)."""
+
+    number: int
+    version_id: int
+    rating: int
+    sigma: int
+    games: int
+    wins: int
+    ahead: int
+    behind: int
+    level: int
+
+
+def bot_lineage(*, bot_id: int, ladder: str | None = None) -> list[LineageRow]:
+    """The bot's rated versions on ``ladder``, newest first, each with its own rating entry
+    and its record against the previous rated version (two queries)."""
+    key = ladder_get(ladder).key
+    entries = list(
+        VersionRating.objects.filter(bot_id=bot_id, ladder=key)
+        .select_related("version")
+        .only("version__number", "version_id", "rating", "sigma", "games", "wins")
+        .order_by("-version__number")
     )
-    return (
-        MatchSeat.objects.filter(pk__in=latest)
-        .select_related("result")
-        .defer("result__data")  # the engine's whole Result: not part of a history
-        .order_by("result_id")
-    )
+    previous = {e.version_id: entries[i + 1].version_id for i, e in enumerate(entries[:-1])}
+    records = _version_records(previous, key)
+    rows = []
+    for e in entries:
+        ahead, behind, level = records.get(e.version_id, (0, 0, 0))
+        rows.append(
+            LineageRow(
+                number=e.version.number, version_id=e.version_id, rating=e.rating,
+                sigma=e.sigma, games=e.games, wins=e.wins, ahead=ahead, behind=behind,
+                level=level,
+            )
+        )  # fmt: skip
+    return rows
+
+
+def _version_records(previous: dict[int, int], ladder: str) -> dict[int, tuple[int, int, int]]:
+    """For each version -> its previous version: (ahead, behind, level) in recorded matches
+    on ``ladder`` where both sat."""
+    if not previous:
+        return {}
+    ids = list(previous) + list(previous.values())
+    seats = MatchSeat.objects.filter(
+        version_id__in=ids, rank__isnull=False, match__ladder=ladder
+    ).values_list("match_id", "version_id", "rank")
+    by_match: dict[int, dict[int, int]] = {}
+    for match_id, version_id, rank in seats:
+        if rank is not None:
+            by_match.setdefault(match_id, {})[version_id] = rank
+    out: dict[int, list[int]] = {}
+    for ranks in by_match.values():
+        for new, old in previous.items():
+            if new in ranks and old in ranks:
+                rec = out.setdefault(new, [0, 0, 0])
+                a, b = ranks[new], ranks[old]
+                rec[0 if a < b else 1 if a > b else 2] += 1
+    return {v: (r[0], r[1], r[2]) for v, r in out.items()}
 
 
 # --- the web leaderboard: search, sort, and per-page extras in one query each -------
 
 LEADERBOARD_SORTS: dict[str, tuple[Any, ...]] = {
-    "rank": (F("rating").desc(), "id"),
-    "-rank": (F("rating").asc(), F("id").desc()),
+    "rank": (F("score").desc(), "id"),
+    "-rank": (F("score").asc(), F("id").desc()),
     "name": (Lower("name"), "id"),
     "-name": (Lower("name").desc(), F("id").desc()),
     "owner": (Lower("owner__username"), Lower("name"), "id"),
     "-owner": (Lower("owner__username").desc(), Lower("name").desc(), F("id").desc()),
-    "games": ("games", F("rating").desc(), "id"),
-    "-games": (F("games").desc(), F("rating").desc(), "id"),
+    "games": ("games", F("score").desc(), "id"),
+    "-games": (F("games").desc(), F("score").desc(), "id"),
 }
 """Orderings the leaderboard may be sorted by; every one ends in a unique tie-break."""
 
@@ -156,7 +261,7 @@ def leaderboard_positions(
         leaderboard_list(kind=kind, ladder=ladder)
         .annotate(
             board_id=F("pk"),
-            position=Window(RowNumber(), order_by=[F("rating").desc(), F("id").asc()]),
+            position=Window(RowNumber(), order_by=[F("score").desc(), F("id").asc()]),
         )
         .order_by()
         .values_list("board_id", "position")
@@ -177,12 +282,12 @@ def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
     ladder key; empty when the bot is off the boards (suspended or retired).
 
     One query for every ladder: each position is one plus the board entries ahead of
-    the bot's (higher rating, or equal and an older bot), counted on the board index.
+    the bot's (higher score, or equal and an older bot), counted on the board index.
     """
     board = BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
     ahead = (
         board.filter(ladder=OuterRef("ladder"))
-        .filter(Q(rating__gt=OuterRef("rating")) | Q(rating=OuterRef("rating"), bot_id__lt=bot_id))
+        .filter(Q(score__gt=OuterRef("score")) | Q(score=OuterRef("score"), bot_id__lt=bot_id))
         .order_by()
         .values("ladder")
         .annotate(n=Count("pk"))

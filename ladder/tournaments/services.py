@@ -43,6 +43,7 @@ from ladder.matches.spec import MatchSpec
 from ladder.ratings.models import BotRating
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
 from ladder.tournaments.models import Deal, Tournament, TournamentBye, VersionComparison
+from ladder.tournaments.quotas import comparisons_quota_check
 from ladder.tournaments.rotations import rotations
 from ladder.tournaments.standings import Outcome, standings
 
@@ -332,8 +333,8 @@ def comparison_create(
     ``deals`` seeds, each dealt twice (old and new version) against the same
     ``opponent_ids`` (1-3 bots) in every seat rotation: 2 * deals * seats
     unrated matches, played before ladder matches. The owner of the bot (or
-    staff) asks; at most ``LADDER_COMPARISON_MAX_DEALS`` deals and
-    ``LADDER_COMPARISONS_OPEN_PER_USER`` comparisons still being played per user.
+    staff) asks; at most ``LADDER_COMPARISON_MAX_DEALS`` deals, and the user's quotas
+    (``ladder.tournaments.quotas``: comparisons still being played, comparisons per day).
     """
     bot = Bot.objects.filter(pk=bot_id).first()
     if bot is None:
@@ -361,20 +362,11 @@ def comparison_create(
             raise Conflict(
                 f"{bot.name} v{number} is {versions[number].status}: only valid versions play"
             )
-    open_ones = (
-        VersionComparison.objects.filter(
-            requested_by=user, deal_set__matches__status__in=OPEN_STATES
-        )
-        .values("pk")
-        .distinct()
-        .count()
-    )
-    if not user.is_staff and open_ones >= settings.LADDER_COMPARISONS_OPEN_PER_USER:
-        raise Conflict(f"you have {open_ones} comparisons still being played; wait for them")
     table = [bot.pk, *opponents]
     match_ladder(seats=len(table), ladder=ladder or None, rated=False)
     rng = random.SystemRandom()
     with transaction.atomic():
+        comparisons_quota_check(user)
         comparison = VersionComparison.objects.create(
             bot=bot,
             old_version=versions[old_version],

@@ -22,6 +22,7 @@ from django.core.cache import cache
 from engine.rules import ENGINE_VERSION
 from engine.timeline import TIMELINE_FORMAT, ReplayDocumentError, build_timeline
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound
+from ladder.common.jsonload import JSONTooDeep, load_json
 from ladder.matches.replays import replay_open
 from ladder.matches.selectors import NOT_FINISHED, ReplayFile, match_reveal_get
 
@@ -113,7 +114,9 @@ def replay_decode(data: bytes) -> dict[str, Any]:
     elif len(data) > limit:
         raise ReplayUnreadable(f"the replay is larger than {limit} bytes")
     try:
-        doc = json.loads(raw)
+        doc = load_json(raw)
+    except JSONTooDeep as exc:
+        raise ReplayUnreadable(f"the replay is not a replay: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReplayUnreadable(f"the replay is not gzip'd JSON: {exc}") from None
     if not isinstance(doc, dict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -22,6 +23,7 @@ from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
 from ladder.matches.operations import operations_summary
 from ladder.ratings import selectors as rating_selectors
+from ladder.ratings.models import Season
 from ladder.tournaments import selectors as tournament_selectors
 from ladder.web.forms import LeaderboardFilter
 from ladder.web.rows import board_lines, bot_status, ladder_lines, points, version_rows
@@ -96,7 +98,19 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key, include_inactive=True
     )
     page = Paginator(qs, f["page_size"]).get_page(request.GET.get("page"))
+    # --- ratings: a finished season's final table instead of the live board (issue 26) ---
+    seasons = rating_selectors.season_list(ladder=ladder.key)
+    season = _asked_season(request, seasons)
+    season_table = None
+    if season.ended_at is not None:
+        season_table = Paginator(rating_selectors.season_standings(season=season), 100).get_page(
+            request.GET.get("page")
+        )
     context = {
+        "season": season,
+        "seasons": seasons,
+        "season_table": season_table,
+        "k_sigma": settings.LADDER_RATING_K_SIGMA,
         "nav": "leaderboard",
         "form": form,
         "filters": f,
@@ -118,20 +132,37 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return render(request, "web/leaderboard.html", context)
 
 
-def _rating_history(bot: Bot, ladder: Ladder) -> list[dict[str, Any]]:
-    """The same rows as the API's ``rating-history?ladder=`` (oldest first, at most 200)."""
+def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[str, Any]]:
+    """The same rows as the API's ``rating-history?ladder=&season=`` (oldest first, at most
+    200), with the 95 % band (rating ± 1.96 sigma) after each match."""
     return [
         {
             "match": s.match_id,
             "recorded": s.result_id,
+            "season": s.season,
             "rank": s.rank,
             "before": points(s.rating_before),
             "after": points(s.rating_after),
-            "delta": points((s.rating_after or 0) - (s.rating_before or 0)),
-            "at": s.result.recorded_at if s.result else None,
+            "sigma": points(s.sigma_after),
+            "low": points(s.rating_after - round(1.96 * s.sigma_after)),
+            "high": points(s.rating_after + round(1.96 * s.sigma_after)),
+            "delta": points(s.rating_after - s.rating_before),
+            "at": s.recorded_at,
         }
-        for s in rating_selectors.bot_rating_history(bot_id=bot.pk, ladder=ladder.key)
+        for s in rating_selectors.bot_rating_history(
+            bot_id=bot.pk, ladder=ladder.key, season=season
+        )
     ]
+
+
+def _asked_season(request: HttpRequest, seasons: list[Season]) -> Season:
+    """The season ``?season=N`` names among ``seasons`` (default: the current one), or 404."""
+    raw = request.GET.get("season", "")
+    try:
+        number = int(raw) if raw.isdigit() and len(raw) < 9 else None
+        return rating_selectors.season_get(number=number, seasons=seasons)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
 
 
 def _streams(request: HttpRequest, bot: Bot) -> list[presence.StreamShown] | None:
@@ -155,7 +186,9 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         list(bot.ratings.all()),
         rating_selectors.bot_ladder_positions(bot_id=bot.pk),
     )
-    history = _rating_history(bot, ladder)
+    seasons = rating_selectors.season_list(ladder=ladder.key)
+    season = _asked_season(request, seasons)
+    history = _rating_history(bot, ladder, season.number)
     matches = CountedPaginator(
         match_selectors.bot_matches(bot_id=bot.pk),
         MATCHES_PER_PAGE,
@@ -175,7 +208,13 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         "chart": {
             "match": [h["match"] for h in history],
             "rating": [h["after"] for h in history],
+            "low": [h["low"] for h in history],
+            "high": [h["high"] for h in history],
         },
+        # --- ratings: seasons and version lineage (issue 26) ---
+        "season": season,
+        "seasons": seasons,
+        "lineage": rating_selectors.bot_lineage(bot_id=bot.pk, ladder=ladder.key),
         # Smoke logs are on the owner's manage page, not read for this one.
         "versions": version_rows(
             bot_selectors.bot_versions(bot=bot)[:VERSIONS_SHOWN], private=False, cap=0

@@ -17,7 +17,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
 from ladder.ratings import selectors as rating_selectors
-from ladder.ratings.elo import SCALE
+from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
 
 
@@ -28,13 +28,16 @@ def points(hundredths: int | None) -> float | None:
 
 @dataclass(frozen=True)
 class Rating:
-    """A bot's rating as shown: points, games, provisional, 95 % interval."""
+    """A bot's rating as shown: points (the mean), sigma, the conservative score the board
+    ranks by, games, provisional, 95 % interval."""
 
     value: float
     games: int
     provisional: bool
     low: float | None
     high: float | None
+    sigma: float = 0.0
+    score: float = 0.0
 
     @property
     def half_width(self) -> float | None:
@@ -48,6 +51,8 @@ class Rated(Protocol):
     """A bot annotated by the selectors (its rating on one ladder) or a ``BotRating``."""
 
     rating: int
+    sigma: int
+    score: int
     games: int
 
 
@@ -55,9 +60,19 @@ def rating_of(rated: Rated | Bot) -> Rating:
     """The rating of a bot from the selectors (on the ladder they read) or of an entry."""
     rating: int = rated.rating  # type: ignore[union-attr]
     games: int = rated.games  # type: ignore[union-attr]
-    u = rating_selectors.rating_uncertainty(rating=rating, games=games)
+    sigma: int = rated.sigma  # type: ignore[union-attr]
+    score: int = rated.score  # type: ignore[union-attr]
+    u = rating_selectors.rating_uncertainty(rating=rating, games=games, sigma=sigma)
     low, high = u.interval95 if u.interval95 else (None, None)
-    return Rating(value=rating / SCALE, games=games, provisional=u.provisional, low=low, high=high)
+    return Rating(
+        value=rating / SCALE,
+        games=games,
+        provisional=u.provisional,
+        low=low,
+        high=high,
+        sigma=sigma / SCALE,
+        score=score / SCALE,
+    )
 
 
 def bot_status(bot: Bot) -> tuple[str, str]:
@@ -135,7 +150,12 @@ def ladder_lines(
     lines = []
     for lad in ladders:
         entry = by_key.get(lad.key) or BotRating(
-            ladder=lad.key, rating=settings.LADDER_ELO_START, games=0, wins=0
+            ladder=lad.key,
+            rating=settings.LADDER_ELO_START,
+            sigma=sigma_after(0),
+            score=0,
+            games=0,
+            wins=0,
         )
         lines.append(
             LadderLine(

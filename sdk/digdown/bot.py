@@ -51,6 +51,9 @@ from digdown.v1 import bot_pb2, bot_pb2_grpc
 log = logging.getLogger("digdown.bot")
 
 SERVICE_NAME = bot_pb2.DESCRIPTOR.services_by_name["Bot"].full_name
+# An ActStream without a request for this long is cancelled (far above a game's longest
+# pause between two decisions of one seat: the other seats' deadlines and banks).
+STREAM_IDLE_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,9 @@ class BotServer(serving.GrpcServer):
             reflection_enabled=False,
             max_streams=max_streams,
             streamed=[f"/{SERVICE_NAME}/ActStream"],
+            # A runner's stream gets a request at every decision of its seat; one silent
+            # this long (someone else's, left open) would hold a thread and a slot.
+            stream_idle_s=STREAM_IDLE_S,
         )
         service.decision_slot = self.limit.running_slot
 

@@ -179,6 +179,8 @@ class CallLimit(HandlerInterceptor):
         self._running = threading.BoundedSemaphore(self.running)
         self._reflection = threading.BoundedSemaphore(REFLECTION_STREAMS)
         self._streams = threading.BoundedSemaphore(max(1, streams))
+        # Open game streams -> when each last got a message (monotonic).
+        self._open: dict[grpc.ServicerContext, float] = {}
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         if method.startswith(HEALTH_PREFIX):
@@ -195,11 +197,27 @@ class CallLimit(HandlerInterceptor):
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "no game streams served here")
         busy = f"server busy: {self.streams} game streams open, the limit; use unary calls"
         with _slot(self._streams, context, busy):
-            yield
+            self._open[context] = time.monotonic()
+            try:
+                yield
+            finally:
+                self._open.pop(context, None)
+
+    def cancel_idle_streams(self, idle_s: float) -> int:
+        """Cancel the game streams that got no message for longer than ``idle_s`` (a
+        stream left open holds a thread and a slot); how many were cancelled."""
+        cutoff = time.monotonic() - idle_s
+        idle = [ctx for ctx, last in list(self._open.items()) if last < cutoff]
+        for ctx in idle:
+            log.info("cancelling a game stream idle for more than %.0f s", idle_s)
+            ctx.cancel()
+        return len(idle)
 
     @contextmanager
     def running_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
         """One of the ``running`` slots for one message of a game stream (or a call)."""
+        if context in self._open:
+            self._open[context] = time.monotonic()  # the stream is in use
         # Wake up now and then: a caller that went away stops waiting.
         while not self._running.acquire(timeout=0.25):
             if not context.is_active():
@@ -270,8 +288,9 @@ class GrpcServer:
     reflection lists. ``max_concurrent_rpcs`` service calls are admitted at
     once and ``max_workers`` of them execute (`CallLimit`); health and
     reflection are outside both limits; ``max_streams`` game streams (methods
-    ``streamed``) are counted apart (`CallLimit`). Subclasses add their own state
-    and logging around ``start`` and ``stop``.
+    ``streamed``) are counted apart (`CallLimit`), and with ``stream_idle_s`` a
+    stream that gets no message for that long is cancelled. Subclasses add their own
+    state and logging around ``start`` and ``stop``.
     """
 
     def __init__(
@@ -290,6 +309,7 @@ class GrpcServer:
         max_streams: int = 0,
         streamed: Sequence[str] = (),
         observers: Sequence[grpc.ServerInterceptor] = (),
+        stream_idle_s: float = 0.0,
     ) -> None:
         """``observers`` go outside the call limit (metrics see the calls it refuses);
         ``interceptors`` inside it."""
@@ -325,15 +345,25 @@ class GrpcServer:
             reflection.enable_server_reflection(names, self.server)
         self.port = bind(self.server, listen)
         self.address = bound_address(listen, self.port)
+        self.stream_idle_s = stream_idle_s
+        self._stopped = threading.Event()
 
     def start(self) -> None:
         """Start serving and report SERVING for ``""`` and every service."""
         self.server.start()
         for name in ("", *self.services):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.stream_idle_s > 0 and self.limit.streams:
+            threading.Thread(target=self._reap_streams, name="idle-streams", daemon=True).start()
+
+    def _reap_streams(self) -> None:
+        period = max(0.05, min(30.0, self.stream_idle_s / 4))
+        while not self._stopped.wait(period):
+            self.limit.cancel_idle_streams(self.stream_idle_s)
 
     def stop(self, grace_s: float) -> None:
         """NOT_SERVING first so balancers drain, then let running calls finish for ``grace_s``."""
+        self._stopped.set()
         self.health.enter_graceful_shutdown()
         self.server.stop(grace_s).wait()
 

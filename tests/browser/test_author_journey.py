@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.browser.test_replay_viewer import browser  # noqa: F401  (the Chromium fixture)
+from tests.support.browser import wait_for_js
 from tests.support.processes import BOT_SERVICE, ROOT, start, start_bot, start_engine
 from tests.support.replays import observation_at
 from tests.support.sandbox import require_sandbox
@@ -169,9 +170,7 @@ def test_sign_up_upload_play_compare_and_watch_live(
     assert "No answer yet" in page.inner_text("#answer-words")
     played = play_queued(engine)
     assert len(played) == 8  # 2 deals x 2 versions x 2 seat rotations
-    page.wait_for_function(
-        "document.querySelector('#answer-words').dataset.status === 'finished'", timeout=60_000
-    )
+    wait_for_js(page, "document.querySelector('#answer-words').dataset.status === 'finished'", 60.0)
     answer = page.inner_text("#answer-words")
     assert "over 2 deals" in answer and "95% interval" in answer, answer
     assert page.locator("#comparison-deals .replay-link").count() == 8
@@ -192,9 +191,8 @@ def test_sign_up_upload_play_compare_and_watch_live(
     page.goto(f"{base}/replays/matches/{live_match.pk}/live/")
     worker = threading.Thread(target=play_queued, args=(engine,), daemon=True)
     worker.start()
-    page.wait_for_function(
-        "Number(document.querySelector('[data-ddv]').dataset.liveSteps || 0) >= 2",
-        timeout=90_000,
+    wait_for_js(
+        page, "Number(document.querySelector('[data-ddv]').dataset.liveSteps || 0) >= 2", 90.0
     )
     assert page.get_attribute("[data-ddv]", "data-live-status") == "running"
     assert "Live" in page.inner_text("[data-role=pos]")

@@ -24,7 +24,7 @@ import pytest
 
 from engine.timeline import record_of
 from engine.verify import verify
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, wait_for_js
 from tests.support.matches import needed
 from tests.support.replays import PlayedMatch, gz, observation_at, play_real, state_at
 
@@ -207,7 +207,7 @@ def test_the_viewer_on_the_match_page_and_the_sites_frame(
     assert pg.locator("header.site nav").is_visible()
     page.keys_to_page()
     pg.keyboard.press(" ")  # plays on its own
-    pg.wait_for_function("Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
+    wait_for_js(pg, "Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
     pg.keyboard.press("End")
     rows = pg.locator("#replay-viewer [data-role=ranks] tbody tr")
     shown = {
@@ -267,7 +267,7 @@ def test_slider_keyboard_and_event_log_jump(page: Page, match: Any, played: Play
     page.keys_to_page()
     pg.keyboard.press("Home")
     pg.keyboard.press(" ")
-    pg.wait_for_function("Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
+    wait_for_js(pg, "Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
     pg.keyboard.press(" ")
     stopped = page.state()["pos"]
     assert pg.get_attribute("[data-ddv]", "data-playing") is None
@@ -293,9 +293,7 @@ def test_what_seat_2_saw_is_the_engine_observation(
     pg.wait_for_selector(LOADED)
     for d in checks:
         pg.evaluate(f"location.hash = '#d={d}&view=seat-2'")
-        pg.wait_for_function(
-            f"document.querySelector('[data-role=observation]').dataset.d === '{d}'"
-        )
+        wait_for_js(pg, f"document.querySelector('[data-role=observation]').dataset.d === '{d}'")
         seen = json.loads(pg.inner_text("[data-role=observation]"))
         assert seen == observation_at(doc, d, 2), d
         title = pg.inner_text(".ddv-obs-box summary")
@@ -348,8 +346,8 @@ def test_a_dropped_replay_plays(page: Page, played: PlayedMatch, tmp_path: Path)
     path = tmp_path / "picked.json.gz"
     path.write_bytes(played.data)
     pg.set_input_files("[data-role=file]", str(path))
-    pg.wait_for_function(
-        "document.querySelector('[data-role=seats]').innerText.includes('rogue (seat 1)')"
+    wait_for_js(
+        pg, "document.querySelector('[data-role=seats]').innerText.includes('rogue (seat 1)')"
     )
 
 

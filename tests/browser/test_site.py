@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.browser import wait_for_js
 from tests.support.sandbox import require_sandbox
 from tests.web.conftest import PASSWORD, SCREENSHOTS, Page, PlayedLadder
 
@@ -197,6 +198,9 @@ def test_bot_page_chart_record_and_status(
     chart.wait_for()
     assert int(chart.get_attribute("data-points")) == len(history) == 10
     assert tab.page.locator("#rating-chart canvas").count() == 1
+    # The 95 % band (rating ± 1.96 sigma from the ledger) is drawn with the line.
+    assert chart.get_attribute("data-band") == "1"
+    assert all(h["sigma_after"] > 0 for h in history)
     assert tab.page.locator("#history tbody tr").count() == len(history)
     assert tab.page.text_content("#bot-status") == "active"
     assert number(tab.page.get_attribute(".card .rating", "data-rating")) == detail["rating"]
@@ -559,7 +563,7 @@ def test_the_replay_viewer_plays_on_the_match_page(
     tab.page.wait_for_selector("#replay-viewer [data-ddv][data-loaded=true]")
     viewer = tab.page.locator("#replay-viewer [data-ddv]")
     viewer.locator("[data-role=play]").click()
-    tab.page.wait_for_function("Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
+    wait_for_js(tab.page, "Number(document.querySelector('[data-ddv]').dataset.pos) >= 3")
     viewer.locator("[data-role=play]").click()  # pause
     viewer.locator("[data-role=last]").click()
     assert "#d=" in tab.page.url  # the position is in the address, to share
@@ -667,7 +671,7 @@ def test_readme_images(browser: Any, site: str, played_ladder: PlayedLadder) -> 
         # Late in the game: faces revealed, tools tired, objectives on their way.
         late = int(tab.page.get_attribute("[data-ddv]", "data-decisions")) * 4 // 5
         tab.page.evaluate(f"location.hash = '#d={late}'")
-        tab.page.wait_for_function(f"document.querySelector('[data-ddv]').dataset.pos === '{late}'")
+        wait_for_js(tab.page, f"document.querySelector('[data-ddv]').dataset.pos === '{late}'")
         viewer = out / f"{prefix}replay-viewer.png"
         tab.page.locator("[data-ddv]").screenshot(path=str(viewer))
         assert not tab.errors, tab.errors

@@ -77,7 +77,7 @@ class StreamedEngine:
             return closed
         was_open = self._stream is not None and not self._stream.broken
         if self._stream is not None:
-            self._stream.close()
+            self._stream.close(grace_s=timeout)
             self._stream = None
         return engine_pb2.CloseGameResponse(closed=was_open)
 

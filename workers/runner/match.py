@@ -55,6 +55,7 @@ from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.blame import TRANSPORT_FAULTS, TRANSPORT_HANDSHAKES, Referee
+from workers.runner.clock import CpuUsage, DecisionClock
 from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
@@ -102,6 +103,12 @@ class TimeControl:
     engine_resume_s: float = 30.0
     max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
     match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
+    # What a seat whose CPU use is measured (BotSpec.cpu_usage: hosted bots) is charged:
+    # "cpu" (its wall time without its waits for a CPU, at least its CPU time; the call's
+    # wall deadline widened by cpu_wall_factor; workers/runner/clock.py) or "wall".
+    # Other seats are always charged wall time.
+    hosted_clock: str = "wall"
+    cpu_wall_factor: float = 3.0
     # Protocol 2: one stream per seat to bots that offer it, one Play stream per game
     # to the engine. False: unary calls only (protocol 1), e.g. to compare the two.
     streams: bool = True
@@ -127,6 +134,9 @@ class BotSpec:
     # the match's time control (connected bots: the relay). None: dial `address`
     # (unary or one stream, as the handshake negotiates; workers.runner.transport).
     transport: TransportFactory | None = None
+    # (CPU seconds, seconds waiting for a CPU) of the bot's processes so far (hosted bots:
+    # the sandbox measures them; None when it cannot now). Read around each decision.
+    cpu_usage: Callable[[], CpuUsage | None] | None = None
 
     def public(self, message: str) -> str:
         """``message`` with every spelling of the address replaced by ``shown_address``."""
@@ -181,6 +191,7 @@ class SeatState:
     think_ms_total: int = 0
     think_ms_max: int = 0
     think_s: float = 0.0  # exact total (think_ms_total is a sum of truncated ms)
+    cpu_s: float | None = None  # CPU time of its decisions, when measured
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
@@ -263,6 +274,8 @@ class MatchRun:
         self._new_game: engine_pb2.NewGameRequest | None = None
         # Every answer the engine applied, in order: what a resume re-applies.
         self._applied: list[engine_pb2.StepRequest] = []
+        # Per asked decision (by ply): wall and CPU milliseconds, beside the charged time.
+        self.clocks: dict[int, dict[str, int]] = {}
 
     # --- engine calls ---------------------------------------------------------------
 
@@ -475,15 +488,18 @@ class MatchRun:
             ply=decision.ply,
         )
         timeout = tc.decision_s + st.bank_s
-        started = time.monotonic()
+        clock = DecisionClock(st.spec.cpu_usage, tc)
         error: grpc.RpcError | None = None
         reply: bot_pb2.DecisionReply | Undecodable | None = None
         assert st.transport is not None
         try:
-            reply = st.transport.act(request, timeout)
+            reply = st.transport.act(request, clock.wall_timeout(timeout))
         except grpc.RpcError as exc:
             error = exc
-        elapsed = time.monotonic() - started
+        elapsed = clock.stop()  # what the time control charges: wall or CPU time
+        self.clocks[decision.ply] = clock.recorded()
+        if clock.cpu_s is not None:
+            st.cpu_s = (st.cpu_s or 0.0) + clock.cpu_s
         think_ms = int(elapsed * 1000)
         st.decisions += 1
         st.think_ms_total += think_ms
@@ -501,7 +517,7 @@ class MatchRun:
                     fault_kind=error_kind,
                 )
         if error is not None:
-            return self._classify(st, error, elapsed, think_ms)
+            return self._classify(st, error, clock.wall_s, think_ms)
         assert reply is not None
         if isinstance(reply, Undecodable):
             return _Answer(
@@ -690,6 +706,8 @@ class MatchRun:
                     "decision_ms": int(tc.decision_s * 1000),
                     "bank_ms": int(tc.bank_s * 1000),
                     "max_reply_bytes": tc.max_reply_bytes,
+                    "hosted_clock": tc.hosted_clock,
+                    "cpu_wall_factor": tc.cpu_wall_factor,
                 },
                 faults=[asdict(f) for f in self.faults],
                 seats=seats,
@@ -704,6 +722,9 @@ class MatchRun:
                 },
                 runner_version=RUNNER_VERSION,
             )
+            for ply, measured in self.clocks.items():
+                if 0 <= ply < len(doc["decisions"]):
+                    doc["decisions"][ply].update(measured)
             self._close_game()
             return MatchOutcome(
                 game_id=self.game_id,
@@ -746,6 +767,10 @@ class MatchRun:
             "think_ms_total": st.think_ms_total,
             "think_ms_max": st.think_ms_max,
             "think_s": round(st.think_s, 6),
+            "cpu_s": None if st.cpu_s is None else round(st.cpu_s, 6),
+            "clock": "cpu"
+            if st.spec.cpu_usage and self.time_control.hosted_clock == "cpu"
+            else "wall",
             "bank_left_ms": int(st.bank_s * 1000),
             "runner_faults": st.faults,
             "out": st.out,

@@ -125,6 +125,7 @@ class BotStub:
     # One multi-callable per method, made in __init__ with its own reply decoder.
     Handshake: Callable[..., bot_pb2.HandshakeReply | Undecodable]
     Act: Callable[..., bot_pb2.DecisionReply | Undecodable]
+    ActStream: grpc.StreamStreamMultiCallable  # one stream per game (workers.runner.streams)
 
     def __init__(self, channel: grpc.Channel) -> None:
         path = f"/{bot_pb2.DESCRIPTOR.services_by_name['Bot'].full_name}/"

@@ -96,9 +96,9 @@ def build(
 # (docs/replay-format.md): how long things took and when, the id the engine gave the
 # game, and which protocol each seat spoke (unary Act or one stream).
 TIMING_KEYS = {
-    "decisions": ("think_time_ms",),
+    "decisions": ("think_time_ms", "wall_ms", "cpu_ms", "wait_ms"),
     "faults": ("think_time_ms",),
-    "seat_stats": ("think_ms_total", "think_ms_max", "think_s", "bank_left_ms"),
+    "seat_stats": ("think_ms_total", "think_ms_max", "think_s", "cpu_s", "bank_left_ms"),
 }
 MATCH_RUN_KEYS = ("game_id", "started_at", "duration_s")
 PROTOCOL_KEYS = ("protocol_version",)

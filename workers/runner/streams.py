@@ -147,9 +147,20 @@ class CallStream:
         self.exchanges += 1
         return reply
 
-    def close(self) -> None:
-        """End the stream (half-close, then cancel: the other side frees what it holds)."""
+    def close(self, grace_s: float = 0.0) -> None:
+        """End the stream: half-close, wait up to ``grace_s`` for the other side to end it
+        too (so the call ends OK, not CANCELLED, in its logs and metrics; replies still
+        coming are dropped), then cancel whatever is left."""
         if not self.broken:
             self.broken = True
             self._requests.put(_END)
+            if grace_s > 0:
+                timer = KEEPER.arm(grace_s, self._call.cancel)
+                try:
+                    for _ in self._call:
+                        pass
+                except grpc.RpcError:
+                    pass
+                finally:
+                    timer.disarm()
         self._call.cancel()

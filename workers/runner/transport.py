@@ -77,6 +77,8 @@ TransportFactory = Callable[["TimeControl"], SeatTransport]
 
 __all__ = ["DialledTransport", "SeatTransport", "TransportError", "TransportFactory"]
 
+# How long a bot's stream may take to end after the match (then it is cancelled).
+CLOSE_GRACE_S = 0.5
 # Refusals of a fresh ActStream that mean "ask me by unary Act" (not a fault).
 _NO_STREAM = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED}
 
@@ -177,6 +179,8 @@ class DialledTransport:
 
     def close(self) -> None:
         if self._stream is not None:
-            self._stream.close()
+            # A bot between decisions ends its stream at once; one that does not is
+            # cancelled after a moment (the match is over, nothing waits for it).
+            self._stream.close(grace_s=CLOSE_GRACE_S)
             self._stream = None
         self.channel.close()

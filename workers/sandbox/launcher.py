@@ -50,6 +50,15 @@ from digdown.healthcheck import wait_until_serving
 from workers.runner import BotSpec
 from workers.sandbox.bundle import Bundle, BundleError
 from workers.sandbox.capture import CappedLog
+from workers.sandbox.cgroups import (
+    SeatCgroup,
+    cgroup_support,
+    process_tree,
+    process_tree_cpu_seconds,
+    process_tree_memory_peak,
+    runqueue_wait_seconds,
+)
+from workers.sandbox.seccomp import SeccompUnavailable, filter_fd
 from workers.sandbox.view import BOOT, LIB_DIR, runtime_view
 
 log = logging.getLogger("workers.sandbox")
@@ -83,6 +92,7 @@ class SandboxLimits:
     start_s: float = 15.0  # until the bot's health service says SERVING
     wall_s: float = 1800.0  # whole life of the seat, whatever happens
     log_bytes: int = 64 * 1024  # output kept for its owner
+    cpus: float = 1.0  # cpu.max: cores' worth of CPU the seat may use (cgroup mode)
 
     def rlimits(self) -> dict[str, int]:
         d = asdict(self)
@@ -101,6 +111,8 @@ class SandboxConfig:
     bwrap: str = "bwrap"
     # Where seat directories are made (default: the system temp dir).
     workdir: str | None = None
+    # A cgroup v2 directory delegated to this worker ("": its own; workers/sandbox/cgroups.py).
+    cgroup: str = ""
 
 
 @dataclass
@@ -118,6 +130,45 @@ class HostedSeat:
     pid_namespace: int = 0
     ended: str = ""  # how it ended, once it has
     leftovers: list[int] = field(default_factory=list)  # pids found (and killed) afterwards
+    cgroup: SeatCgroup | None = None  # its own cgroup, where the worker has one to give
+    cpu_s: float = 0.0  # CPU time of its processes, as last read
+    memory_peak: int = 0  # bytes, as last read
+    waited_s: float = 0.0  # its live threads' waits for a CPU, as last read (never less)
+    killed_why: str = ""  # the launcher's reason when it killed the seat (a limit)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the seat's processes have used so far (None: cannot be read now)."""
+        if self.cgroup is not None:
+            used = self.cgroup.cpu_seconds()
+        elif self.init_pid:
+            used = process_tree_cpu_seconds(self.init_pid)
+        elif self.proc is not None:  # unsafe mode: the plain process
+            used = process_tree_cpu_seconds(self.proc.pid)
+        else:
+            used = None
+        if used is not None:
+            self.cpu_s = max(self.cpu_s, used)
+        return used
+
+    def cpu_usage(self) -> tuple[float, float] | None:
+        """(CPU seconds, seconds its threads waited for a CPU) so far; the runner's clock."""
+        used = self.cpu_seconds()
+        if used is None:
+            return None
+        if self.cgroup is not None:
+            pids = self.cgroup.pids()
+        else:
+            root = self.init_pid or (self.proc.pid if self.proc is not None else 0)
+            pids = process_tree(root) if root else []
+        self.waited_s = max(self.waited_s, runqueue_wait_seconds(pids))
+        return used, self.waited_s
+
+    def _read_memory_peak(self) -> None:
+        peak = self.cgroup.memory_peak() if self.cgroup is not None else None
+        if peak is None:
+            root = self.init_pid or (self.proc.pid if self.proc is not None else 0)
+            peak = process_tree_memory_peak(root) if root else 0
+        self.memory_peak = max(self.memory_peak, peak)
 
     def is_alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -130,6 +181,7 @@ class HostedSeat:
             version=version,
             is_alive=self.is_alive,
             start_error=self.start_error,
+            cpu_usage=self.cpu_usage,
         )
 
     def log_bytes(self) -> bytes:
@@ -174,15 +226,27 @@ def _probe(config: SandboxConfig) -> str:
         view = runtime_view()
     except ModuleNotFoundError as exc:
         return str(exc)
+    try:
+        seccomp = filter_fd()
+    except SeccompUnavailable as exc:
+        return str(exc)
     with tempfile.TemporaryDirectory(prefix="digdown-check-", dir=config.workdir) as tmp:
-        argv = [bwrap, *_namespace_args(), *view.args()]
+        argv = [bwrap, *_namespace_args(), "--seccomp", str(seccomp), *view.args()]
         argv += [view.python, "-I", "-S", "-c", "import encodings, os; print('ok')"]
         try:
             done = subprocess.run(
-                argv, capture_output=True, env={}, cwd=tmp, timeout=CHECK_TIMEOUT_S, check=False
+                argv,
+                capture_output=True,
+                env={},
+                cwd=tmp,
+                timeout=CHECK_TIMEOUT_S,
+                check=False,
+                pass_fds=[seccomp],
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bubblewrap does not run: {exc}"
+        finally:
+            os.close(seccomp)
     if done.returncode != 0 or done.stdout.strip() != b"ok":
         why = done.stderr.decode(errors="replace").strip()[-300:]
         return f"bubblewrap cannot create the sandbox (exit {done.returncode}): {why}"
@@ -290,14 +354,22 @@ def _bot_env(lib_path: str, scratch: str, listen: str) -> dict[str, str]:
 
 
 def _sandbox_argv(
-    seat_dir: Path, boot_config: dict, info_fd: int, limits: SandboxLimits, bwrap: str
+    seat_dir: Path,
+    boot_config: dict,
+    fds: tuple[int, int],
+    limits: SandboxLimits,
+    bwrap: str,
 ) -> list[str]:
+    """bubblewrap's command line; ``fds`` are its info descriptor and the seccomp program's."""
     view = runtime_view()
+    info_fd, seccomp_fd = fds
     return [
         bwrap,
         *_namespace_args(),
         "--info-fd",
         str(info_fd),
+        "--seccomp",
+        str(seccomp_fd),
         "--proc",
         "/proc",
         "--dev",
@@ -473,10 +545,27 @@ def _launch(
     if mode == "unsafe":
         seat.log.note("UNSAFE development mode: this bot runs WITHOUT any isolation")
         argv = [view.python, "-I", "-S", boot, json.dumps(boot_config)]
-        info_r = info_w = -1
+        info_r = info_w = seccomp = -1
     else:
         info_r, info_w = os.pipe()
-        argv = _sandbox_argv(seat_dir, boot_config, info_w, limits, config.bwrap)
+        seccomp = filter_fd()
+        argv = _sandbox_argv(seat_dir, boot_config, (info_w, seccomp), limits, config.bwrap)
+    support = cgroup_support(config.cgroup)
+    if support.mode != "rlimits":
+        try:
+            seat.cgroup = SeatCgroup(
+                support,
+                memory_bytes=limits.memory_bytes,
+                processes=limits.processes,
+                cpus=limits.cpus,
+            )
+        except OSError as exc:
+            log.warning("hosted seat without its cgroup (rlimits only): %s", exc)
+    if seat.cgroup is not None:
+        stack.callback(seat.cgroup.close)  # after _stop, which reads it last
+        # Enter the seat's cgroup before bubblewrap starts, so every process of the
+        # sandbox is born in it (a move afterwards could miss a fast fork).
+        argv = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', seat.cgroup.procs, *argv]
     try:
         seat.proc = subprocess.Popen(
             argv,
@@ -485,12 +574,13 @@ def _launch(
             stderr=subprocess.STDOUT,
             env={},
             cwd=seat_dir,
-            pass_fds=[info_w] if info_w >= 0 else [],
+            pass_fds=[info_w, seccomp] if info_w >= 0 else [],
             start_new_session=True,
         )
     finally:
         if info_w >= 0:
             os.close(info_w)
+            os.close(seccomp)
     stack.callback(_stop, seat, limits)
     assert seat.proc.stdout is not None
     seat.log.drain(seat.proc.stdout)
@@ -543,6 +633,7 @@ def _kill(seat: HostedSeat, why: str) -> None:
         return
     if why:
         seat.log.note(f"killed: {why}")
+        seat.killed_why = why
     with contextlib.suppress(ProcessLookupError):
         if seat.mode == "unsafe":
             os.killpg(proc.pid, signal.SIGKILL)
@@ -562,7 +653,11 @@ def _stop(seat: HostedSeat, limits: SandboxLimits) -> None:
     if proc is None:
         return
     exited = proc.poll()
+    seat.cpu_seconds()  # the last readings, while its processes are there to read
+    seat._read_memory_peak()
     _kill(seat, "")
+    if seat.cgroup is not None:
+        seat.cgroup.kill()
     try:
         proc.wait(KILL_WAIT_S)
     except subprocess.TimeoutExpired:
@@ -573,10 +668,37 @@ def _stop(seat: HostedSeat, limits: SandboxLimits) -> None:
         else:
             seat.ended = _describe_exit(exited, limits)
             seat.log.note(f"the bot {seat.ended} before the end of the match")
+    seat.log.note(_end_line(seat, exited, limits))
     seat.log.join(KILL_WAIT_S)
     if proc.stdout is not None:
         proc.stdout.close()
     seat.leftovers = _reap_leftovers(seat)
+
+
+def _end_line(seat: HostedSeat, exited: int | None, limits: SandboxLimits) -> str:
+    """The log's last word on the seat: how it ended, the limit it hit, what it used."""
+    if seat.cgroup is not None:
+        cpu = seat.cgroup.cpu_seconds()
+        seat.cpu_s = max(seat.cpu_s, cpu or 0.0)
+        peak = seat.cgroup.memory_peak()
+        seat.memory_peak = max(seat.memory_peak, peak or 0)
+    how = seat.start_error or (
+        "stopped by the worker at the end of the match"
+        if exited is None
+        else f"the bot {_describe_exit(exited, limits)}"
+    )
+    hit = seat.cgroup.limits_hit() if seat.cgroup is not None else []
+    sig = -exited if exited is not None and exited < 0 else (exited or 0) - 128
+    if sig == signal.SIGXCPU:
+        hit.append(f"RLIMIT_CPU ({limits.cpu_s} s)")
+    if seat.killed_why:
+        hit.append(seat.killed_why)
+    mode = "cgroup" if seat.cgroup is not None and seat.cgroup.limited else "rlimits"
+    line = (
+        f"ended: {how}; CPU {seat.cpu_s:.2f} s, memory peak "
+        f"{seat.memory_peak / (1024 * 1024):.1f} MiB ({mode} limits)"
+    )
+    return line + (f"; limit hit: {', '.join(hit)}" if hit else "")
 
 
 def _reap_leftovers(seat: HostedSeat) -> list[int]:

@@ -31,6 +31,12 @@ def hundredths(value: int | None) -> str:
 
 
 @register.filter
+def hundredths_95(sigma: int | None) -> str:
+    """The ± of a 95 % interval (1.96 sigma) of a stored sigma, in whole points."""
+    return NONE if sigma is None else f"{1.96 * sigma / 100:.0f}"
+
+
+@register.filter
 def signed(value: float | None) -> str:
     """A rating change: +12.34, minus 3.10 (a real minus sign), ±0.00."""
     if value is None:

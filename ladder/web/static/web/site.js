@@ -47,7 +47,17 @@
           value: function (u, v) { return v == null ? "–" : v.toFixed(2); } }
       ]
     };
-    var plot = new window.uPlot(opts, [xs, ratings], box);
+    var series = [xs, ratings];
+    // The 95 % band (rating ± 1.96 sigma), filled between its two edges.
+    if (data.low && data.high) {
+      var fmt = function (u, v) { return v == null ? "–" : v.toFixed(2); };
+      opts.series.push({ label: "95 % low", stroke: cssVar("--line", "#bbb"), width: 1, value: fmt });
+      opts.series.push({ label: "95 % high", stroke: cssVar("--line", "#bbb"), width: 1, value: fmt });
+      opts.bands = [{ series: [3, 2], fill: "rgba(17, 126, 134, 0.12)" }];
+      series.push(data.low, data.high);
+      box.dataset.band = "1";
+    }
+    var plot = new window.uPlot(opts, series, box);
     box.dataset.points = String(plot.data[0].length);
     window.addEventListener("resize", function () {
       plot.setSize({ width: width(), height: 260 });
