@@ -174,6 +174,8 @@ def test_sign_up_upload_play_compare_and_watch_live(
     answer = page.inner_text("#answer-words")
     assert "over 2 deals" in answer and "95% interval" in answer, answer
     assert page.locator("#comparison-deals .replay-link").count() == 8
+    # The versions' own ratings are a click away: the bot page's lineage.
+    assert page.locator("a[href$='#lineage-h']").count() == 1
 
     # Watch a running match live, then its full replay.
     user = User.objects.get(username="newcomer")
