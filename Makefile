@@ -4,12 +4,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test lint protos protos-check rulesets rulesets-check bench clean cluster
+.PHONY: venv run test test-fast lint protos protos-check rulesets rulesets-check bench clean cluster
 PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
 	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
-	tests/engine/test_reference_rules.py tests/training/test_features.py
-PG_SUITES := tests/ladder tests/ladder_grpc tests/workers/cluster tests/workers/test_claims.py \
-	tests/web/test_pages.py tests/web/test_browser.py
+	tests/engine/test_reference_rules.py tests/engine/training/test_features.py
+PG_SUITES := tests/ladder tests/workers/cluster tests/workers/test_claims.py \
+	tests/web/test_pages.py tests/browser/test_site.py
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,16 @@ test: $(STAMP) $(NATIVE) protos-check rulesets-check
 	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest -m 'not vendor_neutral' $(PG_SUITES)"; \
 	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest -m "not vendor_neutral" $(PG_SUITES); \
 	else echo "PostgreSQL is not reachable on 127.0.0.1:5432: ladder suite on PostgreSQL NOT run (CI=true makes this an error)"; fi
+
+# The edit-test loop: the rules, the SDK and the pure planner, schedules and standings (no
+# server, no subprocess; under a minute). `make test` is the whole suite.
+FAST_SUITES := tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
+	tests/engine/test_ruleset.py tests/engine/test_rules_imports.py \
+	tests/engine/test_playthroughs.py tests/engine/test_properties.py tests/sdk \
+	tests/ladder/matchmaking/test_planner.py tests/ladder/tournaments/test_formats.py
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" $(FAST_SUITES)
 
 # Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.
 PROTO_SRC := $(wildcard protos/digdown/v1/*.proto)

@@ -13,7 +13,7 @@ database connections kept between calls as compose runs the services
 call costs). Each read is
 called ``--rounds`` times after a warm-up; the report gives p50, p95 and max in
 milliseconds, and the queries one call runs (the same on a small data set: see
-``tests/ladder/test_query_counts.py``). The target is p95 < 50 ms for every read.
+``tests/ladder/api/test_query_counts.py``). The target is p95 < 50 ms for every read.
 ``RequestChallenge`` (a write: it queues a match, picking opponents near the
 bot's rating) is timed too; the matches it queues are deleted afterwards.
 """

@@ -42,7 +42,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-REPLAY = ROOT / "tests" / "engine_service" / "replays" / "dd-1-hardcore-4.replay.json.gz"
+REPLAY = ROOT / "tests" / "engine" / "service" / "replays" / "dd-1-hardcore-4.replay.json.gz"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -4,7 +4,7 @@ The training environment's vector (engine/training/encoding.py, where each part
 is explained) is defined over the observation dict a bot receives; building that
 dict only to read it back costs more than the game step. This module computes
 the very same numbers straight from the table, in the compiled build at C speed;
-tests/training/test_features.py checks both ways agree on many positions. Seen
+tests/engine/training/test_features.py checks both ways agree on many positions. Seen
 from the observer: players rotated so that the observer comes first. Every number
 is a whole one (counts, strengths, flags), so the list holds small ints, which
 Python never allocates: the vector costs little more than reading the table.

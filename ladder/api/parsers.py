@@ -8,7 +8,7 @@ error (a 400 through the API).
 
 Django's multipart parser skips a part it cannot parse and a body without a single
 well-formed part reads as an empty form: a ``POST /tokens/`` with a garbled body
-then created a token with no name (found by tests/ladder/test_schema_fuzz.py). A
+then created a token with no name (found by tests/ladder/api/test_schema_fuzz.py). A
 non-empty multipart body that yields no field and no file is a malformed request:
 400 with the reason.
 """

@@ -13,7 +13,7 @@ class SchemaView(SpectacularAPIView):
 
     drf-spectacular loads its extension classes lazily and not thread-safely: two
     threads generating the first schema of a process at once (gunicorn's gthread
-    workers) made one of them fail with a 500 (found by tests/ladder/test_schema_fuzz.py).
+    workers) made one of them fail with a 500 (found by tests/ladder/api/test_schema_fuzz.py).
     """
 
     _lock = threading.Lock()

@@ -4,7 +4,7 @@ No Django, no clock, no global RNG: the service reads the candidates from the
 database, calls ``plan_sets`` (tables, some as duplicate sets; ``plan_tables``
 for plain tables) with its own seeded ``random.Random`` and creates the
 matches. That keeps the decisions testable over thousands of simulated rounds
-(tests/competition/test_planner.py).
+(tests/ladder/matchmaking/test_planner.py).
 
 How a table is built (what it guards against: starvation, top bots never
 meeting, the same two opponents forever, same-owner collusion, seat bias):

@@ -14,7 +14,7 @@ here give the same results much faster:
   5.0 for an int) and its message is returned, or its error is raised, which
   names the offending field and where it is - exactly what wire did before.
   Accepted by the constructor but refused by ParseDict (the only differences,
-  tests/engine_service/test_wire.py checks that on broken dicts): an int for a
+  tests/sdk/test_wire.py checks that on broken dicts): an int for a
   `bool`, another iterable than a list for a repeated field (a str letter by
   letter, a dict's keys), a list of pairs for a map, bytes for a string. The
   engine emits none of them: the same tests parse every dict of real games with

@@ -7,7 +7,7 @@ engine's own dicts (docs/engine-api.md) all read the same way:
 Enum-like values are upper-case strings. A key marked NotRequired is absent when
 the proto field is unset (`Passage.top` while the top card is face down,
 `Observation.resolution` outside phase RESOLVE, an action's arguments other than
-its kind's). tests/engine_service/test_sdk_types.py holds these keys equal to the
+its kind's). tests/sdk/test_sdk_types.py holds these keys equal to the
 proto's fields.
 """
 

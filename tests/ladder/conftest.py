@@ -103,7 +103,7 @@ def make_bot(db: Any) -> Callable[..., Any]:
     """A hosted bot with one valid version, created through the services.
 
     The version is recorded as having passed its smoke match (the real one, in the
-    sandbox, is tests/ladder/test_hosted.py's business).
+    sandbox, is tests/ladder/bots/test_hosted.py's business).
     """
     from ladder.bots.services import bot_create, bot_version_smoke_record, bot_version_upload
 

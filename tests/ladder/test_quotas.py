@@ -1,4 +1,4 @@
-"""Per-user quotas over REST and the web forms (gRPC: tests/ladder_grpc/test_quotas.py).
+"""Per-user quotas over REST and the web forms (gRPC: tests/ladder/grpc/test_quotas.py).
 
 Each was unlimited: one user created 880 bots and stored 131 MiB in one bot. Now
 every limit refuses with its setting named (REST 403, 429 for the daily one;
