@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.accounts.requests import request_user
+from ladder.api.parsers import BoundedJSONParser
 from ladder.bots.apis import LADDER_HELP
 from ladder.common.exceptions import NotFound
 from ladder.common.fields import MAX_ID, IdField, PointsField
@@ -194,6 +195,9 @@ class MatchListApi(APIView):
     """Matches newest first (filter by bot, status, tournament, ladder); request a challenge."""
 
     pagination_class = NewestFirstPagination  # the list's page shape, in the schema too
+    # A challenge is JSON: a form's strings ("0", "off") would pass for the booleans the
+    # schema promises, so the schema and the parser say the same thing.
+    parser_classes = [BoundedJSONParser]
 
     class FilterSerializer(serializers.Serializer):
         bot = IdField(required=False, allow_null=True, default=None)
