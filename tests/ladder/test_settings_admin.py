@@ -151,9 +151,7 @@ def test_ladders_and_shared_cache_from_environment(tmp_path: Path) -> None:
     assert set(s["ladders"]) == {"dd-1", "dd-2"} and s["default"] == "dd-2"
     assert s["ladders"]["dd-2"] == {"ruleset": "dd-2", "difficulty": "normal", "seats": [2, 4]}
     # Django's Redis cache, failing open while Redis is away (ladder/common/cache.py).
-    assert (
-        s["cache"]["BACKEND"] == "ladder.common.cache.DegradingRedisCache"
-    )  # Django's, failing open
+    assert s["cache"]["BACKEND"] == "ladder.common.cache.DegradingRedisCache"
     assert s["cache"]["LOCATION"] == "redis://cache.internal:6379/1"
     with pytest.raises(subprocess.CalledProcessError) as exc:
         settings_with({"LADDER_VAR_DIR": str(tmp_path), "LADDER_LADDERS": "dd-1:normal"})
