@@ -53,6 +53,9 @@ LADDER_ENV = {
     "LADDER_MATCH_DECISION_S": "1",
     "LADDER_MATCH_BANK_S": "2",
     "LADDER_MATCHMAKER_TARGET": "0",
+    # Elo, as the rest of the suite: its rating sum is conserved exactly, which every
+    # drill checks (a Weng-Lin system's is not).
+    "LADDER_RATING_SYSTEM": "elo",
 }
 
 
