@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from targets import table as targets_table
 from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -335,6 +336,12 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, header: list[str])
         "",
         *header,
         f"- load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        "",
+        "## Targets",
+        "",
+        "Each speed target against this run (the worst matching figure counts).",
+        "",
+        *targets_table({o.bench.key: o.runs for o in outcomes}, fmt),
         "",
     ]
     for out in outcomes:
