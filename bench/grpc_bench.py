@@ -18,8 +18,10 @@ Not a test. The same 4-seat normal random matches (same seeds) are played
     MessageToDict, what digdown.wire did before digdown.proto_codec), for a
     before/after ratio measured in the same run;
 
-and the floors are measured in the same run, before and after the matches
-(their mean is the floor; both are reported): a bare gRPC echo service (generic
+and the floors are measured in the same run, in short bursts before, between
+and after the rounds of matches (so they see the load the matches see; the
+mean over the bursts is the floor, the first and last are reported beside it):
+a bare gRPC echo service (generic
 handlers, no proto) in its own process, with messages of the sizes the matches
 really send, times the 2 exchanges a decision needs (the bot's, the engine's):
 as unary calls (the floor of (b)), over two open streams (the floor of (s)),
@@ -64,7 +66,7 @@ from digdown.v1 import bot_pb2, engine_pb2, game_pb2  # noqa: E402
 from engine.players import RandomPlayer  # noqa: E402
 from engine.rules import Action, GameConfig, new_game  # noqa: E402
 from engine.simulate import play_out  # noqa: E402
-from workers.runner import TimeControl, run_match  # noqa: E402
+from workers.runner import EnginePool, TimeControl, run_match  # noqa: E402
 
 ECHO_SERVICE = "bench.Echo"
 
@@ -154,13 +156,17 @@ def over_grpc(
     engine: str,
     runs: dict[str, tuple[list[str], bool]],
     pids: dict[str, tuple[int, list[int]]] | None = None,
+    between: Callable[[], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Play every seed once per run (``name -> (bot addresses, streams)``), alternating
     the runs game by game so that each sees the same load; their figures by name.
 
     With ``pids`` (``name -> (engine pid, bot pids)``), also where the CPU went per
     decision: this process (the runner), the engine, the bots — every thread, gRPC's
-    own included."""
+    own included. ``between`` is called after each seed's round (the floors' bursts).
+
+    One engine pool serves every match, as a worker's does: its channel is made once."""
+    pool = EnginePool(engine)
     tcs = {
         name: TimeControl(decision_s=5.0, bank_s=30.0, streams=streams)
         for name, (_, streams) in runs.items()
@@ -168,7 +174,7 @@ def over_grpc(
     keys = ("decisions", "seconds", "think_s", "runner_cpu", "engine_cpu", "bots_cpu")
     totals = {name: dict.fromkeys(keys, 0.0) for name in runs}
     for name, (bots, _) in runs.items():  # warm-up (imports, connections)
-        run_match(engine, bots, seed=10**6, time_control=tcs[name])
+        run_match(pool, bots, seed=10**6, time_control=tcs[name])
 
     def cpu(name: str) -> tuple[float, float, float]:
         engine_pid, bot_pids = (pids or {}).get(name, (0, []))
@@ -182,7 +188,7 @@ def over_grpc(
         for name, (bots, _) in runs.items():
             before = cpu(name)
             started = time.perf_counter()
-            outcome = run_match(engine, bots, seed=seed, time_control=tcs[name])
+            outcome = run_match(pool, bots, seed=seed, time_control=tcs[name])
             total = totals[name]
             total["seconds"] += time.perf_counter() - started
             after = cpu(name)
@@ -194,6 +200,9 @@ def over_grpc(
             total["think_s"] += sum(s["think_s"] for s in outcome.seats)
             wanted = 2 if tcs[name].streams else 1
             assert all(s["protocol_version"] == wanted for s in outcome.seats), outcome.seats
+        if between is not None:
+            between()
+    pool.close()
     report = {}
     for name, t in totals.items():
         n = t["decisions"]
@@ -287,7 +296,9 @@ def echo_server_main(listen: str, port_file: str) -> None:
     port = server.add_insecure_port(listen)
     server.add_insecure_port(f"unix:{port_file}.sock")
     server.start()
-    Path(port_file).write_text(f"{port}\n")
+    tmp = Path(f"{port_file}.tmp")  # renamed: the reader never sees an empty file
+    tmp.write_text(f"{port}\n")
+    tmp.replace(port_file)
     signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
     server.wait_for_termination()
 
@@ -296,67 +307,112 @@ def _payload(req_bytes: float, resp_bytes: float) -> bytes:
     return int(resp_bytes).to_bytes(4, "little") + b"y" * max(0, int(req_bytes) - 4)
 
 
-def _unary_trip(address: str, req_bytes: float, resp_bytes: float, n: int) -> float:
-    """µs per unary echo call of these sizes."""
-    channel = grpc.insecure_channel(address)
-    call: Callable[..., bytes] = channel.unary_unary(f"/{ECHO_SERVICE}/Echo")
-    payload = _payload(req_bytes, resp_bytes)
-    for _ in range(50):
-        call(payload, timeout=5)
-    t = time.perf_counter()
-    for _ in range(n):
-        call(payload, timeout=5)
-    elapsed = time.perf_counter() - t
-    channel.close()
-    return elapsed / n * 1e6
+class FloorMeter:
+    """The echo floors, measured in bursts between the matches on channels and streams
+    opened once (as the runner keeps its own): each burst times ``n`` decisions' worth
+    of exchanges of the real sizes, the bot-sized one then the engine-sized one, in
+    turn as a match makes them, for each way of calling (unary, streams, the bot's
+    exchange on a unix socket). A stream exchange is made the runner's way (grpcio's
+    blocking API: the request put on the request iterator's queue, the reply read with
+    ``next``), so the floor has the runner's thread model."""
 
+    KINDS = ("unary", "stream", "unix_stream", "unix_unary")
 
-def _stream_trip(address: str, req_bytes: float, resp_bytes: float, n: int) -> float:
-    """µs per exchange of these sizes on one open stream (grpcio's blocking API, as the
-    runner uses it: requests from a queue, replies read in turn)."""
-    channel = grpc.insecure_channel(address)
-    method = channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream")
-    requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    replies = method(iter(requests.get, None))
-    payload = _payload(req_bytes, resp_bytes)
-    for _ in range(50):
-        requests.put(payload)
-        next(replies)
-    t = time.perf_counter()
-    for _ in range(n):
-        requests.put(payload)
-        next(replies)
-    elapsed = time.perf_counter() - t
-    requests.put(None)
-    replies.cancel()
-    channel.close()
-    return elapsed / n * 1e6
+    def __init__(self, address: str, unix: str, sizes: dict[str, float]) -> None:
+        self.channels = [grpc.insecure_channel(address), grpc.insecure_channel(unix)]
+        tcp, local = self.channels
+        self.act_payload = _payload(sizes["decision_request"], sizes["act_reply"])
+        self.step_payload = _payload(sizes["step_request"], sizes["step_response"])
+        self.tiny_payload = _payload(8, 8)
+        self.queues: list[queue.SimpleQueue[Any]] = []
+        unary = {ch: ch.unary_unary(f"/{ECHO_SERVICE}/Echo") for ch in self.channels}
 
+        def stream(channel: grpc.Channel) -> Callable[[bytes], bytes]:
+            requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            self.queues.append(requests)
+            replies = channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream")(
+                iter(requests.get, None)
+            )
 
-def echo_floor(address: str, unix: str, sizes: dict[str, float], n: int) -> dict[str, float]:
-    """µs per decision for a bot-sized + an engine-sized exchange: unary calls, streams,
-    and streams with the bot's exchange on a unix socket."""
-    act_size = (sizes["decision_request"], sizes["act_reply"])
-    step_size = (sizes["step_request"], sizes["step_response"])
-    act = _unary_trip(address, *act_size, n)
-    step = _unary_trip(address, *step_size, n)
-    act_stream = _stream_trip(address, *act_size, n)
-    step_stream = _stream_trip(address, *step_size, n)
-    act_unix_stream = _stream_trip(unix, *act_size, n)
-    act_unix = _unary_trip(unix, *act_size, n)
-    return {
-        "act_like_us": act,
-        "step_like_us": step,
-        "tiny_us": _unary_trip(address, 8, 8, n),
-        "floor_us_per_decision": act + step,
-        "act_stream_us": act_stream,
-        "step_stream_us": step_stream,
-        "stream_floor_us_per_decision": act_stream + step_stream,
-        "act_unix_stream_us": act_unix_stream,
-        "unix_stream_floor_us_per_decision": act_unix_stream + step_stream,
-        "act_unix_us": act_unix,
-        "unix_floor_us_per_decision": act_unix + step,
-    }
+            def exchange(payload: bytes) -> bytes:
+                requests.put(payload)
+                reply: bytes = next(replies)
+                return reply
+
+            return exchange
+
+        def call(channel: grpc.Channel) -> Callable[[bytes], bytes]:
+            method = unary[channel]
+            return lambda payload: method(payload, timeout=5)
+
+        # kind -> (the bot's exchange, the engine's exchange)
+        self.trips: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
+            "unary": (call(tcp), call(tcp)),
+            "stream": (stream(tcp), stream(tcp)),
+            "unix_stream": (stream(local), stream(tcp)),
+            "unix_unary": (call(local), call(tcp)),
+        }
+        self.tiny = call(tcp)
+        self.sums = {f"{k}_{part}": 0.0 for k in self.KINDS for part in ("act", "step")}
+        self.sums["tiny"] = 0.0
+        self.count = 0
+        self.bursts: list[dict[str, float]] = []  # per burst: kind -> µs per decision
+        self.burst(50, record=False)  # warm-up: connections, threads
+
+    def burst(self, n: int, *, record: bool = True) -> None:
+        perf = time.perf_counter
+        this: dict[str, float] = {}
+        for kind, (act, step) in self.trips.items():
+            act_s = step_s = 0.0
+            for _ in range(n):
+                t0 = perf()
+                act(self.act_payload)
+                t1 = perf()
+                step(self.step_payload)
+                t2 = perf()
+                act_s += t1 - t0
+                step_s += t2 - t1
+            if record:
+                self.sums[f"{kind}_act"] += act_s
+                self.sums[f"{kind}_step"] += step_s
+                this[kind] = (act_s + step_s) / n * 1e6
+        t = perf()
+        for _ in range(n):
+            self.tiny(self.tiny_payload)
+        if record:
+            self.sums["tiny"] += perf() - t
+            self.count += n
+            self.bursts.append(this)
+
+    def close(self) -> None:
+        for requests in self.queues:
+            requests.put(None)
+        for channel in self.channels:
+            channel.close()
+
+    def result(self) -> dict[str, float]:
+        """µs per decision for a bot-sized + an engine-sized exchange (means over the
+        bursts), per way of calling; the first and last bursts' figures beside them."""
+        us = {k: v / self.count * 1e6 for k, v in self.sums.items()}
+        first, last = self.bursts[0], self.bursts[-1]
+        return {
+            "act_like_us": us["unary_act"],
+            "step_like_us": us["unary_step"],
+            "tiny_us": us["tiny"],
+            "floor_us_per_decision": us["unary_act"] + us["unary_step"],
+            "act_stream_us": us["stream_act"],
+            "step_stream_us": us["stream_step"],
+            "stream_floor_us_per_decision": us["stream_act"] + us["stream_step"],
+            "act_unix_stream_us": us["unix_stream_act"],
+            "unix_stream_floor_us_per_decision": us["unix_stream_act"] + us["unix_stream_step"],
+            "act_unix_us": us["unix_unary_act"],
+            "unix_floor_us_per_decision": us["unix_unary_act"] + us["unix_unary_step"],
+            "bursts": len(self.bursts),
+            "before_us": first["unary"],
+            "after_us": last["unary"],
+            "stream_before_us": first["stream"],
+            "stream_after_us": last["stream"],
+        }
 
 
 # --- breakdown ----------------------------------------------------------------------------
@@ -481,9 +537,9 @@ def main() -> int:
     procs: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            # The floor is measured before and after the matches (the echo server
-            # idles meanwhile): a machine shared with other work drifts, and the
-            # two figures show by how much.
+            # The floor is measured in bursts between the rounds of matches (the echo
+            # server idles meanwhile): a machine shared with other work drifts, and
+            # the first and last bursts show by how much.
             port_file = Path(tmp) / "echo.port"
             procs.append(
                 subprocess.Popen(
@@ -495,7 +551,9 @@ def main() -> int:
                 time.sleep(0.02)
             echo = f"127.0.0.1:{int(port_file.read_text())}"
             echo_unix = f"unix:{port_file}.sock"
-            floors = [echo_floor(echo, echo_unix, sizes, args.echo_calls)]
+            meter = FloorMeter(echo, echo_unix, sizes)
+            burst = max(20, args.echo_calls // (args.games + 2))
+            meter.burst(burst)
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
             procs.append(proc)
             engine_pid = proc.pid
@@ -528,6 +586,7 @@ def main() -> int:
                     "hosted_unary": (engine_pid, unix_pids),
                     "hosted_stream": (engine_pid, unix_pids),
                 },
+                between=lambda: meter.burst(burst),
             )
             report.update(runs)
             stop(procs[1:2])
@@ -538,14 +597,11 @@ def main() -> int:
             report["grpc_json_format_engine"] = over_grpc(
                 seeds, engine, {"grpc": (tcp_bots, False)}
             )["grpc"]
-            floors.append(echo_floor(echo, echo_unix, sizes, args.echo_calls))
+            meter.burst(burst)
+            meter.close()
         finally:
             stop(procs)
-    report["floor"] = {k: statistics.mean(f[k] for f in floors) for k in floors[0]}
-    report["floor"]["before_us"] = floors[0]["floor_us_per_decision"]
-    report["floor"]["after_us"] = floors[1]["floor_us_per_decision"]
-    report["floor"]["stream_before_us"] = floors[0]["stream_floor_us_per_decision"]
-    report["floor"]["stream_after_us"] = floors[1]["stream_floor_us_per_decision"]
+    report["floor"] = meter.result()
     report["load_average_end"] = list(os.getloadavg())
     report["breakdown_us"] = breakdown(seeds)
     g, a, f = report["grpc"], report["in_process"], report["floor"]
@@ -608,13 +664,13 @@ def main() -> int:
     print(
         f"unary floor: Act-sized trip {f['act_like_us']:.0f} µs + Step-sized trip "
         f"{f['step_like_us']:.0f} µs = {f['floor_us_per_decision']:.0f} µs/decision "
-        f"(mean of {f['before_us']:.0f} before and {f['after_us']:.0f} after the matches; "
+        f"(mean of {f['bursts']} bursts; first {f['before_us']:.0f}, last {f['after_us']:.0f}; "
         f"tiny trip {f['tiny_us']:.0f} µs)"
     )
     print(
         f"stream floor: {f['act_stream_us']:.0f} + {f['step_stream_us']:.0f} = "
-        f"{f['stream_floor_us_per_decision']:.0f} µs/decision (before {f['stream_before_us']:.0f},"
-        f" after {f['stream_after_us']:.0f}); bot on a unix socket: "
+        f"{f['stream_floor_us_per_decision']:.0f} µs/decision (first burst "
+        f"{f['stream_before_us']:.0f}, last {f['stream_after_us']:.0f}); bot on a unix socket: "
         f"{f['unix_stream_floor_us_per_decision']:.0f}"
         f" (unary {f['unix_floor_us_per_decision']:.0f})"
     )

@@ -16,7 +16,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
 
 from digdown import wire
 from digdown.v1 import engine_pb2, game_pb2
@@ -35,7 +34,12 @@ class LivePublisher:
     def __init__(self, match_id: int, *, delay: int = DELAY, interval_s: float = MIN_INTERVAL_S):
         self.match_id = match_id
         self.interval_s = interval_s
-        self._pending: deque[tuple[int, dict[str, Any], list[list[Any]]]] = deque(maxlen=delay + 1)
+        # The protos as the runner got them (never changed after), converted to the
+        # page's dicts only for the one frame published: converting every decision's
+        # observation and events cost more than the rest of the runner's loop.
+        self._pending: deque[
+            tuple[int, game_pb2.Observation, int, Sequence[game_pb2.Event]]
+        ] = deque(maxlen=delay + 1)
         self._last = 0.0
         self._broken = False
 
@@ -43,18 +47,18 @@ class LivePublisher:
         if self._broken:
             return
         first = max(0, len(events) - EVENTS_KEPT)
-        shown = [[first + i, wire.event_from_proto(e)] for i, e in enumerate(events[first:])]
-        self._pending.append(
-            (decision.ply, wire.observation_from_proto(decision.observation), shown)
-        )
+        self._pending.append((decision.ply, decision.observation, first, events[first:]))
         now = time.monotonic()
         if len(self._pending) < (self._pending.maxlen or 1) or now - self._last < self.interval_s:
             return
-        ply, observation, kept = self._pending[0]
+        ply, observation, first, kept = self._pending[0]
         self._last = now
         try:
             live_frame_publish(
-                match_id=self.match_id, ply=ply, observation=observation, events=kept
+                match_id=self.match_id,
+                ply=ply,
+                observation=wire.observation_from_proto(observation),
+                events=[[first + i, wire.event_from_proto(e)] for i, e in enumerate(kept)],
             )
         except Exception:
             self._broken = True  # spectators lose the view; the match is not affected

@@ -40,6 +40,8 @@ decision: `MatchOverrun`) and can be stopped from outside through `cancel`
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -235,6 +237,30 @@ def _action_key(msg: game_pb2.Action) -> tuple[Any, ...]:
     return tuple(sorted(d.items()))
 
 
+# Handshakes run on threads kept for the process (a pool per match cost a thread start
+# per seat and match); roomy enough that matches run side by side in threads never wait
+# for each other's slow bots. A forked child makes its own (threads do not survive fork).
+_HANDSHAKE_THREADS = 64
+_handshakes: ThreadPoolExecutor | None = None
+_handshakes_lock = threading.Lock()
+
+
+def _handshake_pool() -> ThreadPoolExecutor:
+    global _handshakes
+    with _handshakes_lock:
+        if _handshakes is None:
+            _handshakes = ThreadPoolExecutor(_HANDSHAKE_THREADS, thread_name_prefix="handshake")
+        return _handshakes
+
+
+def _forget_handshake_pool() -> None:
+    global _handshakes, _handshakes_lock
+    _handshakes, _handshakes_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_handshake_pool)
+
+
 @dataclass
 class MatchRun:
     """One run of a match between `bots` on an engine of `engines` (see `run_match`)."""
@@ -419,8 +445,7 @@ class MatchRun:
                 return exc
 
         if len(asked) > 1:  # a bot still starting must not delay the others' handshakes
-            with ThreadPoolExecutor(len(asked), thread_name_prefix="handshake") as pool:
-                replies = list(pool.map(shake, asked))
+            replies = list(_handshake_pool().map(shake, asked))
         else:
             replies = [shake(st) for st in asked]
         for st, reply in zip(asked, replies, strict=True):

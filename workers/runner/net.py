@@ -7,7 +7,10 @@ reconnect backoff, what counts as "the bot is gone") is in one place.
 from __future__ import annotations
 
 import errno
+import os
 import socket
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +77,85 @@ def bot_channel_options(max_reply_bytes: int, max_request_bytes: int) -> list[tu
         ("grpc.enable_retries", 0),  # a retried Act would hide faults and double the time
         ("grpc.max_metadata_size", 16 * 1024),
     ]
+
+
+class BotChannels:
+    """Bot channels kept across matches, per (process, address, limits).
+
+    A channel's connect (and, over TCP, its first HTTP/2 settings round trip)
+    costs about as much as dozens of decisions, and the ladder seats the same
+    bots match after match. A seat takes its channel with ``take`` and gives it
+    back with ``give(keep=...)``: only a channel whose match saw no transport
+    fault from it is kept (a bot that failed is dialled afresh next time, as
+    before: no fault handling depends on a channel's history). At most
+    ``capacity`` idle channels are kept, the least recently used closed first
+    (hosted bots get a new socket path per sandbox). A channel is never shared
+    by two seats at once, and a forked child starts with none: a channel made
+    before a fork hangs in the child.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        # key -> idle channels for it (a seat takes one; two seats may dial one address)
+        self._idle: OrderedDict[tuple[str, int, int], list[grpc.Channel]] = OrderedDict()
+        self.dialled = 0  # channels created (for tests and benchmarks)
+
+    def take(self, address: str, max_reply_bytes: int, max_request_bytes: int) -> grpc.Channel:
+        key = (address, max_reply_bytes, max_request_bytes)
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle:
+                channel = idle.pop()
+                if not idle:
+                    del self._idle[key]
+                return channel
+            self.dialled += 1
+        return grpc.insecure_channel(
+            address, options=bot_channel_options(max_reply_bytes, max_request_bytes)
+        )
+
+    def give(
+        self,
+        channel: grpc.Channel,
+        address: str,
+        max_reply_bytes: int,
+        max_request_bytes: int,
+        *,
+        keep: bool,
+    ) -> None:
+        if not keep or self.capacity <= 0:
+            channel.close()
+            return
+        key = (address, max_reply_bytes, max_request_bytes)
+        evicted: list[grpc.Channel] = []
+        with self._lock:
+            self._idle.setdefault(key, []).append(channel)
+            self._idle.move_to_end(key)
+            while sum(len(v) for v in self._idle.values()) > self.capacity:
+                _, old = self._idle.popitem(last=False)
+                evicted.extend(old)
+        for old_channel in evicted:
+            old_channel.close()
+
+    def idle(self, address: str) -> int:
+        """Idle channels kept for ``address`` (any limits)."""
+        with self._lock:
+            return sum(len(v) for k, v in self._idle.items() if k[0] == address)
+
+    def clear(self) -> None:
+        with self._lock:
+            idle, self._idle = list(self._idle.values()), OrderedDict()
+        for channels in idle:
+            for channel in channels:
+                channel.close()
+
+
+BOT_CHANNELS = BotChannels()
 
 
 class TransportError(grpc.RpcError):

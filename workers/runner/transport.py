@@ -32,10 +32,10 @@ import grpc
 
 from digdown.v1 import bot_pb2
 from workers.runner.net import (
+    BOT_CHANNELS,
     BotStub,
     TransportError,
     Undecodable,
-    bot_channel_options,
     probe,
     rpc_code,
     rpc_details,
@@ -110,31 +110,45 @@ class DialledTransport:
         self.time_control = time_control
         self.is_alive = is_alive
         tc = time_control
-        self.channel = grpc.insecure_channel(
-            address, options=bot_channel_options(tc.max_reply_bytes, tc.max_request_bytes)
-        )
+        self._limits = (tc.max_reply_bytes, tc.max_request_bytes)
+        # Kept across matches while the bot behaves (net.BotChannels): no connect per match.
+        self.channel: grpc.Channel | None = BOT_CHANNELS.take(address, *self._limits)
         self.stub = BotStub(self.channel)
+        self.faulted = False  # any failure or undecodable reply: the channel is not kept
         self.streaming = False  # negotiated in the handshake
         self._stream: CallStream | None = None
 
     def handshake(
         self, request: bot_pb2.HandshakeRequest, timeout_s: float
     ) -> bot_pb2.HandshakeReply | Undecodable:
-        reply: bot_pb2.HandshakeReply | Undecodable = self.stub.Handshake(
-            request,
-            timeout=timeout_s,
-            wait_for_ready=True,  # a freshly started bot may still be binding
-        )
-        if not isinstance(reply, Undecodable):
+        try:
+            reply: bot_pb2.HandshakeReply | Undecodable = self.stub.Handshake(
+                request,
+                timeout=timeout_s,
+                wait_for_ready=True,  # a freshly started bot may still be binding
+            )
+        except grpc.RpcError:
+            self.faulted = True
+            raise
+        if isinstance(reply, Undecodable):
+            self.faulted = True
+        else:
             self.streaming = request.protocol_version >= 2 and reply.protocol_version == 2
         return reply
 
     def act(
         self, request: bot_pb2.DecisionRequest, timeout_s: float
     ) -> bot_pb2.DecisionReply | Undecodable:
-        if self.streaming:
-            return self._act_streamed(request, timeout_s)
-        reply: bot_pb2.DecisionReply | Undecodable = self.stub.Act(request, timeout=timeout_s)
+        try:
+            if self.streaming:
+                reply = self._act_streamed(request, timeout_s)
+            else:
+                reply = self.stub.Act(request, timeout=timeout_s)
+        except grpc.RpcError:
+            self.faulted = True
+            raise
+        if isinstance(reply, Undecodable):
+            self.faulted = True
         return reply
 
     def _act_streamed(
@@ -164,6 +178,7 @@ class DialledTransport:
             raise
         if stream.broken:
             self._stream = None
+            self.faulted = True
         return reply
 
     def gone(self) -> bool:
@@ -183,4 +198,6 @@ class DialledTransport:
             # cancelled after a moment (the match is over, nothing waits for it).
             self._stream.close(grace_s=CLOSE_GRACE_S)
             self._stream = None
-        self.channel.close()
+        if self.channel is not None:
+            channel, self.channel = self.channel, None
+            BOT_CHANNELS.give(channel, self.address, *self._limits, keep=not self.faulted)
