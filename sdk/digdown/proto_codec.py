@@ -40,6 +40,7 @@ and for tests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from google.protobuf import json_format
@@ -185,13 +186,63 @@ def reference_dict_to_message(d: dict[str, Any], msg_cls: type[M]) -> M:
 
 def message_to_dict(msg: Message) -> dict[str, Any]:
     """A message -> dict keyed by proto field names (see the module docstring), fast."""
-    plan = _plan(cast(Descriptor, msg.DESCRIPTOR))
+    reader = _readers.get(msg.DESCRIPTOR)
+    if reader is None:
+        reader = _reader(cast(Descriptor, msg.DESCRIPTOR))
+    return reader(msg)
+
+
+# Per message type: a function reading one message into a dict along its plan, made
+# once as Python source (one dict display, one attribute read per field): about twice
+# as fast as walking the plan field by field, on every decision of every bot.
+_readers: dict[Any, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _reader(desc: Descriptor) -> Callable[[Any], dict[str, Any]]:
+    plan = _plan(desc)
     if plan is None:
-        return reference_message_to_dict(msg)
-    return _walk(msg, plan)
+        reader: Callable[[Any], dict[str, Any]] = reference_message_to_dict
+    else:
+        reader = _compile(plan)
+    _readers[desc] = reader
+    return reader
+
+
+def _compile(plan: Plan) -> Callable[[Any], dict[str, Any]]:
+    """The reader of ``plan``: the same dict as ``_walk`` gives, keys in the same order."""
+    subs: dict[str, Any] = {}
+    plain: list[str] = []  # key: value entries of the dict display
+    later: list[str] = []  # statements for fields present only when set (after the display)
+    for i, (name, kind, sub) in enumerate(plan):
+        value = f"m.{name}"
+        if kind in (_MESSAGE, _REPEATED_MESSAGE):
+            subs[f"r{i}"] = _compile(sub)
+        if kind == _SCALAR:
+            entry = value
+        elif kind == _REPEATED_SCALAR:
+            entry = f"list({value})"
+        elif kind == _MAP:
+            entry = f"dict({value})"
+        elif kind == _REPEATED_MESSAGE:
+            entry = f"[r{i}(x) for x in {value}]"
+        else:  # _OPTIONAL, _MESSAGE: present only when set; keeps the field order
+            entry = ""
+            read = value if kind == _OPTIONAL else f"r{i}({value})"
+            later.append(f"    if m.HasField({name!r}): d[{name!r}] = {read}")
+        if entry and not later:
+            plain.append(f"{name!r}: {entry}")
+        elif entry:
+            later.append(f"    d[{name!r}] = {entry}")
+    body = "\n".join(later)
+    source = f"def read(m):\n    d = {{{', '.join(plain)}}}\n{body}\n    return d\n"
+    namespace: dict[str, Any] = dict(subs)
+    exec(compile(source, "<proto_codec reader>", "exec"), namespace)  # noqa: S102
+    read: Callable[[Any], dict[str, Any]] = namespace["read"]
+    return read
 
 
 def _walk(msg: Any, plan: Plan) -> dict[str, Any]:
+    """The plan read field by field: what the compiled readers must equal (tests)."""
     d: dict[str, Any] = {}
     for name, kind, sub in plan:
         if kind == _SCALAR:
