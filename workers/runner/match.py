@@ -750,7 +750,7 @@ class MatchRun:
             for ply, measured in self.clocks.items():
                 if 0 <= ply < len(doc["decisions"]):
                     doc["decisions"][ply].update(measured)
-            self._close_game()
+            self._release()
             return MatchOutcome(
                 game_id=self.game_id,
                 result=doc["result"],
@@ -764,10 +764,24 @@ class MatchRun:
                 resumes=self.resumes,
             )
         finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Close the engine's game and every seat's transport (idempotent). The seats'
+        streams end side by side, on the handshake threads, while the engine's does: each
+        waits a moment for its bot to end it, and one after the other those moments
+        added up to a share of a short match."""
+        transports = [st.transport for st in self.seats if st.transport is not None]
+        closing = [_handshake_pool().submit(t.close) for t in transports[1:]]
+        try:
             self._close_game()
-            for st in self.seats:
-                if st.transport is not None:
-                    st.transport.close()
+        finally:
+            try:
+                if transports:
+                    transports[0].close()
+            finally:
+                for future in closing:
+                    future.result()
 
     def _close_game(self) -> None:
         """Free the game on the engine (best effort: it expires anyway when idle)."""

@@ -134,6 +134,11 @@ class DialledTransport:
             self.faulted = True
         else:
             self.streaming = request.protocol_version >= 2 and reply.protocol_version == 2
+            if self.streaming and self._stream is None:
+                # Opened now, on the handshake's thread, so the seats' streams are set up
+                # side by side before the game, not one by one at their first decisions.
+                # Nothing is sent before the first request: a refusal still comes then.
+                self._stream = CallStream(self.stub.ActStream)
         return reply
 
     def act(
