@@ -172,8 +172,14 @@ def test_health_and_reflection_answer_while_the_call_limit_is_saturated(tmp_path
             while outcomes["RESOURCE_EXHAUSTED"] < 20 and time.monotonic() < deadline:
                 time.sleep(0.05)  # until the limit is being hit
             refused_before = outcomes["RESOURCE_EXHAUSTED"]
-            probes, slowest = [], 0.0
-            for _ in range(10):
+            probes, slowest, probing_until = [], 0.0, time.monotonic() + 60
+            # Ten probes at least, and on until the flood was refused again meanwhile (on
+            # a loaded machine the flood can fall below the limit for a moment; a fixed
+            # window would make the test depend on the machine's speed).
+            while len(probes) < 10 or (
+                outcomes["RESOURCE_EXHAUSTED"] == refused_before
+                and time.monotonic() < probing_until
+            ):
                 started = time.monotonic()
                 probes.append(engine.health("digdown.v1.Engine"))
                 slowest = max(slowest, time.monotonic() - started)
@@ -189,7 +195,7 @@ def test_health_and_reflection_answer_while_the_call_limit_is_saturated(tmp_path
         for c in channels:
             c.close()
         stop_engine(engine)
-    assert probes == [health_pb2.HealthCheckResponse.SERVING] * 10, (probes, outcomes)
+    assert set(probes) == {health_pb2.HealthCheckResponse.SERVING}, (probes, outcomes)
     assert listed[0].list_services_response.service
     # The limit was being hit before and while the probes ran.
     assert refused_while_probing > refused_before >= 20 and outcomes["ok"] > 0, outcomes
