@@ -330,9 +330,7 @@ class FloorMeter:
         def stream(channel: grpc.Channel) -> Callable[[bytes], bytes]:
             requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
             self.queues.append(requests)
-            replies = channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream")(
-                iter(requests.get, None)
-            )
+            replies = channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream")(iter(requests.get, None))
 
             def exchange(payload: bytes) -> bytes:
                 requests.put(payload)

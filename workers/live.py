@@ -37,9 +37,9 @@ class LivePublisher:
         # The protos as the runner got them (never changed after), converted to the
         # page's dicts only for the one frame published: converting every decision's
         # observation and events cost more than the rest of the runner's loop.
-        self._pending: deque[
-            tuple[int, game_pb2.Observation, int, Sequence[game_pb2.Event]]
-        ] = deque(maxlen=delay + 1)
+        self._pending: deque[tuple[int, game_pb2.Observation, int, Sequence[game_pb2.Event]]] = (
+            deque(maxlen=delay + 1)
+        )
         self._last = 0.0
         self._broken = False
 

@@ -227,8 +227,8 @@ def _compile(plan: Plan) -> Callable[[Any], dict[str, Any]]:
             entry = f"[r{i}(x) for x in {value}]"
         else:  # _OPTIONAL, _MESSAGE: present only when set; keeps the field order
             entry = ""
-            read = value if kind == _OPTIONAL else f"r{i}({value})"
-            later.append(f"    if m.HasField({name!r}): d[{name!r}] = {read}")
+            got = value if kind == _OPTIONAL else f"r{i}({value})"
+            later.append(f"    if m.HasField({name!r}): d[{name!r}] = {got}")
         if entry and not later:
             plain.append(f"{name!r}: {entry}")
         elif entry:
@@ -236,9 +236,9 @@ def _compile(plan: Plan) -> Callable[[Any], dict[str, Any]]:
     body = "\n".join(later)
     source = f"def read(m):\n    d = {{{', '.join(plain)}}}\n{body}\n    return d\n"
     namespace: dict[str, Any] = dict(subs)
-    exec(compile(source, "<proto_codec reader>", "exec"), namespace)  # noqa: S102
-    read: Callable[[Any], dict[str, Any]] = namespace["read"]
-    return read
+    exec(compile(source, "<proto_codec reader>", "exec"), namespace)
+    reader: Callable[[Any], dict[str, Any]] = namespace["read"]
+    return reader
 
 
 def _walk(msg: Any, plan: Plan) -> dict[str, Any]:
