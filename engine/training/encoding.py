@@ -11,7 +11,6 @@ served bot reads.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,7 +105,6 @@ class ObservationEncoder:
         self.faces = [(r.material, r.name) for r in rules.cave]
         self.recipes = [r.name for r in rules.recipes]
         self.size = len(self.encode_parts(None))
-        self._pack = struct.Struct(f"={self.size}f").pack
 
     def encode(self, obs: dict[str, Any]) -> np.ndarray:
         return np.asarray(self.encode_parts(obs), dtype=np.float32)
@@ -114,11 +112,14 @@ class ObservationEncoder:
     def encode_state(self, state: State, seat: int) -> np.ndarray:
         """`encode(state.observation(seat))` without building the dict: the same numbers,
         computed by the rules core (engine/rules/features.py; compiled where built)."""
-        values = features(state, seat)
+        return self.floats(features(state, seat))
+
+    def floats(self, values: list[int]) -> np.ndarray:
+        """Whole numbers as the float32 vector, by the fastest path that holds them exactly."""
         try:  # nearly always: every count fits a byte, and bytes() reads them at C speed
             return np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
-        except ValueError:  # a count past 255 (a long game's turn): the general path
-            return np.frombuffer(bytearray(self._pack(*values)), dtype=np.float32)
+        except ValueError:  # a count past 255 (a long game's turn) or below 0
+            return np.array(values, dtype=np.float32)
 
     def encode_parts(self, obs: dict[str, Any] | None) -> list[float]:
         """The vector as a list; with `obs=None`, a list of the right length (for the size)."""
