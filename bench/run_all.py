@@ -145,7 +145,6 @@ BENCHES = [
         "the PettingZoo environment against the simulator",
         ["--seconds", "3", "--repeats", "3"],
         ["--seconds", "0.5", "--repeats", "1"],
-        json=False,
         runs=1,
     ),
     Bench(

@@ -16,7 +16,9 @@ extra.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -32,12 +34,15 @@ from engine_bench import run as simulator_run
 
 from engine.rules import build_info
 from engine.training import DiggingDownEnv, DiggingDownVectorEnv
+from engine.training.example import run as example_run
 
 
 def env_run(seconds: float, seed: int) -> dict[str, Any]:
     """Whole games in the environment with uniformly random legal actions, for `seconds`."""
     env = DiggingDownEnv(num_seats=4, difficulty="normal")
-    rng = np.random.default_rng(seed)
+    # The simulator's random bots draw from Python's generator; so does this loop, so that
+    # the ratio weighs the environments, not two generators (numpy's costs ~5 us a draw).
+    rng = random.Random(seed)
     env.reset(seed=seed)
     games = decisions = 0
     start, cpu = time.perf_counter(), time.process_time()
@@ -48,8 +53,8 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
             if terminated or truncated:
                 env.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[rng.randrange(len(legal))]))
             decisions += 1
         games += 1
         elapsed = time.perf_counter() - start
@@ -85,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=5.0, help="per loop and repeat")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--vector", type=int, default=64, help="games in the batched environment")
+    p.add_argument("--example-games", type=int, default=300, help="of the training example")
+    p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     figures: dict[str, list[dict[str, float]]] = {"simulator": [], "env": [], "vector": []}
     load = [os.getloadavg()[0]]
@@ -92,12 +99,28 @@ def main(argv: list[str] | None = None) -> int:
         figures["simulator"].append(simulator_run("random", args.seconds))
         figures["env"].append(env_run(args.seconds, seed=r))
         figures["vector"].append(vector_run(args.seconds, seed=r, num_envs=args.vector))
+    # The training example as a reader runs it (2 seats, the tabular learner, then random).
+    example = example_run(args.example_games, 2, "normal", "tabular", 0)
     load.append(os.getloadavg()[0])
 
     def med(loop: str, key: str) -> float:
         return statistics.median(f[key] for f in figures[loop])
 
+    keys = ("games_per_s", "games_per_cpu_s", "decisions_per_s")
+    loops = {loop: {key: round(med(loop, key), 1) for key in keys} for loop in figures}
+    ratios = {}
+    for loop in ("env", "vector"):
+        for clock, key in (("wall", "games_per_s"), ("cpu", "games_per_cpu_s")):
+            ratios[f"{loop}_over_simulator_{clock}"] = round(
+                med(loop, key) / med("simulator", key), 3
+            )
     m = machine()
+    if args.json:
+        print(json.dumps({"machine": m, "load_average_1m": load, "rules_build": build_info(),
+                          "loops": loops, "ratios": ratios,
+                          "example": {k: example[k] for k in ("games", "games_per_s",
+                                                              "seat0_mean_reward")}}))  # fmt: skip
+        return 0
     print(
         f"machine: {m['platform']}, {m['cpu_count']} cpus, {m['implementation']} {m['python']}, "
         f"load {load[0]:.2f}..{load[1]:.2f}; rules core: {build_info()['build']} build"
@@ -105,15 +128,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"4-seat normal, random players, median of {args.repeats} x {args.seconds} s:")
     names = {"simulator": "simulator", "env": "PettingZoo", "vector": f"vector x{args.vector}"}
     for loop, name in names.items():
+        f = loops[loop]
         print(
-            f"  {name:<12} {med(loop, 'games_per_s'):7.1f} games/s "
-            f"({med(loop, 'games_per_cpu_s'):.1f} per CPU second, "
-            f"{med(loop, 'decisions_per_s'):.0f} decisions/s)"
+            f"  {name:<12} {f['games_per_s']:7.1f} games/s "
+            f"({f['games_per_cpu_s']:.1f} per CPU second, {f['decisions_per_s']:.0f} decisions/s)"
         )
     for loop in ("env", "vector"):
-        wall = med(loop, "games_per_s") / med("simulator", "games_per_s")
-        cpu = med(loop, "games_per_cpu_s") / med("simulator", "games_per_cpu_s")
-        print(f"  ratio {names[loop]} / simulator: {wall:.2f} (by CPU time {cpu:.2f})")
+        print(
+            f"  ratio {names[loop]} / simulator: {ratios[f'{loop}_over_simulator_wall']:.2f} "
+            f"(by CPU time {ratios[f'{loop}_over_simulator_cpu']:.2f})"
+        )
+    print(
+        f"training example (2 seats, tabular, {example['games']} games): "
+        f"{example['games_per_s']:.1f} games/s, seat 0 mean reward "
+        f"{example['seat0_mean_reward']:+.3f}"
+    )
     return 0
 
 

@@ -11,7 +11,6 @@ served bot reads.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,7 +42,7 @@ class ActionCatalog:
     def __init__(self, rules: Ruleset, num_seats: int) -> None:
         kinds = sorted({r.loot for r in rules.cave} & set(ITEMS), key=ITEMS.index)
         # The engine's shared action instances, so that a legal action's index is found by
-        # identity (`_by_id`) rather than by comparing fields.
+        # identity (`by_id`) rather than by comparing fields.
         fixed = [canonical("EXCHANGE", r.name) for r in rules.recipes]
         fixed += [canonical("TRADE", k) for k in kinds]
         fixed += [canonical("GIVE", k, s) for k in kinds for s in range(num_seats)]
@@ -54,7 +53,7 @@ class ActionCatalog:
         fixed += [canonical(k) for k in ("PEEK", "READY", "ATTEMPT", "LEAVE", "STOP")]
         self.fixed = fixed
         self.index = {a: i for i, a in enumerate(fixed)}
-        self._by_id = {id(a): i for i, a in enumerate(fixed)}
+        self.by_id = {id(a): i for i, a in enumerate(fixed)}
         most_basic = max(sum(pair) for pair in rules.basic_tools.values())
         self.commit_slots = most_basic + sum(r.count for r in rules.recipes)
         self.size = len(fixed) + self.commit_slots
@@ -78,7 +77,7 @@ class ActionCatalog:
 
     def indices(self, legal: Sequence[Action], tools: Sequence[int]) -> list[int]:
         """The index of every legal action, in the order listed."""
-        by_id = self._by_id
+        by_id = self.by_id
         out = []
         for action in legal:
             i = by_id.get(id(action))
@@ -87,9 +86,14 @@ class ActionCatalog:
 
     def mask(self, legal: Sequence[Action], tools: Sequence[int]) -> np.ndarray:
         """1 at the index of every legal action, 0 elsewhere (int8, as PettingZoo expects)."""
-        mask = np.zeros(self.size, dtype=np.int8)
-        mask[self.indices(legal, tools)] = 1
-        return mask
+        # A few legal actions among many: set one by one in a bytearray, then viewed as int8
+        # (cheaper than numpy's fancy indexing for so few).
+        mask = bytearray(self.size)
+        by_id = self.by_id
+        for action in legal:
+            i = by_id.get(id(action))
+            mask[i if i is not None else self.index_of(action, tools)] = 1
+        return np.frombuffer(mask, dtype=np.int8)
 
 
 class ObservationEncoder:
@@ -101,7 +105,6 @@ class ObservationEncoder:
         self.faces = [(r.material, r.name) for r in rules.cave]
         self.recipes = [r.name for r in rules.recipes]
         self.size = len(self.encode_parts(None))
-        self._pack = struct.Struct(f"={self.size}f").pack
 
     def encode(self, obs: dict[str, Any]) -> np.ndarray:
         return np.asarray(self.encode_parts(obs), dtype=np.float32)
@@ -109,8 +112,14 @@ class ObservationEncoder:
     def encode_state(self, state: State, seat: int) -> np.ndarray:
         """`encode(state.observation(seat))` without building the dict: the same numbers,
         computed by the rules core (engine/rules/features.py; compiled where built)."""
-        packed = self._pack(*features(state, seat))  # C-speed float32 conversion
-        return np.frombuffer(bytearray(packed), dtype=np.float32)
+        return self.floats(features(state, seat))
+
+    def floats(self, values: list[int]) -> np.ndarray:
+        """Whole numbers as the float32 vector, by the fastest path that holds them exactly."""
+        try:  # nearly always: every count fits a byte, and bytes() reads them at C speed
+            return np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
+        except ValueError:  # a count past 255 (a long game's turn) or below 0
+            return np.array(values, dtype=np.float32)
 
     def encode_parts(self, obs: dict[str, Any] | None) -> list[float]:
         """The vector as a list; with `obs=None`, a list of the right length (for the size)."""

@@ -218,8 +218,8 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             return
         state = self._state()
         seat = self._seat[agent]
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        # Rewards come only when the game ends: until then they stay the zeros reset() set,
+        # and PettingZoo's per-step bookkeeping (clear, accumulate) has nothing to do.
         if action is None:
             raise ValueError(f"{agent} must act: an action index, not None")
         chosen = self.catalog.action_at(int(action), state.seats[seat].tools)
@@ -229,7 +229,9 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             state.apply_default(f"illegal action {chosen} (index {int(action)})")
         self._play_forced()
         self._select()
-        self._accumulate_rewards()
+        if state.is_over:
+            self._cumulative_rewards[agent] = 0.0
+            self._accumulate_rewards()
 
     def _play_forced(self) -> None:
         play_forced(self._state())
@@ -258,9 +260,10 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         """The vector and the mask, computed from the game (no observation dict is built)."""
         state = self._state()
         seat = self._seat[agent]
-        mask = np.zeros(self.catalog.size, dtype=np.int8)
         if not state.is_over and state.acting_seat == seat:
-            mask[self.catalog.indices(state.legal_actions(), state.seats[seat].tools)] = 1
+            mask = self.catalog.mask(state.legal_actions(), state.seats[seat].tools)
+        else:
+            mask = np.zeros(self.catalog.size, dtype=np.int8)
         return {"observation": self.encoder.encode_state(state, seat), "action_mask": mask}
 
     def _state(self) -> State:

@@ -130,3 +130,12 @@ def test_final_rewards_survive_the_documented_loop() -> None:
     assert env.rewards == {}  # PettingZoo's: agents leave with their rewards
     assert env.state is not None and env.state.result is not None
     assert list(env.final_rewards.values()) == rank_rewards(env.state.result["ranks"])
+
+
+def test_the_vector_holds_counts_past_a_byte_exactly() -> None:
+    """The fast path reads counts as bytes; a long game's turn (past 255) takes the other."""
+    encoder = DiggingDownEnv(num_seats=2).encoder
+    for values in ([0, 1, 255], [0, 300, 1], [2, -1, 7]):
+        vector = encoder.floats(values)
+        assert vector.dtype == np.float32
+        assert vector.tolist() == [float(v) for v in values]
