@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .errors import MalformedAction
+from .ruleset import LOOT_KINDS
 
 # kind -> the argument names it takes
 ACTION_ARGS: Final[dict[str, tuple[str, ...]]] = {
@@ -73,6 +74,12 @@ class Action:
             arg = d.get("passage" if kind == "MOVE" else "tool_id")
             if type(arg) is int and 0 <= arg < 256:
                 return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
+        elif len(d) == 2 and (kind == "TRADE" or kind == "DISCARD"):
+            item = d.get("item")
+            if type(item) is str:
+                found = (TRADES if kind == "TRADE" else DISCARDS).get(item)
+                if found is not None:
+                    return found
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
@@ -127,6 +134,12 @@ _SIMPLE: Final[dict[str, Action]] = {k: canonical(k) for k, args in ACTION_ARGS.
 # The actions with an argument that most decisions list, by that argument (ids are small).
 MOVES: Final[list[Action]] = [canonical("MOVE", p) for p in range(256)]
 COMMITS: Final[list[Action]] = [canonical("COMMIT", t) for t in range(256)]
+# TRADE and DISCARD by item, GIVE by (item, seat): the base phase lists them every decision.
+TRADES: Final[dict[str, Action]] = {k: canonical("TRADE", k) for k in LOOT_KINDS}
+DISCARDS: Final[dict[str, Action]] = {k: canonical("DISCARD", k) for k in LOOT_KINDS}
+GIVES: Final[dict[tuple[str, int], Action]] = {
+    (k, s): canonical("GIVE", k, s) for k in LOOT_KINDS for s in range(8)
+}
 EXPLORE: Final = canonical("EXPLORE")
 CONTINUE: Final = canonical("CONTINUE")
 RETURN: Final = canonical("RETURN")

@@ -13,7 +13,14 @@ import copy
 from collections import Counter
 from typing import Any
 
-from .cards import card_ids, cave_rows_by_id, exchange_stacks, starting_tools, tool_cards
+from .cards import (
+    card_ids,
+    cave_rows_by_id,
+    exchange_stacks,
+    plain_card_dicts,
+    starting_tools,
+    tool_cards,
+)
 from .phases import AT_BASE, DECIDE, RESOLVE
 from .ruleset import ITEM_KINDS, Ruleset
 from .versions import ENGINE_VERSION, RECORD_FORMAT
@@ -119,15 +126,19 @@ class Table:
         self.tool_table = tool_cards(rules)
         self.objectives: tuple[str, ...] = rules.objectives[config["difficulty"]]
         self.sleeved = frozenset(sleeved)
-        self.strength = [
-            row.strength + (rules.sleeve_strength if cid in self.sleeved else 0)
-            for cid, row in enumerate(self.rows)
-        ]
-        self.damage = [
-            row.damage + (rules.sleeve_damage if cid in self.sleeved else 0)
-            for cid, row in enumerate(self.rows)
-        ]
-        self.card_dicts = [self._card_dict(cid) for cid in range(len(self.rows))]
+        # Every card's face (events and observations show these very dicts), and the
+        # strength and damage it plays with: the plain faces copied, the sleeved ones raised.
+        self.card_dicts = [dict(face) for face in plain_card_dicts(rules)]
+        self.strength = [row.strength for row in self.rows]
+        self.damage = [row.damage for row in self.rows]
+        for cid in self.sleeved:
+            if 0 <= cid < len(self.rows):
+                self.strength[cid] += rules.sleeve_strength
+                self.damage[cid] += rules.sleeve_damage
+                face = self.card_dicts[cid]
+                face["strength"] = self.strength[cid]
+                face["damage"] = self.damage[cid]
+                face["enchanted"] = True
 
         self.passages: list[list[int]] = [list(p) for p in cave]  # bottom -> top
         # Passages only ever lose their top card, so what their backs show is a prefix
@@ -201,20 +212,6 @@ class Table:
         memo[id(self)] = other
         _copy_attributes(self, other, memo)
         return other
-
-    def _card_dict(self, cid: int) -> dict[str, Any]:
-        row = self.rows[cid]
-        return {
-            "id": cid,
-            "material": row.material,
-            "name": row.name,
-            "tool": row.tool,
-            "strength": self.strength[cid],
-            "damage": self.damage[cid],
-            "loot": row.loot,
-            "torches": row.torches,
-            "enchanted": cid in self.sleeved,
-        }
 
     def _deal_equipment(self, n: int) -> None:
         """Rules §2.1-2.2: tools by colour, starting torches from the lowest ids."""
