@@ -65,21 +65,10 @@ class Action:
         if not isinstance(d, dict):
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
-        # The commonest entries first: no arguments, a passage, a tool (nothing more to check).
-        if len(d) == 1 and type(kind) is str:
-            simple = _SIMPLE.get(kind)
-            if simple is not None:
-                return simple
-        elif len(d) == 2 and (kind == "MOVE" or kind == "COMMIT"):
-            arg = d.get("passage" if kind == "MOVE" else "tool_id")
-            if type(arg) is int and 0 <= arg < 256:
-                return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
-        elif len(d) == 2 and (kind == "TRADE" or kind == "DISCARD"):
-            item = d.get("item")
-            if type(item) is str:
-                found = (TRADES if kind == "TRADE" else DISCARDS).get(item)
-                if found is not None:
-                    return found
+        if type(kind) is str:
+            known = _shared(d, kind)
+            if known is not None:
+                return known
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
@@ -109,6 +98,25 @@ class Action:
 
     def __repr__(self) -> str:
         return self.__str__()
+
+
+def _shared(d: dict[str, Any], kind: str) -> Action | None:
+    """The commonest entries, parsed without the general checks: no arguments, a passage, a
+    tool, an item (each a shared instance; None when `d` is anything else)."""
+    n = len(d)
+    if n == 1:
+        return _SIMPLE.get(kind)
+    if n != 2:
+        return None
+    if kind == "MOVE" or kind == "COMMIT":
+        arg = d.get("passage" if kind == "MOVE" else "tool_id")
+        if type(arg) is int and 0 <= arg < 256:
+            return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
+    elif kind == "TRADE" or kind == "DISCARD":
+        item = d.get("item")
+        if type(item) is str:
+            return (TRADES if kind == "TRADE" else DISCARDS).get(item)
+    return None
 
 
 # One instance per action (up to a bound): the legal lists and parsed actions share them, so

@@ -41,7 +41,7 @@ class State(Table):
         self.entries: list[dict[str, Any]] = self.record["entries"]
         self._legal_ply = -1
         self._legal: list[Action] = []
-        self.emit("GAME_START", seat=first_lead)
+        self.pending.append({"seat": first_lead, "kind": "GAME_START"})
         start_round(self)
         self._flush()
 

@@ -192,7 +192,9 @@ class Table:
         self.result: dict[str, Any] | None = None  # set once, when the game ends
 
         self.log: list[Event] = []
-        self.pending: list[Event] = []  # events of the entry being applied
+        # Events of the entry being applied (State hands them out and logs them). The rules
+        # append each as a literal dict, its fields then "kind": one dict built, not two.
+        self.pending: list[Event] = []
         self.record: dict[str, Any] = {
             "format": RECORD_FORMAT,
             "ruleset": rules.id,
@@ -283,8 +285,3 @@ class Table:
             self.unseen[(row.material, row.name)] -= 1
             self.unseen_view = None
             self.unseen_vector = None
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        """Note an event of the entry being applied (State hands them out and logs them)."""
-        fields["kind"] = kind
-        self.pending.append(fields)
