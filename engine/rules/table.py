@@ -10,7 +10,6 @@ rules module imports this one and nothing imports back.
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from typing import Any
 
 from .cards import (
@@ -145,9 +144,14 @@ class Table:
         # of the dealt passage; and the faces still face down only shrink.
         self.dealt_backs = [[self.rows[c].material for c in p] for p in cave]
         self.dealt_sleeves = [[c in self.sleeved for c in p] for p in cave]
-        self.unseen: Counter[tuple[str, str]] = Counter(
-            [(self.rows[c].material, self.rows[c].name) for p in cave for c in p]
-        )
+        # Face -> how many dealt cards show it face down (a plain dict: Counter's methods
+        # are Python code the compiled build would call into).
+        self.unseen: dict[tuple[str, str], int] = {}
+        for p in cave:
+            for c in p:
+                row = self.rows[c]
+                shown = (row.material, row.name)
+                self.unseen[shown] = self.unseen.get(shown, 0) + 1
         self.known: set[int] = set()
         # What the last observation showed of each passage, and of the unseen counts
         # (observation.py): reused while unchanged, so an observation costs what changed.
@@ -270,7 +274,7 @@ class Table:
 
     def item_counts(self, seat: Seat) -> dict[str, int]:
         """Items in inventory by kind, every kind of ITEM_KINDS present (0 when none)."""
-        counts = dict.fromkeys(ITEM_KINDS, 0)
+        counts = {kind: 0 for kind in ITEM_KINDS}  # not dict.fromkeys: a Python-level call
         for cid in seat.items:
             counts[self.rows[cid].loot] += 1
         return counts
