@@ -54,11 +54,12 @@ def _position(state: Table, seat: Seat) -> list[Action]:
     at = seat.position
     at_card = at >= 0 and bool(state.passages[at])
     within_limit = seat.moves < state.rules.position_action_limit
-    legal: list[Action] = []
-    if at_card:
-        legal.append(A.READY)
+    legal: list[Action] = [A.READY] if at_card else []
     if within_limit or not at_card:
-        legal.extend([_move(p) for p, cards in enumerate(state.passages) if cards and p != at])
+        passages = state.passages
+        for p in range(len(passages)):
+            if passages[p] and p != at:
+                legal.append(_move(p))
     if (
         within_limit
         and at_card
