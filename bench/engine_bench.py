@@ -41,6 +41,7 @@ import os
 import platform
 import pstats
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -160,6 +161,58 @@ def replay_rates(records: list[Record], repeats: int, pure_child: bool) -> dict[
     }
 
 
+def _count_loop(path: str, loop: str, loops: int) -> None:
+    """The child under valgrind: `loops` replays of every record by one loop, nothing else."""
+    records = json.loads(Path(path).read_text())["records"]
+    name, kind = loop.rsplit("_", 1)
+    for _ in range(loops):
+        for record in records:
+            REPLAYS[name](record, kind == "observe")
+
+
+def instruction_counts(records: list[Record], loops: tuple[str, ...]) -> dict[str, Any]:
+    """Instructions per step of each loop, counted by valgrind (callgrind), so load-proof.
+
+    Each loop runs in a child under callgrind twice, replaying every record once and then
+    three times: the difference, halved, is what two replays cost with the start-up, the
+    imports and the records' loading cancelled out.
+    """
+    if shutil.which("valgrind") is None:
+        return {"error": "valgrind is not installed"}
+    steps = sum(len(r["entries"]) for r in records)
+    counts: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="engine-bench-") as tmp:
+        path = str(Path(tmp) / "records.json")
+        Path(path).write_text(json.dumps({"records": records}))
+        for loop in loops:
+            total = []
+            for n in (1, 3):
+                out = str(Path(tmp) / f"{loop}-{n}.out")
+                subprocess.run(
+                    ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                     sys.executable, __file__, "--count-loop", loop, str(n), path],
+                    env=os.environ, capture_output=True, check=True, timeout=3600,
+                )  # fmt: skip
+                total.append(_callgrind_total(out))
+            counts[loop] = (total[1] - total[0]) / 2 / steps
+    ratios = {}
+    for kind in ("step", "observe"):
+        ref, eng = counts.get(f"reference_{kind}"), counts.get(f"engine_{kind}")
+        if ref and eng:
+            ratios[f"engine_vs_reference_{kind}_instructions"] = round(ref / eng, 2)
+    return {
+        "instructions_per_step": {k: round(v) for k, v in counts.items()},
+        "ratios": ratios,
+    }
+
+
+def _callgrind_total(path: str) -> int:
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("summary:") or line.startswith("totals:"):
+            return int(line.split()[1])
+    raise ValueError(f"no totals in {path}")
+
+
 def pure_rates(path: str) -> dict[str, dict[str, float]]:
     """The interleaved replay by the pure-Python build, in a child process (same records)."""
     env = {**os.environ, "DIGDOWN_ENGINE_BUILD": "pure"}
@@ -240,8 +293,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="replays of every record")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", action="store_true", help="cProfile the engine's replay")
+    parser.add_argument(
+        "--instructions", type=int, default=0, metavar="GAMES",
+        help="also count instructions per step under valgrind, on the first GAMES records",
+    )  # fmt: skip
     parser.add_argument("--replay-file", help=argparse.SUPPRESS)  # the pure build's child
+    parser.add_argument("--count-loop", nargs=3, help=argparse.SUPPRESS)  # valgrind's child
     args = parser.parse_args(argv)
+    if args.count_loop:
+        loop, loops, path = args.count_loop
+        _count_loop(path, loop, int(loops))
+        return 0
     if args.replay_file:
         job = json.loads(Path(args.replay_file).read_text())
         print(json.dumps(interleaved(job["records"], job["repeats"])))
@@ -255,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     load_before = load_average()
     replay = replay_rates(records, args.repeats, pure_child=build_info()["build"] != "pure")
+    if args.instructions:
+        loops = tuple(f"{n}_{k}" for n in REPLAYS for k in ("step", "observe"))
+        replay["instructions"] = instruction_counts(records[: args.instructions], loops)
     results = [run(kind, args.seconds) for kind in ("engine", "random", "heuristic")]
     m = {**machine(), "load_average_1m": [load_before, load_average()]}
     if args.json:
@@ -277,6 +342,14 @@ def main(argv: list[str] | None = None) -> int:
         if key.endswith("_wall"):
             cpu = replay["ratios"][key.removesuffix("_wall") + "_cpu"]
             print(f"  {key.removesuffix('_wall'):<28} {ratio:>6.2f}x  [{cpu:.2f}x]")
+    counted = replay.get("instructions")
+    if counted and "error" in counted:
+        print(f"instructions: not counted, {counted['error']}")
+    elif counted:
+        per_step = ", ".join(f"{k} {v}" for k, v in counted["instructions_per_step"].items())
+        print(f"instructions per step (callgrind, {args.instructions} games): {per_step}")
+        for key, ratio in counted["ratios"].items():
+            print(f"  {key:<28} {ratio:>6.2f}x")
     print("4-seat normal games, one process:")
     for r in results:
         print(

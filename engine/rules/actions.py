@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .errors import MalformedAction
+from .ruleset import LOOT_KINDS
 
 # kind -> the argument names it takes
 ACTION_ARGS: Final[dict[str, tuple[str, ...]]] = {
@@ -64,15 +65,10 @@ class Action:
         if not isinstance(d, dict):
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
-        # The commonest entries first: no arguments, a passage, a tool (nothing more to check).
-        if len(d) == 1 and type(kind) is str:
-            simple = _SIMPLE.get(kind)
-            if simple is not None:
-                return simple
-        elif len(d) == 2 and (kind == "MOVE" or kind == "COMMIT"):
-            arg = d.get("passage" if kind == "MOVE" else "tool_id")
-            if type(arg) is int and 0 <= arg < 256:
-                return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
+        if type(kind) is str:
+            known = _shared(d, kind)
+            if known is not None:
+                return known
         if kind not in ACTION_ARGS:
             raise MalformedAction(f"unknown action kind {kind!r}")
         wanted = ACTION_ARGS[kind]
@@ -104,6 +100,25 @@ class Action:
         return self.__str__()
 
 
+def _shared(d: dict[str, Any], kind: str) -> Action | None:
+    """The commonest entries, parsed without the general checks: no arguments, a passage, a
+    tool, an item (each a shared instance; None when `d` is anything else)."""
+    n = len(d)
+    if n == 1:
+        return _SIMPLE.get(kind)
+    if n != 2:
+        return None
+    if kind == "MOVE" or kind == "COMMIT":
+        arg = d.get("passage" if kind == "MOVE" else "tool_id")
+        if type(arg) is int and 0 <= arg < 256:
+            return MOVES[arg] if kind == "MOVE" else COMMITS[arg]
+    elif kind == "TRADE" or kind == "DISCARD":
+        item = d.get("item")
+        if type(item) is str:
+            return (TRADES if kind == "TRADE" else DISCARDS).get(item)
+    return None
+
+
 # One instance per action (up to a bound): the legal lists and parsed actions share them, so
 # telling whether an action is legal is an identity test, not a field-by-field comparison.
 _CANONICAL: Final[dict[tuple[Any, ...], Action]] = {}
@@ -127,6 +142,12 @@ _SIMPLE: Final[dict[str, Action]] = {k: canonical(k) for k, args in ACTION_ARGS.
 # The actions with an argument that most decisions list, by that argument (ids are small).
 MOVES: Final[list[Action]] = [canonical("MOVE", p) for p in range(256)]
 COMMITS: Final[list[Action]] = [canonical("COMMIT", t) for t in range(256)]
+# TRADE and DISCARD by item, GIVE by (item, seat): the base phase lists them every decision.
+TRADES: Final[dict[str, Action]] = {k: canonical("TRADE", k) for k in LOOT_KINDS}
+DISCARDS: Final[dict[str, Action]] = {k: canonical("DISCARD", k) for k in LOOT_KINDS}
+GIVES: Final[dict[tuple[str, int], Action]] = {
+    (k, s): canonical("GIVE", k, s) for k in LOOT_KINDS for s in range(8)
+}
 EXPLORE: Final = canonical("EXPLORE")
 CONTINUE: Final = canonical("CONTINUE")
 RETURN: Final = canonical("RETURN")

@@ -17,7 +17,7 @@ def start_base_phase(state: Table) -> None:
     state.hearts = state.rules.hearts
     for seat in state.seats:
         seat.active = set(seat.tools)
-    state.emit("BASE_REFILL", hearts=state.hearts)
+    state.pending.append({"hearts": state.hearts, "kind": "BASE_REFILL"})
     for seat_index in state.seats_from(state.round_starter):
         seat = state.seats[seat_index]
         if not seat.secured:
@@ -32,7 +32,7 @@ def start_base_phase(state: Table) -> None:
             if row.loot == TORCH:
                 take_torches(state, seat, row.torches)
         seat.secured = []
-        state.emit("LOOT_TO_INVENTORY", seat=seat_index, cards=moved)
+        state.pending.append({"seat": seat_index, "cards": moved, "kind": "LOOT_TO_INVENTORY"})
     state.phase = BASE
     state.order = state.seats_from(state.round_starter)
     state.idx = 0
@@ -66,7 +66,15 @@ def exchange(state: Table, seat: Seat, action: Action) -> None:
     tool = state.exchange[recipe.name].pop(0)
     seat.tools.append(tool)
     seat.active.add(tool)
-    state.emit("EXCHANGE", seat=seat.index, recipe=recipe.name, tool_id=tool, cards=paid)
+    state.pending.append(
+        {
+            "seat": seat.index,
+            "recipe": recipe.name,
+            "tool_id": tool,
+            "cards": paid,
+            "kind": "EXCHANGE",
+        }
+    )
     seat.base_actions += 1
 
 
@@ -76,7 +84,7 @@ def trade(state: Table, seat: Seat, action: Action) -> None:
     seat.items.remove(cid)
     state.box.append(cid)
     got = take_torches(state, seat, state.rules.trade[item])
-    state.emit("TRADE", seat=seat.index, item=item, amount=got)
+    state.pending.append({"seat": seat.index, "item": item, "amount": got, "kind": "TRADE"})
     seat.base_actions += 1
 
 
@@ -86,19 +94,21 @@ def give(state: Table, seat: Seat, action: Action) -> None:
     cid = state.items_of(seat, item)[0]
     seat.items.remove(cid)
     insort(state.seats[action.to_seat].items, cid)
-    state.emit("GIVE", seat=seat.index, to_seat=action.to_seat, item=item)
+    state.pending.append(
+        {"seat": seat.index, "to_seat": action.to_seat, "item": item, "kind": "GIVE"}
+    )
     seat.base_actions += 1
 
 
 def stash(state: Table, seat: Seat, action: Action) -> None:
     insort(seat.stash, seat.torches.pop(0))
-    state.emit("STASH", seat=seat.index)
+    state.pending.append({"seat": seat.index, "kind": "STASH"})
     seat.base_actions += 1
 
 
 def unstash(state: Table, seat: Seat, action: Action) -> None:
     insort(seat.torches, seat.stash.pop(0))
-    state.emit("UNSTASH", seat=seat.index)
+    state.pending.append({"seat": seat.index, "kind": "UNSTASH"})
     seat.base_actions += 1
 
 
@@ -110,12 +120,12 @@ def discard(state: Table, seat: Seat, action: Action) -> None:
         cid = state.items_of(seat, item)[0]
         seat.items.remove(cid)
     state.box.append(cid)
-    state.emit("DISCARD", seat=seat.index, item=item)
+    state.pending.append({"seat": seat.index, "item": item, "kind": "DISCARD"})
     seat.base_actions += 1
 
 
 def done(state: Table, seat: Seat, action: Action) -> None:
-    state.emit("DONE", seat=seat.index)
+    state.pending.append({"seat": seat.index, "kind": "DONE"})
     state.idx += 1
     if state.idx >= len(state.order):
         end_base_phase(state)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from .ruleset import ITEM_KINDS, PICKAXE, SWORD, CaveRow, Ruleset
 
@@ -98,11 +99,16 @@ def _exchange_ids(rules: Ruleset) -> dict[str, tuple[int, ...]]:
 
 
 def starting_tools(rules: Ruleset, num_seats: int, seat_index: int) -> list[int]:
-    """Rules §2.1: a seat's basic equipment, its swords then its pickaxes.
+    """Rules §2.1: a seat's basic equipment, its swords then its pickaxes (a fresh list).
 
     Seat i draws from colour i, then (when one colour is not enough, as at 2
     seats) colour i + n, and so on: at 2 seats seat i also takes colour i+2's.
     """
+    return list(_starting_tools(rules, num_seats, seat_index))
+
+
+@cache
+def _starting_tools(rules: Ruleset, num_seats: int, seat_index: int) -> tuple[int, ...]:
     swords, pickaxes = rules.basic_tools[num_seats]
     colours = [seat_index + k * num_seats for k in range(rules.colours_per_seat(num_seats))]
     table = tool_cards(rules)
@@ -111,4 +117,23 @@ def starting_tools(rules: Ruleset, num_seats: int, seat_index: int) -> list[int]
     own = [first + per_colour * c + k for c in colours for k in range(per_colour)]
     own_swords = [t for t in own if table[t].kind == SWORD]
     own_picks = [t for t in own if table[t].kind == PICKAXE]
-    return own_swords[:swords] + own_picks[:pickaxes]
+    return tuple(own_swords[:swords] + own_picks[:pickaxes])
+
+
+@cache
+def plain_card_dicts(rules: Ruleset) -> tuple[dict[str, Any], ...]:
+    """Every cave card's face without a sleeve, by id: what a game copies its own from."""
+    return tuple(
+        {
+            "id": cid,
+            "material": row.material,
+            "name": row.name,
+            "tool": row.tool,
+            "strength": row.strength,
+            "damage": row.damage,
+            "loot": row.loot,
+            "torches": row.torches,
+            "enchanted": False,
+        }
+        for cid, row in enumerate(cave_rows_by_id(rules))
+    )

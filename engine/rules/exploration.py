@@ -14,12 +14,12 @@ from .table import Seat, Table
 
 
 def explore(state: Table, seat: Seat, action: Action) -> None:
-    state.emit("EXPLORE", seat=seat.index)
+    state.pending.append({"seat": seat.index, "kind": "EXPLORE"})
     after_decision(state)
 
 
 def continue_(state: Table, seat: Seat, action: Action) -> None:
-    state.emit("CONTINUE", seat=seat.index)
+    state.pending.append({"seat": seat.index, "kind": "CONTINUE"})
     after_decision(state)
 
 
@@ -44,7 +44,7 @@ def return_(state: Table, seat: Seat, action: Action) -> None:
     rules = state.rules
     paid_in_full = torches_held(seat, with_stash=rules.return_from_stash) >= rules.return_cost
     paid = pay_torches(state, seat, rules.return_cost, from_stash=rules.return_from_stash)
-    state.emit("RETURN", seat=seat.index, amount=paid)
+    state.pending.append({"seat": seat.index, "amount": paid, "kind": "RETURN"})
     if not paid_in_full:
         lose_loot(state, seat)
     for other in state.seats_from(seat.index):
@@ -71,7 +71,7 @@ def move(state: Table, seat: Seat, action: Action) -> None:
     assert action.passage is not None
     seat.position = action.passage
     seat.moves += 1
-    state.emit("MOVE", seat=seat.index, passage=action.passage)
+    state.pending.append({"seat": seat.index, "passage": action.passage, "kind": "MOVE"})
 
 
 def peek(state: Table, seat: Seat, action: Action) -> None:
@@ -81,12 +81,14 @@ def peek(state: Table, seat: Seat, action: Action) -> None:
     top = state.passages[p][-1]
     state.make_known(top)
     seat.moves += 1
-    state.emit("PEEK", seat=seat.index, passage=p, card=state.card_dicts[top])
+    state.pending.append(
+        {"seat": seat.index, "passage": p, "card": state.card_dicts[top], "kind": "PEEK"}
+    )
 
 
 def ready(state: Table, seat: Seat, action: Action) -> None:
     seat.ready = True
-    state.emit("READY", seat=seat.index, passage=seat.position)
+    state.pending.append({"seat": seat.index, "passage": seat.position, "kind": "READY"})
     state.idx += 1
     if state.idx >= len(state.order):
         start_resolve(state)
@@ -120,7 +122,14 @@ def next_passage(state: Table) -> None:
         state.committers = []
         state.cidx = 0
         state.committed = 0
-        state.emit("REVEAL", passage=p, seat=state.res_owner, card=state.card_dicts[card])
+        state.pending.append(
+            {
+                "passage": p,
+                "seat": state.res_owner,
+                "card": state.card_dicts[card],
+                "kind": "REVEAL",
+            }
+        )
         return
     state.res_passage = -1
     end_turn(state)
@@ -131,11 +140,11 @@ def attempt(state: Table, seat: Seat, action: Action) -> None:
     state.committers = [state.res_owner, *state.res_helpers]
     state.cidx = 0
     state.committed = 0
-    state.emit("ATTEMPT", seat=seat.index, passage=state.res_passage)
+    state.pending.append({"seat": seat.index, "passage": state.res_passage, "kind": "ATTEMPT"})
 
 
 def leave(state: Table, seat: Seat, action: Action) -> None:
-    state.emit("LEAVE", seat=seat.index, passage=state.res_passage)
+    state.pending.append({"seat": seat.index, "passage": state.res_passage, "kind": "LEAVE"})
     unresolved(state)
 
 
@@ -144,13 +153,15 @@ def commit(state: Table, seat: Seat, action: Action) -> None:
     assert tool is not None
     seat.active.discard(tool)
     state.committed += state.tool_table[tool].strength
-    state.emit("COMMIT", seat=seat.index, tool_id=tool, amount=state.committed)
+    state.pending.append(
+        {"seat": seat.index, "tool_id": tool, "amount": state.committed, "kind": "COMMIT"}
+    )
     if state.committed >= state.strength[state.passages[state.res_passage][-1]]:
         resolved(state)
 
 
 def stop(state: Table, seat: Seat, action: Action) -> None:
-    state.emit("STOP", seat=seat.index)
+    state.pending.append({"seat": seat.index, "kind": "STOP"})
     state.cidx += 1
     if state.cidx >= len(state.committers):
         unresolved(state)
@@ -165,11 +176,13 @@ def resolved(state: Table) -> None:
     owner = state.seats[state.res_owner]
     owner.unsecured.append(card)
     state.attempting = False
-    state.emit("RESOLVED", seat=owner.index, passage=p, card=state.card_dicts[card])
+    state.pending.append(
+        {"seat": owner.index, "passage": p, "card": state.card_dicts[card], "kind": "RESOLVED"}
+    )
     loot = state.rows[card].loot
     if loot in state.objectives and loot not in owner.completed:
         owner.completed.append(loot)
-        state.emit("OBJECTIVE", seat=owner.index, objective=loot)
+        state.pending.append({"seat": owner.index, "objective": loot, "kind": "OBJECTIVE"})
         if len(owner.completed) == len(state.objectives):
             end_game(state, "won", owner.index)
             return
@@ -183,11 +196,13 @@ def unresolved(state: Table) -> None:
     """Rules §4.2c.4: the card stays and deals its damage; at 0 hearts everyone respawns."""
     card = state.passages[state.res_passage][-1]
     state.attempting = False
-    state.emit("UNRESOLVED", passage=state.res_passage, card=state.card_dicts[card])
+    state.pending.append(
+        {"passage": state.res_passage, "card": state.card_dicts[card], "kind": "UNRESOLVED"}
+    )
     damage = state.damage[card]
     if damage:
         state.hearts = max(0, state.hearts - damage)
-        state.emit("DAMAGE", amount=damage, hearts=state.hearts)
+        state.pending.append({"amount": damage, "hearts": state.hearts, "kind": "DAMAGE"})
         if state.hearts == 0:
             respawn(state)
             return
@@ -196,7 +211,7 @@ def unresolved(state: Table) -> None:
 
 def respawn(state: Table) -> None:
     """Rules §4.2c.5: everyone respawns, no torches paid, unsecured loot is lost."""
-    state.emit("RESPAWN", round=state.round)
+    state.pending.append({"round": state.round, "kind": "RESPAWN"})
     for seat_index in state.seats_from(state.lead):
         lose_loot(state, state.seats[seat_index])
     state.to_resolve = []

@@ -16,7 +16,7 @@ def start_turn(state: Table) -> None:
     for seat in state.seats:
         seat.moves = 0
         seat.ready = False
-    state.emit("TURN_START", turn=state.turn, seat=state.lead)
+    state.pending.append({"turn": state.turn, "seat": state.lead, "kind": "TURN_START"})
 
 
 def end_game(state: Table, reason: str, winner: int = -1) -> None:
@@ -26,7 +26,9 @@ def end_game(state: Table, reason: str, winner: int = -1) -> None:
     state.end_reason = reason
     state.winner = winner
     state.result = build_result(state)
-    state.emit("GAME_END", reason=reason, seat=winner, ranks=state.result["ranks"])
+    state.pending.append(
+        {"reason": reason, "seat": winner, "ranks": state.result["ranks"], "kind": "GAME_END"}
+    )
 
 
 def ended_last_standing(state: Table) -> bool:

@@ -17,7 +17,7 @@ def forfeit(state: Table, seat: Seat, reason: str) -> None:
     """Rules §6: the seat is eliminated at once; the decision in progress carries on."""
     state.eliminations += 1
     seat.forfeited = True
-    state.emit("FORFEIT", seat=seat.index, reason=reason)
+    state.pending.append({"seat": seat.index, "reason": reason, "kind": "FORFEIT"})
     eliminate(state, seat, reason, state.eliminations)
     if ended_last_standing(state):
         return

@@ -31,9 +31,11 @@ def pay_torches(
     for t in paid:
         insort(state.supply if to is None else to.torches, t)
     if paid and to is None:
-        state.emit("TORCH_PAID", seat=seat.index, amount=len(paid))
+        state.pending.append({"seat": seat.index, "amount": len(paid), "kind": "TORCH_PAID"})
     elif paid and to is not None:
-        state.emit("TORCH_PAID", seat=seat.index, to_seat=to.index, amount=len(paid))
+        state.pending.append(
+            {"seat": seat.index, "to_seat": to.index, "amount": len(paid), "kind": "TORCH_PAID"}
+        )
     return len(paid)
 
 
@@ -53,7 +55,13 @@ def secure_loot(state: Table, seat: Seat) -> None:
 
 def _move_unsecured(state: Table, seat: Seat, event: str, to: list[int]) -> None:
     if seat.unsecured:
-        state.emit(event, seat=seat.index, cards=[state.card_dicts[c] for c in seat.unsecured])
+        state.pending.append(
+            {
+                "seat": seat.index,
+                "cards": [state.card_dicts[c] for c in seat.unsecured],
+                "kind": event,
+            }
+        )
         to.extend(seat.unsecured)
         seat.unsecured = []
 
@@ -69,4 +77,4 @@ def eliminate(state: Table, seat: Seat, reason: str, when: int) -> None:
     seat.unsecured, seat.secured = [], []
     seat.active = set()
     seat.position = AT_BASE
-    state.emit("ELIMINATED", seat=seat.index, reason=reason)
+    state.pending.append({"seat": seat.index, "reason": reason, "kind": "ELIMINATED"})

@@ -18,11 +18,13 @@ def _commit(tool_id: int) -> Action:
 
 
 def _item_action(kind: str, item: str) -> Action:
-    return A.canonical(kind, item)
+    found = (A.TRADES if kind == "TRADE" else A.DISCARDS).get(item)
+    return found if found is not None else A.canonical(kind, item)
 
 
 def _give(item: str, to_seat: int) -> Action:
-    return A.canonical("GIVE", item, to_seat)
+    found = A.GIVES.get((item, to_seat))
+    return found if found is not None else A.canonical("GIVE", item, to_seat)
 
 
 def _exchange(recipe: str) -> Action:
@@ -52,11 +54,12 @@ def _position(state: Table, seat: Seat) -> list[Action]:
     at = seat.position
     at_card = at >= 0 and bool(state.passages[at])
     within_limit = seat.moves < state.rules.position_action_limit
-    legal: list[Action] = []
-    if at_card:
-        legal.append(A.READY)
+    legal: list[Action] = [A.READY] if at_card else []
     if within_limit or not at_card:
-        legal.extend([_move(p) for p, cards in enumerate(state.passages) if cards and p != at])
+        passages = state.passages
+        for p in range(len(passages)):
+            if passages[p] and p != at:
+                legal.append(_move(p))
     if (
         within_limit
         and at_card
@@ -88,7 +91,17 @@ def done_allowed(seat: Seat) -> bool:
 
 def _held_kinds(state: Table, seat: Seat) -> dict[str, int]:
     """Items in inventory by kind, in the order of ITEM_KINDS (only kinds held)."""
+    if not seat.items:
+        return {}
     return {k: n for k, n in state.item_counts(seat).items() if n}
+
+
+def _affords(counts: dict[str, int], cost: tuple[tuple[str, int], ...]) -> bool:
+    # A loop, not all(<generator>): mypyc makes a generator an object per call.
+    for kind, n in cost:  # noqa: SIM110
+        if counts.get(kind, 0) < n:
+            return False
+    return True
 
 
 def _base(state: Table, seat: Seat) -> list[Action]:
@@ -103,22 +116,31 @@ def _base(state: Table, seat: Seat) -> list[Action]:
         return [A.UNSTASH]
     legal: list[Action] = []
     for recipe in rules.recipes:
-        if state.exchange[recipe.name] and all(counts.get(k, 0) >= n for k, n in recipe.cost):
+        if state.exchange[recipe.name] and _affords(counts, recipe.cost):
             legal.append(_exchange(recipe.name))
-    legal.extend([_item_action("TRADE", k) for k in counts if k in rules.trade])
-    receivers = [
-        other.index
-        for other in state.seats
-        if other is not seat and not other.eliminated and other.inventory_size < other.capacity
-    ]
-    legal.extend([_give(k, r) for k in counts for r in receivers])
+    if counts:
+        trade = rules.trade
+        for k in counts:
+            if k in trade:
+                legal.append(_item_action("TRADE", k))
+        receivers = [
+            other.index
+            for other in state.seats
+            if other is not seat
+            and not other.eliminated
+            and len(other.torches) + len(other.items) < other.capacity
+        ]
+        for k in counts:
+            for r in receivers:
+                legal.append(_give(k, r))
     if seat.torches:
         legal.append(A.STASH)
     if seat.stash:
         legal.append(A.UNSTASH)
     if seat.torches:
-        legal.append(_item_action("DISCARD", TORCH))
-    legal.extend([_item_action("DISCARD", k) for k in counts])
+        legal.append(A.DISCARDS[TORCH])
+    for k in counts:
+        legal.append(_item_action("DISCARD", k))
     if done_allowed(seat):
         legal.append(A.DONE)
     return legal

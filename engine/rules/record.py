@@ -30,14 +30,24 @@ def apply_entry(state: State, entry: dict[str, Any]) -> list[dict[str, Any]]:
     seat = entry.get("seat")
     if type(seat) is not int:
         raise IllegalAction(f"entry {entry!r} names no seat")
+    if len(entry) == 3:  # the commonest entry, {seat, action, forced}: nothing else to look for
+        action_dict = entry.get("action")
+        forced = entry.get("forced")
+        if action_dict is not None and forced is not None:
+            if seat != state.acting_seat:
+                raise IllegalAction(f"entry for seat {seat} but seat {state.acting_seat} is to act")
+            return _apply_action(state, Action.from_dict(action_dict), bool(forced))
     if "forfeit" in entry:
         return state.forfeit(seat, entry["forfeit"])
     if seat != state.acting_seat:
         raise IllegalAction(f"entry for seat {seat} but seat {state.acting_seat} is to act")
     if "fault" in entry:
         return state.apply_default(entry["fault"])
-    action = Action.from_dict(entry["action"])
-    if entry.get("forced"):
+    return _apply_action(state, Action.from_dict(entry["action"]), bool(entry.get("forced")))
+
+
+def _apply_action(state: State, action: Action, forced: bool) -> list[dict[str, Any]]:
+    if forced:
         if state.legal_actions() != [action]:
             raise IllegalAction(f"entry says {action} was forced, but it was not the only action")
         return state.apply_forced()

@@ -12,7 +12,7 @@ def start_round(state: Table) -> None:
     """The current lead starts the round: a base phase first, except in round 1."""
     state.round += 1
     state.round_starter = state.lead
-    state.emit("ROUND_START", round=state.round, seat=state.lead)
+    state.pending.append({"round": state.round, "seat": state.lead, "kind": "ROUND_START"})
     if state.round == 1:
         start_turn(state)
     else:
@@ -34,7 +34,7 @@ def end_round(state: Table) -> None:
         seat.position = AT_BASE
         seat.ready = False
     state.attempting = False
-    state.emit("ROUND_END", round=state.round)
+    state.pending.append({"round": state.round, "kind": "ROUND_END"})
     if state.turn >= state.rules.turn_limit:
         end_game(state, "turn_limit")
         return

@@ -41,7 +41,7 @@ class State(Table):
         self.entries: list[dict[str, Any]] = self.record["entries"]
         self._legal_ply = -1
         self._legal: list[Action] = []
-        self.emit("GAME_START", seat=first_lead)
+        self.pending.append({"seat": first_lead, "kind": "GAME_START"})
         start_round(self)
         self._flush()
 
@@ -80,7 +80,8 @@ class State(Table):
         legal = self.legal_actions()
         if not _listed(action, legal):
             raise IllegalAction(why_illegal(self, action, legal))
-        self.entries.append({"seat": self.acting_seat, "action": action.to_dict(), "forced": False})
+        seat = self.acting_seat
+        self.entries.append({"seat": seat, "action": action.to_dict(), "forced": False})
         play_action(self, action)
         events = self.pending
         self.pending = []

@@ -10,10 +10,16 @@ rules module imports this one and nothing imports back.
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from typing import Any
 
-from .cards import card_ids, cave_rows_by_id, exchange_stacks, starting_tools, tool_cards
+from .cards import (
+    card_ids,
+    cave_rows_by_id,
+    exchange_stacks,
+    plain_card_dicts,
+    starting_tools,
+    tool_cards,
+)
 from .phases import AT_BASE, DECIDE, RESOLVE
 from .ruleset import ITEM_KINDS, Ruleset
 from .versions import ENGINE_VERSION, RECORD_FORMAT
@@ -119,24 +125,33 @@ class Table:
         self.tool_table = tool_cards(rules)
         self.objectives: tuple[str, ...] = rules.objectives[config["difficulty"]]
         self.sleeved = frozenset(sleeved)
-        self.strength = [
-            row.strength + (rules.sleeve_strength if cid in self.sleeved else 0)
-            for cid, row in enumerate(self.rows)
-        ]
-        self.damage = [
-            row.damage + (rules.sleeve_damage if cid in self.sleeved else 0)
-            for cid, row in enumerate(self.rows)
-        ]
-        self.card_dicts = [self._card_dict(cid) for cid in range(len(self.rows))]
+        # Every card's face (events and observations show these very dicts), and the
+        # strength and damage it plays with: the plain faces copied, the sleeved ones raised.
+        self.card_dicts = [dict(face) for face in plain_card_dicts(rules)]
+        self.strength = [row.strength for row in self.rows]
+        self.damage = [row.damage for row in self.rows]
+        for cid in self.sleeved:
+            if 0 <= cid < len(self.rows):
+                self.strength[cid] += rules.sleeve_strength
+                self.damage[cid] += rules.sleeve_damage
+                face = self.card_dicts[cid]
+                face["strength"] = self.strength[cid]
+                face["damage"] = self.damage[cid]
+                face["enchanted"] = True
 
         self.passages: list[list[int]] = [list(p) for p in cave]  # bottom -> top
         # Passages only ever lose their top card, so what their backs show is a prefix
         # of the dealt passage; and the faces still face down only shrink.
         self.dealt_backs = [[self.rows[c].material for c in p] for p in cave]
         self.dealt_sleeves = [[c in self.sleeved for c in p] for p in cave]
-        self.unseen: Counter[tuple[str, str]] = Counter(
-            [(self.rows[c].material, self.rows[c].name) for p in cave for c in p]
-        )
+        # Face -> how many dealt cards show it face down (a plain dict: Counter's methods
+        # are Python code the compiled build would call into).
+        self.unseen: dict[tuple[str, str], int] = {}
+        for p in cave:
+            for c in p:
+                row = self.rows[c]
+                shown = (row.material, row.name)
+                self.unseen[shown] = self.unseen.get(shown, 0) + 1
         self.known: set[int] = set()
         # What the last observation showed of each passage, and of the unseen counts
         # (observation.py): reused while unchanged, so an observation costs what changed.
@@ -181,7 +196,9 @@ class Table:
         self.result: dict[str, Any] | None = None  # set once, when the game ends
 
         self.log: list[Event] = []
-        self.pending: list[Event] = []  # events of the entry being applied
+        # Events of the entry being applied (State hands them out and logs them). The rules
+        # append each as a literal dict, its fields then "kind": one dict built, not two.
+        self.pending: list[Event] = []
         self.record: dict[str, Any] = {
             "format": RECORD_FORMAT,
             "ruleset": rules.id,
@@ -201,20 +218,6 @@ class Table:
         memo[id(self)] = other
         _copy_attributes(self, other, memo)
         return other
-
-    def _card_dict(self, cid: int) -> dict[str, Any]:
-        row = self.rows[cid]
-        return {
-            "id": cid,
-            "material": row.material,
-            "name": row.name,
-            "tool": row.tool,
-            "strength": self.strength[cid],
-            "damage": self.damage[cid],
-            "loot": row.loot,
-            "torches": row.torches,
-            "enchanted": cid in self.sleeved,
-        }
 
     def _deal_equipment(self, n: int) -> None:
         """Rules §2.1-2.2: tools by colour, starting torches from the lowest ids."""
@@ -271,7 +274,7 @@ class Table:
 
     def item_counts(self, seat: Seat) -> dict[str, int]:
         """Items in inventory by kind, every kind of ITEM_KINDS present (0 when none)."""
-        counts = dict.fromkeys(ITEM_KINDS, 0)
+        counts = {kind: 0 for kind in ITEM_KINDS}  # not dict.fromkeys: a Python-level call
         for cid in seat.items:
             counts[self.rows[cid].loot] += 1
         return counts
@@ -286,8 +289,3 @@ class Table:
             self.unseen[(row.material, row.name)] -= 1
             self.unseen_view = None
             self.unseen_vector = None
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        """Note an event of the entry being applied (State hands them out and logs them)."""
-        fields["kind"] = kind
-        self.pending.append(fields)
