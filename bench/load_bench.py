@@ -156,6 +156,12 @@ def served_load(
     port = free_port()
     server = start_gunicorn(env, port, args.web_workers, log)
     try:
+        # One untimed request per kind and worker: imports, connections, templates.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for url in [make() for make in urls.values()] * args.web_workers:
+            conn.request("GET", url)
+            conn.getresponse().read()
+        conn.close()
         return load(port, urls, args.clients, args.seconds)
     finally:
         server.terminate()
