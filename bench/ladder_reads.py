@@ -64,6 +64,15 @@ def cursor_before(match_id: int) -> str:
     return base64.b64encode(urlencode({"p": str(match_id)}).encode()).decode()
 
 
+def board_cursor(position: int) -> str:
+    """The keyset cursor of the page after ``position`` (as a ``next`` link carries it)."""
+    from ladder.common import keyset
+    from ladder.ratings.selectors import leaderboard_list
+
+    score, pk = leaderboard_list().values_list("score", "pk")[position - 1]
+    return keyset.Cursor(True, score, pk, position).encode()
+
+
 def rest_reads(data: DataSet) -> dict[str, str]:
     bot, cup, match = data.busiest_bot, data.tournament, data.largest_match
     deep = cursor_before(data.matches // 20)
@@ -71,6 +80,9 @@ def rest_reads(data: DataSet) -> dict[str, str]:
         "leaderboard": "/api/v1/leaderboard/",
         f"leaderboard page {DEEP_LEADERBOARD_PAGE}": (
             f"/api/v1/leaderboard/?page={DEEP_LEADERBOARD_PAGE}"
+        ),
+        "leaderboard cursor after 7450": (
+            f"/api/v1/leaderboard/?cursor={board_cursor((DEEP_LEADERBOARD_PAGE - 1) * 50)}"
         ),
         "leaderboard search": "/api/v1/leaderboard/?search=bot-09",
         "leaderboard provisional": "/api/v1/leaderboard/?provisional=true",
@@ -152,6 +164,7 @@ def bench_grpc(data: DataSet, secret: str, rounds: int) -> dict[str, dict[str, f
     busiest = f"bot-{data.busiest_bot:05d}"
     first = Match.objects.order_by("-id").values_list("pk", flat=True)[0]
     queued_before = first
+    deep_board = board_cursor(7450)
     try:
         with grpc.insecure_channel(server.address) as channel:
             stub = ladder_pb2_grpc.LadderStub(channel)
@@ -163,6 +176,12 @@ def bench_grpc(data: DataSet, secret: str, rounds: int) -> dict[str, dict[str, f
                 "Leaderboard deep (offset 7450)": (
                     "Leaderboard",
                     lambda: stub.Leaderboard(pb.LeaderboardRequest(page_token="7450"), timeout=10),
+                ),
+                "Leaderboard deep (keyset after 7450)": (
+                    "Leaderboard",
+                    lambda: stub.Leaderboard(
+                        pb.LeaderboardRequest(page_token=deep_board), timeout=10
+                    ),
                 ),
                 "ListMatches (busiest)": (
                     "ListMatches",

@@ -16,6 +16,13 @@ replay timeline (the viewer's endpoint; built once, then served from the cache,
 as repeated views are) and the REST leaderboard. It reports p50/p95/p99 and max
 per kind, the requests served per second, and every non-200 answer.
 
+The anonymous pages that ``ladder.common.pagecache`` serves from the shared
+cache (the leaderboard, a random bot's page, the busiest bot's) are loaded twice
+in the same run, the page cache off and then on (Redis at ``--cache-url``, under
+a key prefix of its own): p95 and requests/s of both and their ratio. The cached
+run reads the same random bots as the uncached one (the same seed), so it sees
+cold misses as a visitor would (a page is cached on its first view).
+
 One finished match gets a real replay file (a 4-seat hardcore game from the
 tests) so that its timeline can be built; nothing else in the data set changes.
 """
@@ -54,6 +61,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=20.0, help="how long the load lasts")
     p.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--cache-url",
+        default=os.environ.get("LADDER_CACHE_URL") or "redis://127.0.0.1:6379/0",
+        help="the shared cache of the cache-on run",
+    )
     p.add_argument("--json", action="store_true")
     return p.parse_args(argv)
 
@@ -120,16 +132,59 @@ def start_gunicorn(
     raise RuntimeError("gunicorn did not answer within 60 s")
 
 
+# The pages ladder.common.pagecache serves; "bot (top 100)" is a random bot of the board's
+# first 100 (what visitors of the leaderboard click), so the cache sees repeated views.
+CACHED = ("leaderboard", "bot (top 100)", "bot (busiest)")
+
+
+def cache_env(env: dict[str, str], cache_url: str, on: bool) -> dict[str, str]:
+    """The server's environment with the page cache off (and no shared cache) or on."""
+    out = {k: v for k, v in env.items() if k not in ("LADDER_CACHE_URL", "LADDER_CACHE_PREFIX")}
+    if on:
+        out["LADDER_CACHE_URL"] = cache_url
+        out["LADDER_CACHE_PREFIX"] = f"load-bench-{os.getpid()}-{time.time_ns()}"
+        out["LADDER_PAGE_CACHE_SECONDS"] = "600"
+    else:
+        out["LADDER_PAGE_CACHE_SECONDS"] = "0"
+    return out
+
+
+def served_load(
+    env: dict[str, str], args: argparse.Namespace, urls: dict[str, Callable[[], str]], log: Path
+) -> dict:
+    """``load`` against a gunicorn started with ``env`` (stopped afterwards)."""
+    port = free_port()
+    server = start_gunicorn(env, port, args.web_workers, log)
+    try:
+        # One untimed request per kind and worker: imports, connections, templates.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for url in [make() for make in urls.values()] * args.web_workers:
+            conn.request("GET", url)
+            conn.getresponse().read()
+        conn.close()
+        return load(port, urls, args.clients, args.seconds)
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def kinds(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     from ladder.bots.models import Bot
     from ladder.matches.models import Match
+    from ladder.ratings.selectors import leaderboard_list
 
     bot_ids = list(Bot.objects.values_list("pk", flat=True))
+    top = list(leaderboard_list().values_list("pk", flat=True)[:100])
     match_ids = list(Match.objects.filter(status="finished").values_list("pk", flat=True)[::50])
     return {
         "leaderboard": lambda: "/",
         "bot": lambda: f"/bots/{rng.choice(bot_ids)}/",
         "bot (busiest)": lambda: f"/bots/{data.busiest_bot}/",
+        "bot (top 100)": lambda: f"/bots/{rng.choice(top)}/",
         "match": lambda: f"/matches/{rng.choice(match_ids)}/",
         "replay timeline": lambda: f"/api/v1/matches/{data.largest_match}/timeline/",
         "API leaderboard": lambda: "/api/v1/leaderboard/",
@@ -218,17 +273,28 @@ def main(argv: list[str] | None = None) -> int:
         call_command("collectstatic", interactive=False, verbosity=0)
         place_replay(data.largest_match, media_root)
         urls = kinds(data, random.Random(args.seed))
-        port = free_port()
-        server = start_gunicorn(env, port, args.web_workers, Path(tmp) / "gunicorn.log")
-        try:
-            figures = load(port, urls, args.clients, args.seconds)
-        finally:
-            server.terminate()
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        del urls["bot (top 100)"]  # the mix as before; the cache runs below read it
+        log = Path(tmp) / "gunicorn.log"
+        figures = served_load(cache_env(env, args.cache_url, False), args, urls, log)
+        phases: dict[str, Any] = {}
+        for name, on in (("cache_off", False), ("cache_on", True)):
+            pages = kinds(data, random.Random(args.seed))  # the same bots in both runs
+            phase = {k: pages[k] for k in CACHED}
+            phases[name] = served_load(cache_env(env, args.cache_url, on), args, phase, log)
+            phases[name]["load"] = [round(x, 2) for x in os.getloadavg()]
+    off, on = phases["cache_off"], phases["cache_on"]
+    phases["ratio"] = {
+        "requests_per_s_on_over_off": round(
+            on["requests_per_s"] / max(off["requests_per_s"], 1e-9), 1
+        ),
+        **{
+            f"{k}.p95_off_over_on": round(
+                off["kinds"][k]["p95_ms"] / max(on["kinds"][k]["p95_ms"], 1e-9), 1
+            )
+            for k in CACHED
+            if "p95_ms" in off["kinds"][k] and "p95_ms" in on["kinds"][k]
+        },
+    }
     report = {
         "data": {"bots": data.bots, "matches": data.matches},
         "clients": args.clients,
@@ -236,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         "web_workers": args.web_workers,
         "machine": {"cpus": os.cpu_count(), "load": [round(x, 2) for x in os.getloadavg()]},
         **figures,
+        **phases,
+        # What the target reads: the anonymous pages from the cache, under the same load.
+        "cached": on["kinds"],
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -252,6 +321,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     for what, n in figures["errors"].items():
         print(f"not 200: {what} x{n}")
+    print(f"anonymous pages ({', '.join(CACHED)}), page cache off and on, {args.clients} clients:")
+    for name in ("cache_off", "cache_on"):
+        ph = phases[name]
+        p95 = ", ".join(f"{k} {ph['kinds'][k].get('p95_ms', '-')}" for k in CACHED)
+        print(
+            f"  {name:<10} {ph['requests_per_s']:>8} requests/s; p95 ms: {p95}; load {ph['load']}"
+        )
+        for what, n in ph["errors"].items():
+            print(f"  not 200: {what} x{n}")
+    print(f"  ratio      {phases['ratio']}")
     return 0
 
 

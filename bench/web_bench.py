@@ -79,9 +79,20 @@ def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     owners = max(1, data.bots // 8)  # as ladder_data names them
     last_page = len(bot_ids) // 50
     ladder = ladder_default().key
+    # Keyset links into the second half of the board, as its "Next" links make them.
+    from ladder.common import keyset
+    from ladder.ratings.selectors import leaderboard_search
+
+    board = list(leaderboard_search(include_inactive=True).values_list("score", "pk"))
+    half = len(board) // 2
+    cursors = [
+        keyset.Cursor(True, board[i][0], board[i][1], i + 1).encode()
+        for i in range(half, len(board) - 1, 50)
+    ] or [""]
     return {
         "leaderboard": lambda: "/",
         "leaderboard deep page": lambda: f"/?page={rng.randint(last_page // 2, last_page)}",
+        "leaderboard deep page (cursor)": lambda: f"/?cursor={rng.choice(cursors)}",
         "leaderboard search": lambda: f"/?q=bot-0{rng.randint(0, 99):02d}",
         "leaderboard owner search": lambda: f"/?q=owner-{rng.randint(1, owners):05d}",
         "leaderboard by games": lambda: "/?sort=-games",

@@ -657,6 +657,13 @@ CACHES = {
     )
 }
 
+# Anonymous leaderboard and bot pages are kept this long in the shared cache (a recorded
+# match invalidates them at once; this bounds what else may go stale). Off without a
+# shared cache: a per-process cache would be invalidated in one process only.
+LADDER_PAGE_CACHE_SECONDS = (
+    int(os.environ.get("LADDER_PAGE_CACHE_SECONDS", "30")) if _cache_url else 0
+)
+
 # --- logging -------------------------------------------------------------------
 # Explicit for production too: without it, DJANGO_DEBUG=0 sends a 500's traceback only
 # to (unconfigured) admin mail, i.e. nowhere. Everything goes to stderr, one format,

@@ -5,8 +5,9 @@ result into proto messages; authorization rules live in the services (the
 REST API enforces the same ones), errors are mapped by ``auth.CallGuard``.
 Bots are addressed by name here (bot authors think in names). Reads run a
 fixed number of queries whatever the page or data size: the selectors join
-what the messages show, leaderboard pages are offsets over an index (bounded
-by the number of bots), match pages are keyset pages by id.
+what the messages show, leaderboard pages are keyset pages over the board index
+(``ladder.common.keyset``; numeric offset tokens from older clients still read),
+match pages are keyset pages by id.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
+from ladder.common import keyset
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
 from ladder.grpc.auth import GrpcError, current_token_id, require_user
@@ -343,7 +345,17 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     ) -> ladder_pb2.LeaderboardResponse:
         ladder = ladder_get(request.ladder)
         qs = leaderboard_list(include_inactive=request.include_inactive, ladder=ladder.key)
-        rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
+        if request.page_token and not request.page_token.startswith(keyset.PREFIX):
+            # A numeric token from before keyset pages: still an offset, once.
+            rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
+            if next_token and rows:
+                last = rows[-1]
+                next_token = keyset.Cursor(True, last.score, last.pk, offset + len(rows)).encode()
+        else:
+            if request.page_token and keyset.decode(request.page_token) is None:
+                raise ApplicationError("page_token is not one this server issued")
+            page = keyset.board_page(qs, _page_size(request.page_size), request.page_token)
+            rows, offset, next_token = page.rows, page.before, page.next
         entries = []
         for i, b in enumerate(rows):
             u = rating_uncertainty(rating=b.rating, games=b.games, sigma=b.sigma)

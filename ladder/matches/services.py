@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
+from ladder.common import pagecache
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
@@ -522,6 +523,8 @@ def match_record_result(
                 "replay_size", "error",
             ]
         )  # fmt: skip
+        # Cached pages show ratings and records: a new generation once this is visible.
+        transaction.on_commit(pagecache.bump, robust=True)
     return RecordOutcome(match=match, recorded=True)
 
 

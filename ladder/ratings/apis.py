@@ -8,21 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
 from ladder.api.throttling import ExportThrottle
 from ladder.bots.apis import BotOutputSerializer, LadderFilterSerializer
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_get, bot_get_by_name
+from ladder.common import keyset
 from ladder.common.exceptions import Conflict
 from ladder.common.fields import PointsField, WholeNumberField
-from ladder.common.pagination import PagePagination
+from ladder.common.pagination import MAX_PAGE_SIZE, PagePagination
 from ladder.common.schema import ERRORS
 from ladder.ladders import Difficulty, ladder_get, ladder_list
 from ladder.ratings import exports, selectors
@@ -57,6 +60,13 @@ class LeaderboardApi(APIView):
         search = serializers.CharField(required=False, max_length=100)
         provisional = serializers.BooleanField(required=False, allow_null=True, default=None)
         include_inactive = serializers.BooleanField(required=False, default=False)
+        cursor = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=100,
+            help_text="A keyset page from a `next`/`previous` link (wins over `page`; deep pages"
+            " cost what the first does).",
+        )
 
     class OutputSerializer(BotOutputSerializer):
         position = serializers.IntegerField(help_text="1-based, within the filtered list")
@@ -67,13 +77,41 @@ class LeaderboardApi(APIView):
     def get(self, request: Request) -> Response:
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)
+        token = f.validated_data.pop("cursor", None)
         qs = selectors.leaderboard_list(**f.validated_data)
         paginator = self.pagination_class()
+        if token is not None:  # the cursor wins over ?page= (both given: not an error)
+            return self._keyset(request, qs, paginator, token)
         page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
         offset = paginator.offset()
         for i, bot in enumerate(page):
             bot.position = offset + i + 1
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+
+    def _keyset(
+        self, request: Request, qs: QuerySet[Bot], paginator: PagePagination, token: str
+    ) -> Response:
+        """A keyset page in the page-number response's shape (``count`` is bounded by the
+        number of bots; the links carry cursors)."""
+        size = paginator.get_page_size(request) or paginator.page_size or MAX_PAGE_SIZE
+        page = keyset.board_page(qs, size, token)
+        for i, bot in enumerate(page.rows):
+            bot.position = page.before + i + 1
+
+        def link(cursor: str) -> str | None:
+            if not cursor:
+                return None
+            url = request.build_absolute_uri()
+            return replace_query_param(remove_query_param(url, "page"), "cursor", cursor)
+
+        return Response(
+            {
+                "count": qs.count(),
+                "next": link(page.next),
+                "previous": link(page.previous),
+                "results": self.OutputSerializer(page.rows, many=True).data,
+            }
+        )
 
 
 class BotRatingHistoryApi(APIView):

@@ -17,7 +17,9 @@ from django.utils.functional import cached_property
 from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots.models import Bot
+from ladder.common import keyset
 from ladder.common.exceptions import NotFound
+from ladder.common.pagecache import cached_for_anonymous
 from ladder.ladders import Ladder, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
@@ -86,9 +88,40 @@ def sort_headers(current: str) -> dict[str, dict[str, str]]:
     return headers
 
 
+class KeysetPage:
+    """A keyset page of the board in the shape ``includes/pagination.html`` reads, its
+    links carrying cursors (``next_cursor``/``previous_cursor``) instead of page numbers."""
+
+    def __init__(self, page: keyset.Page, size: int, count: Any) -> None:
+        self.object_list = page.rows
+        self.next_cursor, self.previous_cursor = page.next, page.previous
+        self.number = page.before // size + 1
+        self.paginator = count
+
+    def has_next(self) -> bool:
+        return bool(self.next_cursor)
+
+    def has_previous(self) -> bool:
+        return bool(self.previous_cursor)
+
+    def __iter__(self) -> Any:
+        return iter(self.object_list)
+
+
+def board_page(qs: Any, size: int, request: HttpRequest, *, keyed: bool) -> Any:
+    """The board's page: keyset (``?cursor=``, winning over ``?page=``) in the board's own
+    order, so a deep page costs what the first does; page numbers for the other sorts and
+    for ``?page=`` links. Both count the list (bounded by the number of bots)."""
+    cursor = request.GET.get("cursor")
+    if not keyed or (cursor is None and request.GET.get("page")):
+        return Paginator(qs, size).get_page(request.GET.get("page"))
+    return KeysetPage(keyset.board_page(qs, size, cursor), size, Paginator(qs, size))
+
+
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
 
 
+@cached_for_anonymous
 def leaderboard(request: HttpRequest) -> HttpResponse:
     ladder = asked_ladder(request)
     form = LeaderboardFilter(request.GET)
@@ -97,7 +130,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     qs = rating_selectors.leaderboard_search(
         kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key, include_inactive=True
     )
-    page = Paginator(qs, f["page_size"]).get_page(request.GET.get("page"))
+    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank")
     # --- ratings: a finished season's final table instead of the live board (issue 26) ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
@@ -119,7 +152,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "headers": sort_headers(f["sort"]),
         "page": page,
         "lines": board_lines(
-            list(page),
+            page.object_list,
             kind=f["kind"],
             ladder=ladder.key,
             # Positions from the board itself (suspended bots are listed but hold none).
@@ -173,6 +206,7 @@ def _streams(request: HttpRequest, bot: Bot) -> list[presence.StreamShown] | Non
     return presence.streams_shown(bot.pk)
 
 
+@cached_for_anonymous
 def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     """A bot: its standing on every ladder, and the history of the one asked (``?ladder=``)."""
     ladder = asked_ladder(request)

@@ -151,6 +151,17 @@ def test_ladders_and_page_tokens(served: Any, world: World) -> None:
         pb.LeaderboardRequest(page_size=2, page_token=board.next_page_token), timeout=T
     )
     assert [e.position for e in rest.entries] == [3] and not rest.next_page_token
+    assert board.next_page_token.startswith("k")  # a keyset token (ladder.common.keyset)
+    # An offset token from an older server still reads, and hands on a keyset one.
+    old = stub.Leaderboard(pb.LeaderboardRequest(page_size=1, page_token="1"), timeout=T)
+    assert [e.position for e in old.entries] == [2] and old.next_page_token.startswith("k")
+    last = stub.Leaderboard(
+        pb.LeaderboardRequest(page_size=1, page_token=old.next_page_token), timeout=T
+    )
+    assert [e.bot for e in last.entries] == [e.bot for e in rest.entries]
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Leaderboard(pb.LeaderboardRequest(page_token="kZm9v"), timeout=T)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     for token in ["99999999999999999999", "²", "-1", "1e3", " 2", "x"]:
         for call in (
             lambda t: stub.Leaderboard(pb.LeaderboardRequest(page_token=t), timeout=T),
