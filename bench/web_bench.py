@@ -91,7 +91,9 @@ def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     ] or [""]
     return {
         "leaderboard": lambda: "/",
-        "leaderboard deep page": lambda: f"/?page={rng.randint(last_page // 2, last_page)}",
+        "leaderboard deep page (offset)": lambda: (
+            f"/?page={rng.randint(last_page // 2, last_page)}"
+        ),
         "leaderboard deep page (cursor)": lambda: f"/?cursor={rng.choice(cursors)}",
         "leaderboard search": lambda: f"/?q=bot-0{rng.randint(0, 99):02d}",
         "leaderboard owner search": lambda: f"/?q=owner-{rng.randint(1, owners):05d}",
