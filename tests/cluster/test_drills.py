@@ -76,11 +76,6 @@ def drill(
         raise AssertionError(f"{exc}\n{stack.diagnosis(ids)}") from None
     settled = time.monotonic()
     report = stack.drive("check", "--ids", ",".join(map(str, ids)))
-    backlog = wait_until(
-        lambda: not stack.broker_backlog() or None, 60, f"{name}: the broker's queues drained",
-        poll_s=1.0,
-    ) if stack.broker_backlog() else None  # fmt: skip
-    del backlog
     ROWS.append(
         DrillRow(
             drill=name,
@@ -104,7 +99,10 @@ def drill(
     assert report["rating_sum"] == report["rating_sum_expected"], report
     assert report["rerate"] == "ok", report
     assert report["stuck"] == 0, report
-    assert stack.broker_backlog() == {}
+    # The queues drain: a periodic task may be in a worker's hands at any one moment (an
+    # unacknowledged message for a second); a message lost in the fault stays for good.
+    wait_until(lambda: not stack.broker_backlog(), 60, f"{name}: the broker's queues drained",
+               poll_s=1.0)  # fmt: skip
     return report
 
 

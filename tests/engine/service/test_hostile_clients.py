@@ -156,9 +156,11 @@ def _a_replay(engine: EngineProcess) -> game_pb2.Replay:
 
 
 def test_health_and_reflection_answer_while_the_call_limit_is_saturated(tmp_path: Path) -> None:
-    """200 concurrent VerifyReplay calls on an engine with its default limits (16 running,
-    64 admitted): the excess is refused at once, and every health probe still says SERVING."""
-    engine = start_engine(tmp_path)
+    """200 concurrent VerifyReplay calls on an engine that admits 8 (2 running): the excess is
+    refused at once, and every health probe still says SERVING. Limits this far below the flood
+    keep it saturated however fast the engine verifies (with the defaults, 16 running and 64
+    admitted, a fast build drained the flood as quickly as one client could send it)."""
+    engine = start_engine(tmp_path, "--max-workers", "2", "--max-concurrent-rpcs", "8")
     channels = [grpc.insecure_channel(engine.address) for _ in range(4)]  # 4 x 50 streams
     try:
         request = engine_pb2.VerifyReplayRequest(replay=_a_replay(engine))
