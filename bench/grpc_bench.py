@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
+from bench.procs import stop  # noqa: E402
 from digdown import wire  # noqa: E402
 from digdown.proto_codec import (  # noqa: E402
     dict_to_message,
@@ -117,18 +118,6 @@ def start(
             raise RuntimeError(f"{name} did not start")
         time.sleep(0.02)
     return proc, listen if unix else f"127.0.0.1:{int(port_file.read_text())}"
-
-
-def stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5)
 
 
 # --- (b) over gRPC --------------------------------------------------------------------

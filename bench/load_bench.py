@@ -164,12 +164,9 @@ def served_load(
         conn.close()
         return load(port, urls, args.clients, args.seconds)
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        from procs import stop  # beside this script, as ladder_data is
+
+        stop([server])
 
 
 def kinds(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from bench.grpc_bench import stop  # noqa: E402
+from bench.procs import stop  # noqa: E402
 from digdown import wire  # noqa: E402
 from digdown.healthcheck import wait_until_serving  # noqa: E402
 from digdown.v1 import bot_pb2, bot_pb2_grpc  # noqa: E402

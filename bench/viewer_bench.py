@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
+from bench.procs import stop  # noqa: E402
 from engine.timeline import build_timeline  # noqa: E402
 from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from tests.support.replays import play_real  # noqa: E402
@@ -168,11 +169,7 @@ def measure_browser(files: list[Path], tmp: Path) -> list[dict[str, float]]:
                 results.append(row)
             browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop([server])
     return results
 
 
