@@ -305,9 +305,29 @@ def machine(database_url: str) -> list[str]:
         f"- Python {platform.python_version()} ({platform.python_implementation()})",
         f"- packages: {', '.join(versions)}",
     ]
+    lines.append(f"- rules core: {rules_build()}")
     if database_url:
         lines.append(f"- PostgreSQL: {postgres_version(database_url)}")
     return lines
+
+
+def rules_build() -> str:
+    """Which build of the rules core the benchmarks run, warning loudly when it is stale."""
+    probe = (
+        "import json; from engine.rules import build_info, build_warning; "
+        "print(json.dumps([build_info()['build'], build_warning()]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60
+    )
+    if out.returncode:
+        return f"unknown ({out.stderr.strip().splitlines()[-1:]})"
+    build, warning = json.loads(out.stdout)
+    if warning:
+        print(f"WARNING: {warning}", file=sys.stderr)
+        return f"{build} build; {warning}"
+    return f"{build} build"
 
 
 def postgres_version(url: str) -> str:

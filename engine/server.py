@@ -309,6 +309,8 @@ class EngineServer(serving.GrpcServer):
             rules_build.BUILD,
             rules_build.BUILD_REASON,
         )
+        if warning := rules_build.build_warning():
+            log.warning("%s", warning)
 
     def _reap(self) -> None:
         """Drop idle games now and then, so abandoned matches do not pile up in memory."""

@@ -32,6 +32,7 @@ from engine.rules import (
     GameConfig,
     State,
     build_info,
+    build_warning,
     new_game,
     replay_record,
 )
@@ -273,6 +274,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if warning := build_warning():
+        print(f"warning: {warning}", file=sys.stderr)
     progress = not args.json and sys.stderr.isatty() and args.games >= 50
     try:
         summary = simulate(

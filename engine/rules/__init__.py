@@ -67,6 +67,23 @@ from .state import State  # noqa: E402
 from .versions import ENGINE_VERSION, RECORD_FORMAT  # noqa: E402
 
 
+def build_warning() -> str | None:
+    """Why a compiled build on disk is not the one running, or None.
+
+    After an edit under engine/rules the build goes stale and the pure one runs, correctly but
+    several times slower; adapters print this at start-up so a benchmark or a server does not
+    measure or serve the slow build unawares.
+    """
+    if BUILD == "compiled" or not (_COMPILED / "BUILD.json").exists():
+        return None
+    if os.environ.get("DIGDOWN_ENGINE_BUILD", "") == "pure":
+        return None
+    return (
+        f"rules core: running the pure build, {BUILD_REASON}; "
+        "`make venv` (or python -m engine.compile_rules) rebuilds the compiled one"
+    )
+
+
 def build_info() -> dict[str, str]:
     """Which build of the rules core runs, for logs and metadata (engine.simulate --json)."""
     return {"build": BUILD, "reason": BUILD_REASON, "engine_version": ENGINE_VERSION}
@@ -89,6 +106,7 @@ __all__ = [
     "Ruleset",
     "State",
     "build_info",
+    "build_warning",
     "deal_cave",
     "new_game",
     "replay_record",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,3 +64,32 @@ def test_compiled_and_pure_builds_play_the_same_games(capsys: pytest.CaptureFixt
         pytest.skip("no compiled build here (python -m engine.compile_rules)")
     games = len(compare_builds.SETUPS) * 4  # every setup four times
     assert compare_builds.main(["--games", str(games)]) == 0, capsys.readouterr().out
+
+
+def test_a_stale_compiled_build_is_reported_not_silently_replaced(tmp_path: Path) -> None:
+    """An edit under engine/rules makes the build stale: the pure one runs and says why."""
+    if not _compiled_available():
+        pytest.skip("no compiled build here (python -m engine.compile_rules)")
+    shutil.copytree(ROOT / "engine", tmp_path / "engine")
+    errors = tmp_path / "engine" / "rules" / "errors.py"
+    errors.write_text(errors.read_text() + "\n# an edit after the build\n")
+    env = {k: v for k, v in os.environ.items() if k != "DIGDOWN_ENGINE_BUILD"}
+    env["PYTHONPATH"] = str(tmp_path)
+    probe = (
+        "import json, engine.rules as r; "
+        "print(json.dumps([r.__file__, r.build_info()['build'], r.build_warning()]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    where, build, warning = json.loads(out)
+    assert where.startswith(str(tmp_path))
+    assert build == "pure"
+    assert "stale" in warning and "make venv" in warning
+    simulated = subprocess.run(
+        [sys.executable, "-m", "engine.simulate", "--games", "1"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert "stale" in simulated.stderr
+    assert _build_in({**env, "PYTHONPATH": str(ROOT)})["build"] == "compiled"  # ours untouched
