@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from django.db.models import F
+from django.db.models import Case, F, IntegerField, Q, Value, When
 
 from ladder.matches.models import OpponentTally
 
@@ -33,18 +33,36 @@ def opponent_tallies_add(*, bot_ids: Sequence[int], ranks: Sequence[int]) -> Non
     """Count one recorded match (call inside the recording transaction).
 
     Missing rows are made first (a conflict with a concurrent recording is no
-    error), then each row is incremented in place, in (bot, opponent) order so
-    two recordings that share a pair lock its rows in the same order.
+    error), then locked in (bot, opponent) order, so two recordings that share a
+    pair lock its rows in the same order, and incremented by one UPDATE: three
+    statements for any number of seats, where one per pair cost a 4-seat match twelve.
     """
     pairs = _pairs(bot_ids, ranks)
     OpponentTally.objects.bulk_create(
         [OpponentTally(bot_id=bot, opponent_id=opponent) for bot, opponent, _ in pairs],
         ignore_conflicts=True,
     )
-    for bot, opponent, outcome in pairs:
-        OpponentTally.objects.filter(bot_id=bot, opponent_id=opponent).update(
-            matches=F("matches") + 1, **{outcome: F(outcome) + 1}
-        )
+    which = Q()
+    for bot, opponent, _ in pairs:
+        which |= Q(bot_id=bot, opponent_id=opponent)
+    rows = OpponentTally.objects.filter(which)
+    ids = {
+        (bot, opponent): pk
+        for pk, bot, opponent in rows.select_for_update()
+        .order_by("bot_id", "opponent_id")
+        .values_list("pk", "bot_id", "opponent_id")
+    }
+    won = {outcome: [ids[bot, opponent] for bot, opponent, o in pairs if o == outcome]
+           for outcome in _OUTCOME}  # fmt: skip
+    OpponentTally.objects.filter(pk__in=list(ids.values())).update(
+        matches=F("matches") + 1,
+        **{
+            outcome: F(outcome)
+            + Case(When(pk__in=won[outcome], then=Value(1)), default=Value(0),
+                   output_field=IntegerField())
+            for outcome in _OUTCOME
+        },
+    )  # fmt: skip
 
 
 def opponent_tallies_from_seats(
