@@ -35,6 +35,7 @@ from ladder.bots.ssrf_check import Resolver, endpoint_check
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
+from ladder.common.pagecache import pages_changed
 from ladder.common.tasks import task_send
 from ladder.ladders import ladders
 from ladder.ratings.services import bot_ratings_ensure
@@ -106,6 +107,7 @@ def bot_create(
     except IntegrityError as exc:
         raise Conflict(f"a bot named {bot.name!r} already exists") from exc
     bot_ratings_ensure(bot_ids=[bot.pk], ladder_keys=list(ladders()))
+    pages_changed()  # on the leaderboard now
     if checked is not None:
         _add_version(bot, number=1, endpoint=checked.target, status=BotVersion.Status.VALID)
     elif kind == Bot.Kind.CONNECTED:
@@ -122,6 +124,7 @@ def bot_create(
 def _add_version(bot: Bot, **fields: object) -> BotVersion:
     """Store the next version of a locked (or new) bot; a VALID one is what matches play."""
     version = BotVersion.objects.create(bot=bot, **fields)
+    pages_changed()  # the bot's page lists its versions
     if version.status == BotVersion.Status.VALID:
         _make_current(bot, version)
     return version
@@ -160,6 +163,7 @@ def bot_update(*, user: User, bot_id: int, description: str | None = None) -> Bo
         bot.description = description
     bot.full_clean()
     bot.save(update_fields=["description", "updated_at"])
+    pages_changed()
     return bot
 
 
@@ -170,6 +174,7 @@ def bot_delete(*, user: User, bot_id: int) -> bool:
     Returns True when the row was deleted, False when it was retired.
     """
     bot = _lock_owned_bot(user=user, bot_id=bot_id)
+    pages_changed()  # gone from the leaderboard either way
     if not bot.seats.exists():
         names = list(bot.versions.exclude(archive="").values_list("archive", flat=True))
         bot.delete()
@@ -321,6 +326,7 @@ def bot_version_smoke_record(
         version.smoke_log = name
         version.smoke_at = timezone.now()
         version.save(update_fields=["status", "smoke_outcome", "smoke_log", "smoke_at"])
+        pages_changed()
         if passed:
             _make_current(bot, version)
     return version
@@ -352,6 +358,7 @@ def bot_suspend(*, user: User, bot_id: int, reason: str) -> Bot:
     bot.save(
         update_fields=["is_active", "suspended_reason", "suspension", "suspended_at", "updated_at"]
     )
+    pages_changed()
     return bot
 
 
@@ -374,6 +381,7 @@ def bot_auto_suspend(*, bot_id: int, reason: str) -> bool:
     bot.save(
         update_fields=["is_active", "suspended_reason", "suspension", "suspended_at", "updated_at"]
     )
+    pages_changed()
     log.warning("bot %s (%s) suspended automatically: %s", bot.pk, bot.name, reason)
     return True
 
@@ -399,4 +407,5 @@ def bot_unsuspend(*, user: User, bot_id: int) -> Bot:
     if bot.is_active:
         return bot
     bot.save(update_fields=[*_lift(bot), "updated_at"])
+    pages_changed()
     return bot

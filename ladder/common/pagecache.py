@@ -3,10 +3,11 @@
 The leaderboard and the bot pages change when a result is recorded (ratings,
 records, recent matches) and otherwise barely at all, yet rendering them is
 most of their cost. Every key carries a *generation*, a counter in the shared
-cache that ``bump`` raises when a recording transaction commits
-(``ladder.matches.services.match_record_result``); a page rendered before that
-is then never read again and ages out. ``LADDER_PAGE_CACHE_SECONDS`` bounds how
-stale whatever else a page shows (a bot's presence, an owner's edit) may get;
+cache that ``bump`` raises when a write that changes what they show commits
+(``pages_changed``: a recorded match, a bot created, edited, given a version,
+suspended or deleted); a page rendered before that is then never read again and
+ages out. ``LADDER_PAGE_CACHE_SECONDS`` bounds how stale the rest may get (a
+connected bot's presence, which changes too often to bump for);
 it is 0 (off) when no shared cache is configured, since a per-process cache
 would be invalidated in one process only.
 
@@ -26,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 
@@ -44,6 +46,11 @@ def bump() -> None:
             cache.incr(GENERATION_KEY)
         except ValueError:  # expired or evicted between the two calls
             cache.add(GENERATION_KEY, 1, timeout=None)
+
+
+def pages_changed() -> None:
+    """Call inside a write that changes what cached pages show: a new generation on commit."""
+    transaction.on_commit(bump, robust=True)
 
 
 def lifetime() -> int:

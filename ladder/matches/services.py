@@ -524,7 +524,7 @@ def match_record_result(
             ]
         )  # fmt: skip
         # Cached pages show ratings and records: a new generation once this is visible.
-        transaction.on_commit(pagecache.bump, robust=True)
+        pagecache.pages_changed()
     return RecordOutcome(match=match, recorded=True)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from ladder.bots.services import bot_suspend, bot_update
 from ladder.common import pagecache
 from ladder.matches.services import match_create
 from tests.ladder.conftest import record
@@ -51,6 +52,28 @@ def test_a_recorded_match_changes_the_cached_pages(
         assert after.content != before[url], url
     page = client.get(f"/bots/{a.pk}/").content.decode()
     assert "cache-b" in page  # the new match is on it
+
+
+def test_an_owners_edit_and_a_suspension_change_the_cached_pages(
+    cached: None,
+    pair: tuple[Any, Any],
+    client: Client,
+    make_user: Callable[..., Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    a, _ = pair
+    url = f"/bots/{a.pk}/"
+    client.get(url)
+    assert client.get(url)["X-Page-Cache"] == "hit"
+    with django_capture_on_commit_callbacks(execute=True):
+        bot_update(user=a.owner, bot_id=a.pk, description="now digs for diamonds only")
+    page = client.get(url)
+    assert page["X-Page-Cache"] == "miss" and "digs for diamonds only" in page.content.decode()
+    assert client.get("/")["X-Page-Cache"] == "miss"  # the board too: one generation for all
+    staff = make_user("moderator", staff=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        bot_suspend(user=staff, bot_id=a.pk, reason="probing the sandbox")
+    assert client.get(url)["X-Page-Cache"] == "miss"
 
 
 def test_a_signed_in_user_never_gets_a_cached_page(
