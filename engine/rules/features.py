@@ -1,13 +1,19 @@
-"""A seat's observation as a flat list of integers, read from the game itself (no dict built).
+"""A seat's observation as a flat vector of small integers, read from the game itself (no dict built).
 
 The training environment's vector (engine/training/encoding.py, where each part
 is explained) is defined over the observation dict a bot receives; building that
 dict only to read it back costs more than the game step. This module computes
 the very same numbers straight from the table, in the compiled build at C speed;
 tests/engine/training/test_features.py checks both ways agree on many positions. Seen
-from the observer: players rotated so that the observer comes first. Every number
-is a whole one (counts, strengths, flags), so the list holds small ints, which
-Python never allocates: the vector costs little more than reading the table.
+from the observer: players rotated so that the observer comes first.
+
+Every number is a whole one (counts, strengths, flags) and nearly always fits a
+byte, so the vector is produced as `bytes`: one byte per number, joined from
+shared pieces (one-hot parts, cached passage parts, one shared `bytes` per
+value), which numpy reads in one call (`np.frombuffer`). Per-number conversion
+of a list of ints cost more than computing the numbers. A number outside 0..255
+(a long game's turn) gets a 0 byte and is listed beside the bytes as (position,
+value), so the vector stays exact.
 """
 
 from __future__ import annotations
@@ -24,104 +30,185 @@ ITEMS: Final = ("IRON", "GOLD", "DIAMOND", "EMERALD")
 LOOTS: Final = ("NONE", "TORCH", "IRON", "GOLD", "DIAMOND", "EMERALD")
 CARD_SIZE: Final = 2 + len(TOOLS) + len(LOOTS) + 1
 
+Overflow = list[tuple[int, int]]  # (position in the vector, a value outside 0..255)
+
 
 def features(state: Table, seat: int) -> list[int]:
     """The observation vector of `seat` (the layout of encoding.ObservationEncoder)."""
+    packed, overflow = features_bytes(state, seat)
+    values = list(packed)
+    for i, value in overflow:
+        values[i] = value
+    return values
+
+
+def features_bytes(state: Table, seat: int) -> tuple[bytes, Overflow]:
+    """`features(state, seat)` as one byte per number, and the numbers that do not fit one."""
+    out = _Out()
     rules = state.rules
     n = len(state.seats)
     passages = rules.passages
-    v: list[int] = []
-    v.extend(_hot(PHASES.index(state.phase) if state.phase in PHASES else -1, len(PHASES)))
-    v.append(state.hearts)
-    v.append(len(state.supply))
-    v.append(rules.tiles - len(state.tiles))
-    v.append(state.round)
-    v.append(state.turn)
-    for obj in ITEMS:
-        v.append(1 if obj in state.objectives else 0)
+    out.part(_hot(PHASES.index(state.phase) if state.phase in PHASES else -1, len(PHASES)))
+    out.num(state.hearts)
+    out.num(len(state.supply))
+    out.num(rules.tiles - len(state.tiles))
+    out.num(state.round)
+    out.num(state.turn)
+    objectives = state.objectives
+    flags = 0
+    for i in range(len(ITEMS)):
+        if ITEMS[i] in objectives:
+            flags |= 1 << i
+    out.part(_FLAGS[flags])
     for recipe in rules.recipes:
         stack = state.exchange.get(recipe.name)
-        v.append(len(stack) if stack is not None else 0)
-    v.extend(_hot((state.lead - seat) % n, n))
+        out.num(len(stack) if stack is not None else 0)
+    out.part(_hot((state.lead - seat) % n, n))
     acting = state.acting_seat
-    v.extend(_hot((acting - seat) % n if acting >= 0 else -1, n))
+    out.part(_hot((acting - seat) % n if acting >= 0 else -1, n))
     tools = _tools_of(state)
     for k in range(n):
-        _player(v, state, state.seats[(seat + k) % n], tools)
+        _player(out, state.seats[(seat + k) % n], tools, passages)
     for p in range(passages):
-        v.extend(_passage(state, p))
-    v.extend(_unseen(state))
+        part, over = _passage(state, p)
+        out.cached(part, over)
+    part, over = _unseen(state)
+    out.cached(part, over)
     resolving = state.phase == RESOLVE and state.res_passage >= 0 and not state.is_over
     if resolving:
-        v.append(1)
-        v.extend(_hot(state.res_passage, passages))
-        v.extend(_card(state, state.passages[state.res_passage][-1]))
-        v.append(state.committed)
-        v.append(1 if state.attempting else 0)
-        v.append(1 if state.res_owner == seat else 0)
+        out.num(1)
+        out.part(_hot(state.res_passage, passages))
+        part, over = _card(state, state.passages[state.res_passage][-1])
+        out.cached(part, over)
+        out.num(state.committed)
+        out.num(1 if state.attempting else 0)
+        out.num(1 if state.res_owner == seat else 0)
         committer = state.committers[state.cidx] if state.attempting else -1
-        v.append(1 if committer == seat else 0)
+        out.num(1 if committer == seat else 0)
     else:
-        v.append(0)
-        v.extend(_hot(-1, passages))
-        v.extend(_NO_CARD)
-        v.extend([0, 0, 0, 0])
-    return v
+        out.num(0)
+        out.part(_hot(-1, passages))
+        out.part(_NO_CARD)
+        out.part(_ZEROS4)
+    return b"".join(out.parts), out.overflow
 
 
-# One-hot vectors, shared read-only: _HOT[size][index + 1] (index -1: all zeros).
-_HOT: Final[list[list[list[int]]]] = [
-    [[1 if i == index else 0 for i in range(size)] for index in range(-1, size)]
+class _Out:
+    """The vector being built: its pieces, its length so far and the numbers past a byte."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.overflow: Overflow = []
+
+    def num(self, value: int) -> None:
+        if 0 <= value < 256:
+            self.parts.append(_BYTE[value])
+        else:
+            self.parts.append(_BYTE[0])
+            self.overflow.append((self.size, value))
+        self.size += 1
+
+    def part(self, part: bytes) -> None:
+        self.parts.append(part)
+        self.size += len(part)
+
+    def cached(self, part: bytes, overflow: Overflow) -> None:
+        for i, value in overflow:
+            self.overflow.append((self.size + i, value))
+        self.part(part)
+
+
+def pack(values: list[int]) -> tuple[bytes, Overflow]:
+    """A list of numbers as (bytes, overflow), as `features_bytes` returns them."""
+    overflow: Overflow = []
+    for i in range(len(values)):
+        value = values[i]
+        if not 0 <= value < 256:
+            overflow.append((i, value))
+    if not overflow:
+        return bytes(values), overflow
+    return bytes([v if 0 <= v < 256 else 0 for v in values]), overflow
+
+
+# Shared read-only pieces: every byte value, one-hot parts _HOT[size][index + 1] (index -1:
+# all zeros), the 16 patterns of four flags.
+_BYTE: Final = [bytes([i]) for i in range(256)]
+_HOT: Final = [
+    [bytes([1 if i == index else 0 for i in range(size)]) for index in range(-1, size)]
     for size in range(17)
 ]
-_NO_CARD: Final = [0] * CARD_SIZE
+_FLAGS: Final = [bytes([(bits >> i) & 1 for i in range(4)]) for bits in range(16)]
+_NO_CARD: Final = bytes(CARD_SIZE)
+_ZEROS4: Final = bytes(4)
+_NO_OVERFLOW: Final[Overflow] = []
 _ITEM_INDEX: Final = {k: i for i, k in enumerate(ITEMS)}
 _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 
 
-def _hot(index: int, size: int) -> list[int]:
+def _hot(index: int, size: int) -> bytes:
     if size < len(_HOT) and -1 <= index < size:
         return _HOT[size][index + 1]
-    return [1 if i == index else 0 for i in range(size)]
+    return bytes([1 if i == index else 0 for i in range(size)])
 
 
-def _player(v: list[int], state: Table, s: Seat, tools: _Tools) -> None:
-    v.append(len(s.torches))
-    v.append(len(s.stash))
-    v.append(s.capacity)
-    counts = [0, 0, 0, 0]
+def _player(out: _Out, s: Seat, tools: _Tools, passages: int) -> None:
+    out.num(len(s.torches))
+    out.num(len(s.stash))
+    out.num(s.capacity)
+    iron = gold = diamond = emerald = 0
     item_of = tools.item_of
     for c in s.items:
         i = item_of[c]
-        if i >= 0:
-            counts[i] += 1
-    v.extend(counts)
-    v.extend(_hot(s.position + 1, state.rules.passages + 1))
-    strength = [0, 0, 0, 0]  # PICKAXE active, all; SWORD active, all
+        if i == 0:
+            iron += 1
+        elif i == 1:
+            gold += 1
+        elif i == 2:
+            diamond += 1
+        elif i == 3:
+            emerald += 1
+    out.num(iron)
+    out.num(gold)
+    out.num(diamond)
+    out.num(emerald)
+    out.part(_hot(s.position + 1, passages + 1))
+    pick_active = pick_all = sword_active = sword_all = 0
     kind_of, strength_of = tools.kind_of, tools.strength_of
     active = s.active
     for t in s.tools:
         k = kind_of[t]
-        if k >= 0:
-            strength[2 * k + 1] += strength_of[t]
+        if k == 0:
+            pick_all += strength_of[t]
             if t in active:
-                strength[2 * k] += strength_of[t]
-    v.extend(strength)
-    v.append(len(s.unsecured))
-    v.append(len(s.secured))
+                pick_active += strength_of[t]
+        elif k == 1:
+            sword_all += strength_of[t]
+            if t in active:
+                sword_active += strength_of[t]
+    out.num(pick_active)
+    out.num(pick_all)
+    out.num(sword_active)
+    out.num(sword_all)
+    out.num(len(s.unsecured))
+    out.num(len(s.secured))
     loot = 0
     has_loot = tools.has_loot
     for c in s.unsecured:
         if has_loot[c]:
             loot += 1
-    v.append(loot)
+    out.num(loot)
     completed = s.completed
-    for item in ITEMS:
-        v.append(1 if item in completed else 0)
-    v.append(1 if s.eliminated else 0)
-    v.append(1 if s.ready else 0)
-    v.append(s.moves)
-    v.append(s.faults)
+    flags = 0
+    if completed:
+        for i in range(len(ITEMS)):
+            if ITEMS[i] in completed:
+                flags |= 1 << i
+    out.part(_FLAGS[flags])
+    out.num(1 if s.eliminated else 0)
+    out.num(1 if s.ready else 0)
+    out.num(s.moves)
+    out.num(s.faults)
 
 
 class _Tools:
@@ -155,7 +242,7 @@ def _tools_of(state: Table) -> _Tools:
     return tools
 
 
-def _passage(state: Table, p: int) -> list[int]:
+def _passage(state: Table, p: int) -> tuple[bytes, Overflow]:
     """Passage p's part; the previous one while the passage looks the same (shared)."""
     passage = state.passages[p]
     size = len(passage)
@@ -164,7 +251,7 @@ def _passage(state: Table, p: int) -> list[int]:
     key = (size, tile, top)
     cached = state.passage_vectors[p]
     if cached is not None and cached[0] == key:
-        return cached[1]
+        return cached[1], cached[2]
     v = [size, 1 if tile else 0]
     v.append(1 if size and state.dealt_sleeves[p][size - 1] else 0)
     backs = state.dealt_backs[p]
@@ -177,25 +264,32 @@ def _passage(state: Table, p: int) -> list[int]:
                 count += 1
         v.append(count)
     v.append(1 if top >= 0 else 0)
-    v.extend(_card(state, top))
-    state.passage_vectors[p] = (key, v)
-    return v
+    v.extend(_card_values(state, top))
+    part, overflow = pack(v)
+    state.passage_vectors[p] = (key, part, overflow)
+    return part, overflow
 
 
-def _unseen(state: Table) -> list[int]:
+def _unseen(state: Table) -> tuple[bytes, Overflow]:
     """The unseen counts in the ruleset's row order; rebuilt only after `make_known`."""
     found = state.unseen_vector
     if found is None:
         unseen = state.unseen
-        found = state.unseen_vector = [
-            unseen.get((row.material, row.name), 0) for row in state.rules.cave
-        ]
+        found = state.unseen_vector = pack(
+            [unseen.get((row.material, row.name), 0) for row in state.rules.cave]
+        )
     return found
 
 
-def _card(state: Table, c: int) -> list[int]:
+def _card(state: Table, c: int) -> tuple[bytes, Overflow]:
     if c < 0:
-        return _NO_CARD
+        return _NO_CARD, _NO_OVERFLOW
+    return pack(_card_values(state, c))
+
+
+def _card_values(state: Table, c: int) -> list[int]:
+    if c < 0:
+        return [0] * CARD_SIZE
     row = state.rows[c]
     v = [state.strength[c], state.damage[c]]
     v.extend(_hot(_TOOL_INDEX.get(row.tool, -1), len(TOOLS)))

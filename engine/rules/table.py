@@ -160,10 +160,11 @@ class Table:
         ]
         self.unseen_view: list[dict[str, Any]] | None = None
         # The same for the training vector (features.py).
-        self.passage_vectors: list[tuple[tuple[int, bool, int], list[int]] | None] = [
-            None for _ in cave
-        ]
-        self.unseen_vector: list[int] | None = None
+        # (key, bytes, overflow): see features.features_bytes.
+        self.passage_vectors: list[
+            tuple[tuple[int, bool, int], bytes, list[tuple[int, int]]] | None
+        ] = [None for _ in cave]
+        self.unseen_vector: tuple[bytes, list[tuple[int, int]]] | None = None
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
         self.exchange = exchange_stacks(rules)

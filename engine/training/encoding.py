@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.rules import Action, Ruleset, State
 from engine.rules.actions import canonical
-from engine.rules.features import features
+from engine.rules.features import Overflow, features_bytes, pack
 
 PHASES = ("BASE", "DECIDE", "POSITION", "RESOLVE", "OVER")
 TOOLS = ("PICKAXE", "SWORD")
@@ -96,6 +96,14 @@ class ActionCatalog:
         return np.frombuffer(mask, dtype=np.int8)
 
 
+def unpack(packed: bytes, overflow: Overflow) -> np.ndarray:
+    """The rules core's vector (one byte per number, the rest listed) as float32."""
+    vector = np.frombuffer(packed, dtype=np.uint8).astype(np.float32)
+    for i, value in overflow:  # rare: a number past a byte (a long game's turn)
+        vector[i] = value
+    return vector
+
+
 class ObservationEncoder:
     """The observation dict of one seat -> a float32 vector of fixed length."""
 
@@ -112,14 +120,11 @@ class ObservationEncoder:
     def encode_state(self, state: State, seat: int) -> np.ndarray:
         """`encode(state.observation(seat))` without building the dict: the same numbers,
         computed by the rules core (engine/rules/features.py; compiled where built)."""
-        return self.floats(features(state, seat))
+        return unpack(*features_bytes(state, seat))
 
     def floats(self, values: list[int]) -> np.ndarray:
-        """Whole numbers as the float32 vector, by the fastest path that holds them exactly."""
-        try:  # nearly always: every count fits a byte, and bytes() reads them at C speed
-            return np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
-        except ValueError:  # a count past 255 (a long game's turn) or below 0
-            return np.array(values, dtype=np.float32)
+        """Whole numbers as the float32 vector (through the same bytes as `encode_state`)."""
+        return unpack(*pack(values))
 
     def encode_parts(self, obs: dict[str, Any] | None) -> list[float]:
         """The vector as a list; with `obs=None`, a list of the right length (for the size)."""
