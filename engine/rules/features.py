@@ -7,17 +7,17 @@ the very same numbers straight from the table, in the compiled build at C speed;
 tests/engine/training/test_features.py checks both ways agree on many positions. Seen
 from the observer: players rotated so that the observer comes first.
 
-Every number is a whole one (counts, strengths, flags) and nearly always fits a
-byte, so the vector is produced as `bytes`: one byte per number, joined from
-shared pieces (one-hot parts, cached passage parts, one shared `bytes` per
-value), which numpy reads in one call (`np.frombuffer`). Per-number conversion
-of a list of ints cost more than computing the numbers. A number outside 0..255
-(a long game's turn) gets a 0 byte and is listed beside the bytes as (position,
-value), so the vector stays exact.
+Every number is a whole one (counts, strengths, flags), which float32 holds
+exactly, so the vector is produced as float32 pieces (little-endian `bytes`):
+shared one-hot parts, cached passage parts and one shared piece per small value,
+joined once by the caller into the buffer numpy reads without converting
+(`np.frombuffer(bytearray().join(parts), "<f4")`). Converting a list of ints
+number by number cost more than computing the numbers.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Final
 
 from .phases import RESOLVE
@@ -29,119 +29,84 @@ MATERIALS: Final = ("DIRT", "STONE", "DEEPSLATE")
 ITEMS: Final = ("IRON", "GOLD", "DIAMOND", "EMERALD")
 LOOTS: Final = ("NONE", "TORCH", "IRON", "GOLD", "DIAMOND", "EMERALD")
 CARD_SIZE: Final = 2 + len(TOOLS) + len(LOOTS) + 1
-
-Overflow = list[tuple[int, int]]  # (position in the vector, a value outside 0..255)
+FLOAT: Final = "<f"  # the pieces' number format (struct), numpy's "<f4"
 
 
 def features(state: Table, seat: int) -> list[int]:
     """The observation vector of `seat` (the layout of encoding.ObservationEncoder)."""
-    packed, overflow = features_bytes(state, seat)
-    values = list(packed)
-    for i, value in overflow:
-        values[i] = value
-    return values
+    packed = b"".join(feature_parts(state, seat))
+    return [int(x) for x in struct.unpack(f"<{len(packed) // 4}f", packed)]
 
 
-def features_bytes(state: Table, seat: int) -> tuple[bytes, Overflow]:
-    """`features(state, seat)` as one byte per number, and the numbers that do not fit one."""
-    out = _Out()
+def feature_parts(state: Table, seat: int) -> list[bytes]:
+    """`features(state, seat)` as float32 pieces, in order: join them for the vector."""
+    out: list[bytes] = []
     rules = state.rules
     n = len(state.seats)
     passages = rules.passages
-    out.part(_hot(PHASES.index(state.phase) if state.phase in PHASES else -1, len(PHASES)))
-    out.num(state.hearts)
-    out.num(len(state.supply))
-    out.num(rules.tiles - len(state.tiles))
-    out.num(state.round)
-    out.num(state.turn)
+    out.append(_hot(PHASES.index(state.phase) if state.phase in PHASES else -1, len(PHASES)))
+    out.append(_num(state.hearts))
+    out.append(_num(len(state.supply)))
+    out.append(_num(rules.tiles - len(state.tiles)))
+    out.append(_num(state.round))
+    out.append(_num(state.turn))
     objectives = state.objectives
     flags = 0
     for i in range(len(ITEMS)):
         if ITEMS[i] in objectives:
             flags |= 1 << i
-    out.part(_FLAGS[flags])
+    out.append(_FLAGS[flags])
     for recipe in rules.recipes:
         stack = state.exchange.get(recipe.name)
-        out.num(len(stack) if stack is not None else 0)
-    out.part(_hot((state.lead - seat) % n, n))
+        out.append(_num(len(stack) if stack is not None else 0))
+    out.append(_hot((state.lead - seat) % n, n))
     acting = state.acting_seat
-    out.part(_hot((acting - seat) % n if acting >= 0 else -1, n))
+    out.append(_hot((acting - seat) % n if acting >= 0 else -1, n))
     tools = _tools_of(state)
     for k in range(n):
         _player(out, state.seats[(seat + k) % n], tools, passages)
     for p in range(passages):
-        part, over = _passage(state, p)
-        out.cached(part, over)
-    part, over = _unseen(state)
-    out.cached(part, over)
+        out.append(_passage(state, p))
+    out.append(_unseen(state))
     resolving = state.phase == RESOLVE and state.res_passage >= 0 and not state.is_over
     if resolving:
-        out.num(1)
-        out.part(_hot(state.res_passage, passages))
-        part, over = _card(state, state.passages[state.res_passage][-1])
-        out.cached(part, over)
-        out.num(state.committed)
-        out.num(1 if state.attempting else 0)
-        out.num(1 if state.res_owner == seat else 0)
+        out.append(_SMALL[1])
+        out.append(_hot(state.res_passage, passages))
+        out.append(_card(state, state.passages[state.res_passage][-1]))
+        out.append(_num(state.committed))
+        out.append(_SMALL[1 if state.attempting else 0])
+        out.append(_SMALL[1 if state.res_owner == seat else 0])
         committer = state.committers[state.cidx] if state.attempting else -1
-        out.num(1 if committer == seat else 0)
+        out.append(_SMALL[1 if committer == seat else 0])
     else:
-        out.num(0)
-        out.part(_hot(-1, passages))
-        out.part(_NO_CARD)
-        out.part(_ZEROS4)
-    return b"".join(out.parts), out.overflow
+        out.append(_SMALL[0])
+        out.append(_hot(-1, passages))
+        out.append(_NO_CARD)
+        out.append(_ZEROS4)
+    return out
 
 
-class _Out:
-    """The vector being built: its pieces, its length so far and the numbers past a byte."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.size = 0
-        self.overflow: Overflow = []
-
-    def num(self, value: int) -> None:
-        if 0 <= value < 256:
-            self.parts.append(_BYTE[value])
-        else:
-            self.parts.append(_BYTE[0])
-            self.overflow.append((self.size, value))
-        self.size += 1
-
-    def part(self, part: bytes) -> None:
-        self.parts.append(part)
-        self.size += len(part)
-
-    def cached(self, part: bytes, overflow: Overflow) -> None:
-        for i, value in overflow:
-            self.overflow.append((self.size + i, value))
-        self.part(part)
+def pack(values: list[int]) -> bytes:
+    """Numbers as one float32 piece (the pieces' format)."""
+    return struct.pack(f"<{len(values)}f", *values)
 
 
-def pack(values: list[int]) -> tuple[bytes, Overflow]:
-    """A list of numbers as (bytes, overflow), as `features_bytes` returns them."""
-    overflow: Overflow = []
-    for i in range(len(values)):
-        value = values[i]
-        if not 0 <= value < 256:
-            overflow.append((i, value))
-    if not overflow:
-        return bytes(values), overflow
-    return bytes([v if 0 <= v < 256 else 0 for v in values]), overflow
+def _num(value: int) -> bytes:
+    if 0 <= value < 256:
+        return _SMALL[value]
+    return struct.pack(FLOAT, value)
 
 
-# Shared read-only pieces: every byte value, one-hot parts _HOT[size][index + 1] (index -1:
+# Shared read-only pieces: every small value, one-hot parts _HOT[size][index + 1] (index -1:
 # all zeros), the 16 patterns of four flags.
-_BYTE: Final = [bytes([i]) for i in range(256)]
+_SMALL: Final = [struct.pack(FLOAT, i) for i in range(256)]
 _HOT: Final = [
-    [bytes([1 if i == index else 0 for i in range(size)]) for index in range(-1, size)]
+    [pack([1 if i == index else 0 for i in range(size)]) for index in range(-1, size)]
     for size in range(17)
 ]
-_FLAGS: Final = [bytes([(bits >> i) & 1 for i in range(4)]) for bits in range(16)]
-_NO_CARD: Final = bytes(CARD_SIZE)
-_ZEROS4: Final = bytes(4)
-_NO_OVERFLOW: Final[Overflow] = []
+_FLAGS: Final = [pack([(bits >> i) & 1 for i in range(4)]) for bits in range(16)]
+_NO_CARD: Final = pack([0] * CARD_SIZE)
+_ZEROS4: Final = pack([0] * 4)
 _ITEM_INDEX: Final = {k: i for i, k in enumerate(ITEMS)}
 _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 
@@ -149,13 +114,13 @@ _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 def _hot(index: int, size: int) -> bytes:
     if size < len(_HOT) and -1 <= index < size:
         return _HOT[size][index + 1]
-    return bytes([1 if i == index else 0 for i in range(size)])
+    return pack([1 if i == index else 0 for i in range(size)])
 
 
-def _player(out: _Out, s: Seat, tools: _Tools, passages: int) -> None:
-    out.num(len(s.torches))
-    out.num(len(s.stash))
-    out.num(s.capacity)
+def _player(out: list[bytes], s: Seat, tools: _Tools, passages: int) -> None:
+    out.append(_num(len(s.torches)))
+    out.append(_num(len(s.stash)))
+    out.append(_num(s.capacity))
     iron = gold = diamond = emerald = 0
     item_of = tools.item_of
     for c in s.items:
@@ -168,11 +133,11 @@ def _player(out: _Out, s: Seat, tools: _Tools, passages: int) -> None:
             diamond += 1
         elif i == 3:
             emerald += 1
-    out.num(iron)
-    out.num(gold)
-    out.num(diamond)
-    out.num(emerald)
-    out.part(_hot(s.position + 1, passages + 1))
+    out.append(_num(iron))
+    out.append(_num(gold))
+    out.append(_num(diamond))
+    out.append(_num(emerald))
+    out.append(_hot(s.position + 1, passages + 1))
     pick_active = pick_all = sword_active = sword_all = 0
     kind_of, strength_of = tools.kind_of, tools.strength_of
     active = s.active
@@ -186,29 +151,29 @@ def _player(out: _Out, s: Seat, tools: _Tools, passages: int) -> None:
             sword_all += strength_of[t]
             if t in active:
                 sword_active += strength_of[t]
-    out.num(pick_active)
-    out.num(pick_all)
-    out.num(sword_active)
-    out.num(sword_all)
-    out.num(len(s.unsecured))
-    out.num(len(s.secured))
+    out.append(_num(pick_active))
+    out.append(_num(pick_all))
+    out.append(_num(sword_active))
+    out.append(_num(sword_all))
+    out.append(_num(len(s.unsecured)))
+    out.append(_num(len(s.secured)))
     loot = 0
     has_loot = tools.has_loot
     for c in s.unsecured:
         if has_loot[c]:
             loot += 1
-    out.num(loot)
+    out.append(_num(loot))
     completed = s.completed
     flags = 0
     if completed:
         for i in range(len(ITEMS)):
             if ITEMS[i] in completed:
                 flags |= 1 << i
-    out.part(_FLAGS[flags])
-    out.num(1 if s.eliminated else 0)
-    out.num(1 if s.ready else 0)
-    out.num(s.moves)
-    out.num(s.faults)
+    out.append(_FLAGS[flags])
+    out.append(_SMALL[1 if s.eliminated else 0])
+    out.append(_SMALL[1 if s.ready else 0])
+    out.append(_num(s.moves))
+    out.append(_num(s.faults))
 
 
 class _Tools:
@@ -242,7 +207,7 @@ def _tools_of(state: Table) -> _Tools:
     return tools
 
 
-def _passage(state: Table, p: int) -> tuple[bytes, Overflow]:
+def _passage(state: Table, p: int) -> bytes:
     """Passage p's part; the previous one while the passage looks the same (shared)."""
     passage = state.passages[p]
     size = len(passage)
@@ -251,12 +216,12 @@ def _passage(state: Table, p: int) -> tuple[bytes, Overflow]:
     key = (size, tile, top)
     cached = state.passage_vectors[p]
     if cached is not None and cached[0] == key:
-        return cached[1], cached[2]
+        return cached[1]
     v = [size, 1 if tile else 0]
     v.append(1 if size and state.dealt_sleeves[p][size - 1] else 0)
     backs = state.dealt_backs[p]
     last = backs[size - 1] if size else ""
-    v.extend(_hot(MATERIALS.index(last) if last in MATERIALS else -1, len(MATERIALS)))
+    v.extend(_hot_values(MATERIALS.index(last) if last in MATERIALS else -1, len(MATERIALS)))
     for m in MATERIALS:
         count = 0
         for i in range(size):
@@ -264,13 +229,12 @@ def _passage(state: Table, p: int) -> tuple[bytes, Overflow]:
                 count += 1
         v.append(count)
     v.append(1 if top >= 0 else 0)
-    v.extend(_card_values(state, top))
-    part, overflow = pack(v)
-    state.passage_vectors[p] = (key, part, overflow)
-    return part, overflow
+    part = pack(v) + _card(state, top)
+    state.passage_vectors[p] = (key, part)
+    return part
 
 
-def _unseen(state: Table) -> tuple[bytes, Overflow]:
+def _unseen(state: Table) -> bytes:
     """The unseen counts in the ruleset's row order; rebuilt only after `make_known`."""
     found = state.unseen_vector
     if found is None:
@@ -281,18 +245,16 @@ def _unseen(state: Table) -> tuple[bytes, Overflow]:
     return found
 
 
-def _card(state: Table, c: int) -> tuple[bytes, Overflow]:
-    if c < 0:
-        return _NO_CARD, _NO_OVERFLOW
-    return pack(_card_values(state, c))
+def _hot_values(index: int, size: int) -> list[int]:
+    return [1 if i == index else 0 for i in range(size)]
 
 
-def _card_values(state: Table, c: int) -> list[int]:
+def _card(state: Table, c: int) -> bytes:
     if c < 0:
-        return [0] * CARD_SIZE
+        return _NO_CARD
     row = state.rows[c]
     v = [state.strength[c], state.damage[c]]
-    v.extend(_hot(_TOOL_INDEX.get(row.tool, -1), len(TOOLS)))
-    v.extend(_hot(LOOTS.index(row.loot) if row.loot in LOOTS else -1, len(LOOTS)))
+    v.extend(_hot_values(_TOOL_INDEX.get(row.tool, -1), len(TOOLS)))
+    v.extend(_hot_values(LOOTS.index(row.loot) if row.loot in LOOTS else -1, len(LOOTS)))
     v.append(row.torches)
-    return v
+    return pack(v)

@@ -159,12 +159,11 @@ class Table:
             None for _ in cave
         ]
         self.unseen_view: list[dict[str, Any]] | None = None
-        # The same for the training vector (features.py).
-        # (key, bytes, overflow): see features.features_bytes.
-        self.passage_vectors: list[
-            tuple[tuple[int, bool, int], bytes, list[tuple[int, int]]] | None
-        ] = [None for _ in cave]
-        self.unseen_vector: tuple[bytes, list[tuple[int, int]]] | None = None
+        # The same for the training vector (features.py), as its float32 pieces.
+        self.passage_vectors: list[tuple[tuple[int, bool, int], bytes] | None] = [
+            None for _ in cave
+        ]
+        self.unseen_vector: bytes | None = None
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
         self.exchange = exchange_stacks(rules)

@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.rules import Action, Ruleset, State
 from engine.rules.actions import canonical
-from engine.rules.features import Overflow, features_bytes, pack
+from engine.rules.features import feature_parts, pack
 
 PHASES = ("BASE", "DECIDE", "POSITION", "RESOLVE", "OVER")
 TOOLS = ("PICKAXE", "SWORD")
@@ -96,12 +96,9 @@ class ActionCatalog:
         return np.frombuffer(mask, dtype=np.int8)
 
 
-def unpack(packed: bytes, overflow: Overflow) -> np.ndarray:
-    """The rules core's vector (one byte per number, the rest listed) as float32."""
-    vector = np.frombuffer(packed, dtype=np.uint8).astype(np.float32)
-    for i, value in overflow:  # rare: a number past a byte (a long game's turn)
-        vector[i] = value
-    return vector
+def unpack(parts: list[bytes]) -> np.ndarray:
+    """The rules core's float32 pieces as one new, writable vector (one copy, no conversion)."""
+    return np.frombuffer(bytearray().join(parts), dtype="<f4")
 
 
 class ObservationEncoder:
@@ -120,11 +117,11 @@ class ObservationEncoder:
     def encode_state(self, state: State, seat: int) -> np.ndarray:
         """`encode(state.observation(seat))` without building the dict: the same numbers,
         computed by the rules core (engine/rules/features.py; compiled where built)."""
-        return unpack(*features_bytes(state, seat))
+        return unpack(feature_parts(state, seat))
 
     def floats(self, values: list[int]) -> np.ndarray:
-        """Whole numbers as the float32 vector (through the same bytes as `encode_state`)."""
-        return unpack(*pack(values))
+        """Whole numbers as the float32 vector (the format of `encode_state`'s pieces)."""
+        return unpack([pack(values)])
 
     def encode_parts(self, obs: dict[str, Any] | None) -> list[float]:
         """The vector as a list; with `obs=None`, a list of the right length (for the size)."""
