@@ -1,4 +1,4 @@
-"""A seat's observation as a flat vector of small integers, read from the game itself (no dict built).
+"""A seat's observation as a flat vector of numbers, read from the game itself (no dict built).
 
 The training environment's vector (engine/training/encoding.py, where each part
 is explained) is defined over the observation dict a bot receives; building that

@@ -57,6 +57,7 @@ class ActionCatalog:
         most_basic = max(sum(pair) for pair in rules.basic_tools.values())
         self.commit_slots = most_basic + sum(r.count for r in rules.recipes)
         self.size = len(fixed) + self.commit_slots
+        self._zeros = np.zeros(self.size, dtype=np.int8)
 
     def index_of(self, action: Action, tools: Sequence[int]) -> int:
         """The index of a legal action; `tools` are the acting seat's tool ids in order."""
@@ -86,19 +87,23 @@ class ActionCatalog:
 
     def mask(self, legal: Sequence[Action], tools: Sequence[int]) -> np.ndarray:
         """1 at the index of every legal action, 0 elsewhere (int8, as PettingZoo expects)."""
-        # A few legal actions among many: set one by one in a bytearray, then viewed as int8
-        # (cheaper than numpy's fancy indexing for so few).
-        mask = bytearray(self.size)
+        # A few legal actions among many: a copy of zeros set one by one (cheaper than
+        # numpy's fancy indexing, or a bytearray viewed by np.frombuffer, for so few).
+        mask = self._zeros.copy()
         by_id = self.by_id
         for action in legal:
             i = by_id.get(id(action))
             mask[i if i is not None else self.index_of(action, tools)] = 1
-        return np.frombuffer(mask, dtype=np.int8)
+        return mask
+
+
+FLOAT32 = np.dtype("<f4")  # the rules core's pieces (features.FLOAT); a dtype object
+# costs less to pass than its name
 
 
 def unpack(parts: list[bytes]) -> np.ndarray:
     """The rules core's float32 pieces as one new, writable vector (one copy, no conversion)."""
-    return np.frombuffer(bytearray().join(parts), dtype="<f4")
+    return np.frombuffer(bytearray().join(parts), FLOAT32)
 
 
 class ObservationEncoder:

@@ -46,8 +46,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from engine.rules import RULESETS, Action, GameConfig, State, new_game
+from engine.rules.features import feature_parts
 
-from .encoding import ActionCatalog, ObservationEncoder
+from .encoding import FLOAT32, ActionCatalog, ObservationEncoder
 
 SEED_LIMIT = 2**63
 
@@ -217,17 +218,21 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             self._was_dead_step(action)
             return
         state = self._state()
-        seat = self._seat[agent]
         # Rewards come only when the game ends: until then they stay the zeros reset() set,
         # and PettingZoo's per-step bookkeeping (clear, accumulate) has nothing to do.
         if action is None:
             raise ValueError(f"{agent} must act: an action index, not None")
-        chosen = self.catalog.action_at(int(action), state.seats[seat].tools)
+        index = int(action)
+        fixed = self.catalog.fixed
+        if 0 <= index < len(fixed):  # the catalog's fast path: no tool to look up
+            chosen = fixed[index]
+        else:
+            chosen = self.catalog.action_at(index, state.seats[self._seat[agent]].tools)
         if _listed(chosen, state.legal_actions()):
             state.apply(chosen)
         else:  # as on the ladder: a fault plays the default action; the third forfeits
-            state.apply_default(f"illegal action {chosen} (index {int(action)})")
-        self._play_forced()
+            state.apply_default(f"illegal action {chosen} (index {index})")
+        play_forced(state)
         self._select()
         if state.is_over:
             self._cumulative_rewards[agent] = 0.0
@@ -264,7 +269,9 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             mask = self.catalog.mask(state.legal_actions(), state.seats[seat].tools)
         else:
             mask = np.zeros(self.catalog.size, dtype=np.int8)
-        return {"observation": self.encoder.encode_state(state, seat), "action_mask": mask}
+        # The rules core's float32 pieces, joined into a new buffer numpy reads as is.
+        vector = np.frombuffer(bytearray().join(feature_parts(state, seat)), FLOAT32)
+        return {"observation": vector, "action_mask": mask}
 
     def _state(self) -> State:
         if self.state is None:

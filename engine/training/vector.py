@@ -31,7 +31,7 @@ import numpy as np
 from engine.rules import RULESETS, GameConfig, State, new_game
 from engine.rules.features import feature_parts
 
-from .encoding import ActionCatalog, ObservationEncoder
+from .encoding import FLOAT32, ActionCatalog, ObservationEncoder
 from .env import SEED_LIMIT, _listed, play_forced, rank_rewards
 
 
@@ -127,6 +127,6 @@ class DiggingDownVectorEnv:
             base = i * width
             hot += [base + k for k in indices(state.legal_actions(), state.seats[seat].tools)]
         packed = b"".join(parts)  # float32 pieces, every row's in order
-        self.obs[:] = np.frombuffer(packed, dtype="<f4").reshape(self.obs.shape)
+        self.obs[:] = np.frombuffer(packed, FLOAT32).reshape(self.obs.shape)
         self.mask.fill(0)
         self.mask.reshape(-1)[hot] = 1
