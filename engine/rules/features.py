@@ -45,10 +45,7 @@ def feature_parts(state: Table, seat: int) -> list[bytes]:
     n = len(state.seats)
     passages = rules.passages
     out.append(_hot(PHASES.index(state.phase) if state.phase in PHASES else -1, len(PHASES)))
-    out.append(_num(state.hearts))
-    out.append(_num(len(state.supply)))
-    out.append(_num(rules.tiles - len(state.tiles)))
-    out.append(_num(state.round))
+    out.append(_quad(state.hearts, len(state.supply), rules.tiles - len(state.tiles), state.round))
     out.append(_num(state.turn))
     objectives = state.objectives
     flags = 0
@@ -111,6 +108,36 @@ _ITEM_INDEX: Final = {k: i for i, k in enumerate(ITEMS)}
 _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 
 
+# Runs of three and four numbers as one shared piece each (fewer pieces to list and join),
+# by their values; bounded, as positions are many but the runs' values few.
+_RUNS: Final[dict[int, bytes]] = {}
+_RUNS_LIMIT: Final = 1 << 14
+
+
+def _quad(a: int, b: int, c: int, d: int) -> bytes:
+    if 0 <= a < 256 and 0 <= b < 256 and 0 <= c < 256 and 0 <= d < 256:
+        key = a | b << 8 | c << 16 | d << 24
+        found = _RUNS.get(key)
+        if found is None:
+            if len(_RUNS) >= _RUNS_LIMIT:
+                _RUNS.clear()
+            found = _RUNS[key] = pack([a, b, c, d])
+        return found
+    return pack([a, b, c, d])
+
+
+def _triple(a: int, b: int, c: int) -> bytes:
+    if 0 <= a < 256 and 0 <= b < 256 and 0 <= c < 256:
+        key = a | b << 8 | c << 16 | 1 << 32  # apart from the quads' keys
+        found = _RUNS.get(key)
+        if found is None:
+            if len(_RUNS) >= _RUNS_LIMIT:
+                _RUNS.clear()
+            found = _RUNS[key] = pack([a, b, c])
+        return found
+    return pack([a, b, c])
+
+
 def _hot(index: int, size: int) -> bytes:
     if size < len(_HOT) and -1 <= index < size:
         return _HOT[size][index + 1]
@@ -118,9 +145,6 @@ def _hot(index: int, size: int) -> bytes:
 
 
 def _player(out: list[bytes], s: Seat, tools: _Tools, passages: int) -> None:
-    out.append(_num(len(s.torches)))
-    out.append(_num(len(s.stash)))
-    out.append(_num(s.capacity))
     iron = gold = diamond = emerald = 0
     item_of = tools.item_of
     for c in s.items:
@@ -133,10 +157,8 @@ def _player(out: list[bytes], s: Seat, tools: _Tools, passages: int) -> None:
             diamond += 1
         elif i == 3:
             emerald += 1
-    out.append(_num(iron))
-    out.append(_num(gold))
-    out.append(_num(diamond))
-    out.append(_num(emerald))
+    out.append(_quad(len(s.torches), len(s.stash), s.capacity, iron))
+    out.append(_triple(gold, diamond, emerald))
     out.append(_hot(s.position + 1, passages + 1))
     pick_active = pick_all = sword_active = sword_all = 0
     kind_of, strength_of = tools.kind_of, tools.strength_of
@@ -151,18 +173,13 @@ def _player(out: list[bytes], s: Seat, tools: _Tools, passages: int) -> None:
             sword_all += strength_of[t]
             if t in active:
                 sword_active += strength_of[t]
-    out.append(_num(pick_active))
-    out.append(_num(pick_all))
-    out.append(_num(sword_active))
-    out.append(_num(sword_all))
-    out.append(_num(len(s.unsecured)))
-    out.append(_num(len(s.secured)))
+    out.append(_quad(pick_active, pick_all, sword_active, sword_all))
     loot = 0
     has_loot = tools.has_loot
     for c in s.unsecured:
         if has_loot[c]:
             loot += 1
-    out.append(_num(loot))
+    out.append(_triple(len(s.unsecured), len(s.secured), loot))
     completed = s.completed
     flags = 0
     if completed:
@@ -170,10 +187,7 @@ def _player(out: list[bytes], s: Seat, tools: _Tools, passages: int) -> None:
             if ITEMS[i] in completed:
                 flags |= 1 << i
     out.append(_FLAGS[flags])
-    out.append(_SMALL[1 if s.eliminated else 0])
-    out.append(_SMALL[1 if s.ready else 0])
-    out.append(_num(s.moves))
-    out.append(_num(s.faults))
+    out.append(_quad(1 if s.eliminated else 0, 1 if s.ready else 0, s.moves, s.faults))
 
 
 class _Tools:
