@@ -57,7 +57,7 @@ class ActionCatalog:
         most_basic = max(sum(pair) for pair in rules.basic_tools.values())
         self.commit_slots = most_basic + sum(r.count for r in rules.recipes)
         self.size = len(fixed) + self.commit_slots
-        self._zeros = np.zeros(self.size, dtype=np.int8)
+        self.zeros = np.zeros(self.size, dtype=np.int8)  # copied for each mask: never write
 
     def index_of(self, action: Action, tools: Sequence[int]) -> int:
         """The index of a legal action; `tools` are the acting seat's tool ids in order."""
@@ -89,7 +89,7 @@ class ActionCatalog:
         """1 at the index of every legal action, 0 elsewhere (int8, as PettingZoo expects)."""
         # A few legal actions among many: a copy of zeros set one by one (cheaper than
         # numpy's fancy indexing, or a bytearray viewed by np.frombuffer, for so few).
-        mask = self._zeros.copy()
+        mask = self.zeros.copy()
         by_id = self.by_id
         for action in legal:
             i = by_id.get(id(action))

@@ -213,6 +213,8 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self._select()
 
     def step(self, action: int | None) -> None:
+        # The hot path of every learner: written out flat (no helper calls where a few lines
+        # do), as each Python call here costs about as much as a rules step.
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -232,11 +234,18 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
             state.apply(chosen)
         else:  # as on the ladder: a fault plays the default action; the third forfeits
             state.apply_default(f"illegal action {chosen} (index {index})")
-        play_forced(state)
-        self._select()
+        while not state.is_over and len(state.legal_actions()) == 1:  # play_forced
+            state.apply_forced()
         if state.is_over:
+            self._select()
             self._cumulative_rewards[agent] = 0.0
             self._accumulate_rewards()
+            return
+        seat = state.acting_seat  # _select, the game going on
+        infos = self.infos
+        infos[agent] = {}  # the previous decision's
+        agent = self.agent_selection = self.possible_agents[seat]
+        infos[agent] = DecisionInfo(state, seat)
 
     def _play_forced(self) -> None:
         play_forced(self._state())
@@ -265,10 +274,13 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         """The vector and the mask, computed from the game (no observation dict is built)."""
         state = self._state()
         seat = self._seat[agent]
-        if not state.is_over and state.acting_seat == seat:
-            mask = self.catalog.mask(state.legal_actions(), state.seats[seat].tools)
-        else:
-            mask = np.zeros(self.catalog.size, dtype=np.int8)
+        catalog = self.catalog
+        mask = catalog.zeros.copy()
+        if not state.is_over and state.acting_seat == seat:  # catalog.mask, written out
+            by_id = catalog.by_id
+            for action in state.legal_actions():
+                i = by_id.get(id(action))
+                mask[i if i is not None else catalog.index_of(action, state.seats[seat].tools)] = 1
         # The rules core's float32 pieces, joined into a new buffer numpy reads as is.
         vector = np.frombuffer(bytearray().join(feature_parts(state, seat)), FLOAT32)
         return {"observation": vector, "action_mask": mask}
