@@ -108,32 +108,28 @@ _ITEM_INDEX: Final = {k: i for i, k in enumerate(ITEMS)}
 _TOOL_INDEX: Final = {k: i for i, k in enumerate(TOOLS)}
 
 
-# Runs of three and four numbers as one shared piece each (fewer pieces to list and join),
-# by their values; bounded, as positions are many but the runs' values few.
-_RUNS: Final[dict[int, bytes]] = {}
-_RUNS_LIMIT: Final = 1 << 14
+# Runs of three and four numbers below 16 (nearly all of them) as one shared piece each,
+# made on first use: fewer pieces to list and join than one per number.
+_QUADS: Final[list[bytes | None]] = [None] * (1 << 16)
+_TRIPLES: Final[list[bytes | None]] = [None] * (1 << 12)
 
 
 def _quad(a: int, b: int, c: int, d: int) -> bytes:
-    if 0 <= a < 256 and 0 <= b < 256 and 0 <= c < 256 and 0 <= d < 256:
-        key = a | b << 8 | c << 16 | d << 24
-        found = _RUNS.get(key)
+    if 0 <= a < 16 and 0 <= b < 16 and 0 <= c < 16 and 0 <= d < 16:
+        key = ((a * 16 + b) * 16 + c) * 16 + d
+        found = _QUADS[key]
         if found is None:
-            if len(_RUNS) >= _RUNS_LIMIT:
-                _RUNS.clear()
-            found = _RUNS[key] = pack([a, b, c, d])
+            found = _QUADS[key] = pack([a, b, c, d])
         return found
     return pack([a, b, c, d])
 
 
 def _triple(a: int, b: int, c: int) -> bytes:
-    if 0 <= a < 256 and 0 <= b < 256 and 0 <= c < 256:
-        key = a | b << 8 | c << 16 | 1 << 32  # apart from the quads' keys
-        found = _RUNS.get(key)
+    if 0 <= a < 16 and 0 <= b < 16 and 0 <= c < 16:
+        key = (a * 16 + b) * 16 + c
+        found = _TRIPLES[key]
         if found is None:
-            if len(_RUNS) >= _RUNS_LIMIT:
-                _RUNS.clear()
-            found = _RUNS[key] = pack([a, b, c])
+            found = _TRIPLES[key] = pack([a, b, c])
         return found
     return pack([a, b, c])
 
