@@ -57,7 +57,8 @@ class ActionCatalog:
         most_basic = max(sum(pair) for pair in rules.basic_tools.values())
         self.commit_slots = most_basic + sum(r.count for r in rules.recipes)
         self.size = len(fixed) + self.commit_slots
-        self.zeros = np.zeros(self.size, dtype=np.int8)  # copied for each mask: never write
+        self.zeros = np.zeros(self.size, dtype=np.int8)  # copied for each mask (writable)
+        self.zeros.flags.writeable = False
 
     def index_of(self, action: Action, tools: Sequence[int]) -> int:
         """The index of a legal action; `tools` are the acting seat's tool ids in order."""
