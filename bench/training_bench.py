@@ -9,8 +9,10 @@ mask per decision, PettingZoo's bookkeeping) and the batched
 `DiggingDownVectorEnv` (`--vector` games at once, a random legal action per row
 chosen in one numpy operation). Each loop runs `--repeats` times, alternating,
 for `--seconds` each; the figures are medians and the ratios are taken between
-medians of the same run. Not a test: figures, never asserted. Needs the `train`
-extra.
+medians of the same run. `--instructions N` also counts the instructions per
+decision of the simulator and the environment over N games each under valgrind
+(callgrind), a ratio the machine's load does not move. Not a test: figures, never
+asserted. Needs the `train` extra.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -29,10 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from engine_bench import machine
+from engine_bench import _callgrind_total, machine
 from engine_bench import run as simulator_run
 
 from engine.rules import build_info
+from engine.simulate import play_game
 from engine.training import DiggingDownEnv, DiggingDownVectorEnv
 from engine.training.example import run as example_run
 
@@ -66,6 +72,66 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
             }
 
 
+def env_games(games: int, seed: int) -> int:
+    """`env_run`'s loop for a number of games instead of seconds; returns the decisions."""
+    env = DiggingDownEnv(num_seats=4, difficulty="normal")
+    rng = random.Random(seed)
+    env.reset(seed=seed)
+    decisions = 0
+    for _ in range(games):
+        env.reset()
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[rng.randrange(len(legal))]))
+            decisions += 1
+    return decisions
+
+
+def count_loop(loop: str, games: int) -> int:
+    """One loop for `games` games (a child under callgrind); returns its decisions."""
+    if loop == "env":
+        return env_games(games, seed=0)
+    # The simulator loop of engine_bench ("random"): game i is seed i.
+    return sum(play_game(g, 4, "normal", ["random"] * 4).decisions for g in range(games))
+
+
+def instruction_counts(games: int) -> dict[str, Any]:
+    """Instructions per decision of the simulator and the environment, by callgrind.
+
+    Each loop runs in a child twice, with no game and with `games` games: the difference
+    is what the games cost, start-up and imports cancelled out. Per decision, as both
+    play 4-seat games of random players but not the same seeds (the environment draws
+    its own); a game's length then weighs nothing.
+    """
+    if shutil.which("valgrind") is None:
+        return {"error": "valgrind is not installed"}
+    per_decision: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="training-bench-") as tmp:
+        for loop in ("simulator", "env"):
+            totals, decisions = [], 0
+            for n in (0, games):
+                out = str(Path(tmp) / f"{loop}-{n}.out")
+                child = subprocess.run(
+                    ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                     sys.executable, __file__, "--count-loop", loop, str(n)],
+                    env=os.environ, capture_output=True, check=True, text=True, timeout=3600,
+                )  # fmt: skip
+                totals.append(_callgrind_total(out))
+                decisions = int(child.stdout.split()[-1])
+            per_decision[loop] = (totals[1] - totals[0]) / decisions
+    return {
+        "games": games,
+        "instructions_per_decision": {k: round(v) for k, v in per_decision.items()},
+        "env_over_simulator_instructions": round(
+            per_decision["simulator"] / per_decision["env"], 3
+        ),
+    }
+
+
 def vector_run(seconds: float, seed: int, num_envs: int) -> dict[str, float]:
     """Batched steps of `num_envs` games with uniformly random legal actions, for `seconds`."""
     venv = DiggingDownVectorEnv(num_envs, num_seats=4, difficulty="normal")
@@ -91,8 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--vector", type=int, default=64, help="games in the batched environment")
     p.add_argument("--example-games", type=int, default=300, help="of the training example")
+    p.add_argument(
+        "--instructions",
+        type=int,
+        default=0,
+        metavar="GAMES",
+        help="also count instructions per decision under valgrind over GAMES games",
+    )
     p.add_argument("--json", action="store_true")
+    p.add_argument("--count-loop", nargs=2, help=argparse.SUPPRESS)  # valgrind's child
     args = p.parse_args(argv)
+    if args.count_loop:
+        print(count_loop(args.count_loop[0], int(args.count_loop[1])))
+        return 0
     figures: dict[str, list[dict[str, float]]] = {"simulator": [], "env": [], "vector": []}
     load = [os.getloadavg()[0]]
     for r in range(args.repeats):
@@ -102,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     # The training example as a reader runs it (2 seats, the tabular learner, then random).
     example = example_run(args.example_games, 2, "normal", "tabular", 0)
     load.append(os.getloadavg()[0])
+    counted = instruction_counts(args.instructions) if args.instructions else None
 
     def med(loop: str, key: str) -> float:
         return statistics.median(f[key] for f in figures[loop])
@@ -117,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     m = machine()
     if args.json:
         print(json.dumps({"machine": m, "load_average_1m": load, "rules_build": build_info(),
-                          "loops": loops, "ratios": ratios,
+                          "loops": loops, "ratios": ratios, "instructions": counted,
                           "example": {k: example[k] for k in ("games", "games_per_s",
                                                               "seat0_mean_reward")}}))  # fmt: skip
         return 0
@@ -137,6 +215,15 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  ratio {names[loop]} / simulator: {ratios[f'{loop}_over_simulator_wall']:.2f} "
             f"(by CPU time {ratios[f'{loop}_over_simulator_cpu']:.2f})"
+        )
+    if counted is not None and "error" in counted:
+        print(f"instructions: not counted, {counted['error']}")
+    elif counted is not None:
+        per = counted["instructions_per_decision"]
+        print(
+            f"  instructions per decision (callgrind, {counted['games']} games): simulator "
+            f"{per['simulator']}, PettingZoo {per['env']}: ratio "
+            f"{counted['env_over_simulator_instructions']:.2f}"
         )
     print(
         f"training example (2 seats, tabular, {example['games']} games): "

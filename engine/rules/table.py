@@ -159,11 +159,11 @@ class Table:
             None for _ in cave
         ]
         self.unseen_view: list[dict[str, Any]] | None = None
-        # The same for the training vector (features.py).
-        self.passage_vectors: list[tuple[tuple[int, bool, int], list[int]] | None] = [
+        # The same for the training vector (features.py), as its float32 pieces.
+        self.passage_vectors: list[tuple[tuple[int, bool, int], bytes] | None] = [
             None for _ in cave
         ]
-        self.unseen_vector: list[int] | None = None
+        self.unseen_vector: bytes | None = None
         self.tiles: set[int] = set()  # passages with a torch tile in front
         self.hearts = rules.hearts
         self.exchange = exchange_stacks(rules)

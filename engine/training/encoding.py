@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.rules import Action, Ruleset, State
 from engine.rules.actions import canonical
-from engine.rules.features import features
+from engine.rules.features import feature_parts, pack
 
 PHASES = ("BASE", "DECIDE", "POSITION", "RESOLVE", "OVER")
 TOOLS = ("PICKAXE", "SWORD")
@@ -57,6 +57,8 @@ class ActionCatalog:
         most_basic = max(sum(pair) for pair in rules.basic_tools.values())
         self.commit_slots = most_basic + sum(r.count for r in rules.recipes)
         self.size = len(fixed) + self.commit_slots
+        self.zeros = np.zeros(self.size, dtype=np.int8)  # copied for each mask (writable)
+        self.zeros.flags.writeable = False
 
     def index_of(self, action: Action, tools: Sequence[int]) -> int:
         """The index of a legal action; `tools` are the acting seat's tool ids in order."""
@@ -86,14 +88,23 @@ class ActionCatalog:
 
     def mask(self, legal: Sequence[Action], tools: Sequence[int]) -> np.ndarray:
         """1 at the index of every legal action, 0 elsewhere (int8, as PettingZoo expects)."""
-        # A few legal actions among many: set one by one in a bytearray, then viewed as int8
-        # (cheaper than numpy's fancy indexing for so few).
-        mask = bytearray(self.size)
+        # A few legal actions among many: a copy of zeros set one by one (cheaper than
+        # numpy's fancy indexing, or a bytearray viewed by np.frombuffer, for so few).
+        mask = self.zeros.copy()
         by_id = self.by_id
         for action in legal:
             i = by_id.get(id(action))
             mask[i if i is not None else self.index_of(action, tools)] = 1
-        return np.frombuffer(mask, dtype=np.int8)
+        return mask
+
+
+FLOAT32 = np.dtype("<f4")  # the rules core's pieces (features.FLOAT); a dtype object
+# costs less to pass than its name
+
+
+def unpack(parts: list[bytes]) -> np.ndarray:
+    """The rules core's float32 pieces as one new, writable vector (one copy, no conversion)."""
+    return np.frombuffer(bytearray().join(parts), FLOAT32)
 
 
 class ObservationEncoder:
@@ -112,14 +123,11 @@ class ObservationEncoder:
     def encode_state(self, state: State, seat: int) -> np.ndarray:
         """`encode(state.observation(seat))` without building the dict: the same numbers,
         computed by the rules core (engine/rules/features.py; compiled where built)."""
-        return self.floats(features(state, seat))
+        return unpack(feature_parts(state, seat))
 
     def floats(self, values: list[int]) -> np.ndarray:
-        """Whole numbers as the float32 vector, by the fastest path that holds them exactly."""
-        try:  # nearly always: every count fits a byte, and bytes() reads them at C speed
-            return np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
-        except ValueError:  # a count past 255 (a long game's turn) or below 0
-            return np.array(values, dtype=np.float32)
+        """Whole numbers as the float32 vector (the format of `encode_state`'s pieces)."""
+        return unpack([pack(values)])
 
     def encode_parts(self, obs: dict[str, Any] | None) -> list[float]:
         """The vector as a list; with `obs=None`, a list of the right length (for the size)."""

@@ -46,8 +46,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from engine.rules import RULESETS, Action, GameConfig, State, new_game
+from engine.rules.features import feature_parts
 
-from .encoding import ActionCatalog, ObservationEncoder
+from .encoding import FLOAT32, ActionCatalog, ObservationEncoder
 
 SEED_LIMIT = 2**63
 
@@ -212,26 +213,39 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         self._select()
 
     def step(self, action: int | None) -> None:
+        # The hot path of every learner: written out flat (no helper calls where a few lines
+        # do), as each Python call here costs about as much as a rules step.
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         state = self._state()
-        seat = self._seat[agent]
         # Rewards come only when the game ends: until then they stay the zeros reset() set,
         # and PettingZoo's per-step bookkeeping (clear, accumulate) has nothing to do.
         if action is None:
             raise ValueError(f"{agent} must act: an action index, not None")
-        chosen = self.catalog.action_at(int(action), state.seats[seat].tools)
+        index = int(action)
+        fixed = self.catalog.fixed
+        if 0 <= index < len(fixed):  # the catalog's fast path: no tool to look up
+            chosen = fixed[index]
+        else:
+            chosen = self.catalog.action_at(index, state.seats[self._seat[agent]].tools)
         if _listed(chosen, state.legal_actions()):
             state.apply(chosen)
         else:  # as on the ladder: a fault plays the default action; the third forfeits
-            state.apply_default(f"illegal action {chosen} (index {int(action)})")
-        self._play_forced()
-        self._select()
+            state.apply_default(f"illegal action {chosen} (index {index})")
+        while not state.is_over and len(state.legal_actions()) == 1:  # play_forced
+            state.apply_forced()
         if state.is_over:
+            self._select()
             self._cumulative_rewards[agent] = 0.0
             self._accumulate_rewards()
+            return
+        seat = state.acting_seat  # _select, the game going on
+        infos = self.infos
+        infos[agent] = {}  # the previous decision's
+        agent = self.agent_selection = self.possible_agents[seat]
+        infos[agent] = DecisionInfo(state, seat)
 
     def _play_forced(self) -> None:
         play_forced(self._state())
@@ -260,11 +274,16 @@ class DiggingDownEnv(AECEnv):  # type: ignore[misc]
         """The vector and the mask, computed from the game (no observation dict is built)."""
         state = self._state()
         seat = self._seat[agent]
-        if not state.is_over and state.acting_seat == seat:
-            mask = self.catalog.mask(state.legal_actions(), state.seats[seat].tools)
-        else:
-            mask = np.zeros(self.catalog.size, dtype=np.int8)
-        return {"observation": self.encoder.encode_state(state, seat), "action_mask": mask}
+        catalog = self.catalog
+        mask = catalog.zeros.copy()
+        if not state.is_over and state.acting_seat == seat:  # catalog.mask, written out
+            by_id = catalog.by_id
+            for action in state.legal_actions():
+                i = by_id.get(id(action))
+                mask[i if i is not None else catalog.index_of(action, state.seats[seat].tools)] = 1
+        # The rules core's float32 pieces, joined into a new buffer numpy reads as is.
+        vector = np.frombuffer(bytearray().join(feature_parts(state, seat)), FLOAT32)
+        return {"observation": vector, "action_mask": mask}
 
     def _state(self) -> State:
         if self.state is None:

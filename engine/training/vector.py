@@ -24,15 +24,14 @@ The vectors are the same as `DiggingDownEnv`'s (engine/training/encoding.py).
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import numpy as np
 
 from engine.rules import RULESETS, GameConfig, State, new_game
-from engine.rules.features import features
+from engine.rules.features import feature_parts
 
-from .encoding import ActionCatalog, ObservationEncoder
+from .encoding import FLOAT32, ActionCatalog, ObservationEncoder
 from .env import SEED_LIMIT, _listed, play_forced, rank_rewards
 
 
@@ -117,17 +116,17 @@ class DiggingDownVectorEnv:
 
     def _show_all(self) -> None:
         """Every row: the acting seat's vector and mask, written in one numpy call each."""
-        values: list[int] = []
+        parts: list[bytes] = []
         hot: list[int] = []
         width = self.catalog.size
         indices = self.catalog.indices
         for i, state in enumerate(self.states):
             seat = state.acting_seat
             self.seat[i] = seat
-            values += features(state, seat)
+            parts += feature_parts(state, seat)
             base = i * width
             hot += [base + k for k in indices(state.legal_actions(), state.seats[seat].tools)]
-        packed = struct.pack(f"={len(values)}f", *values)
-        self.obs[:] = np.frombuffer(packed, dtype=np.float32).reshape(self.obs.shape)
+        packed = b"".join(parts)  # float32 pieces, every row's in order
+        self.obs[:] = np.frombuffer(packed, FLOAT32).reshape(self.obs.shape)
         self.mask.fill(0)
         self.mask.reshape(-1)[hot] = 1

@@ -139,3 +139,23 @@ def test_the_vector_holds_counts_past_a_byte_exactly() -> None:
         vector = encoder.floats(values)
         assert vector.dtype == np.float32
         assert vector.tolist() == [float(v) for v in values]
+
+
+def test_each_observation_owns_its_arrays() -> None:
+    """Learners keep observations (replay buffers): every call gives new, writable arrays, so
+    writing one or stepping on changes no other."""
+    env = DiggingDownEnv(num_seats=2)
+    env.reset(seed=4)
+    agent = env.agent_selection
+    first, again = env.observe(agent), env.observe(agent)
+    kept = {k: v.copy() for k, v in first.items()}
+    for key in ("observation", "action_mask"):
+        assert first[key].flags.writeable
+        assert not np.shares_memory(first[key], again[key])
+    again["observation"][:] = -1
+    again["action_mask"][:] = 0
+    legal = first["action_mask"].nonzero()[0]
+    env.step(int(legal[0]))
+    for key, value in kept.items():
+        np.testing.assert_array_equal(first[key], value)
+    np.testing.assert_array_equal(env.catalog.zeros, 0)

@@ -14,6 +14,7 @@ if os.environ.get("CI") != "true":  # CI installs the train extra: there, a miss
 import numpy as np
 
 from engine.rules import RULESETS, GameConfig, new_game
+from engine.rules.features import features
 from engine.training.encoding import ObservationEncoder
 
 
@@ -40,3 +41,17 @@ def test_features_match_the_encoded_observation(ruleset: str, seats: int) -> Non
             else:
                 legal = state.legal_actions()
                 state.apply(legal[rng.randrange(len(legal))])
+
+
+def test_numbers_past_a_byte_are_exact() -> None:
+    """Small numbers come from shared pieces; a long game's turn (past 255) is packed on its
+    own, and the vector still equals the encoded observation (and the list of ints)."""
+    encoder = ObservationEncoder(RULESETS["dd-1"], 2)
+    state = new_game(GameConfig(seed=3, num_seats=2, difficulty="normal"))
+    for turn in (255, 256, 300, 70_000):
+        state.turn = turn
+        for seat in range(2):
+            vector = encoder.encode_state(state, seat)
+            np.testing.assert_array_equal(vector, encoder.encode(state.observation(seat)))
+            assert features(state, seat) == [int(x) for x in vector]
+            assert turn in features(state, seat)
