@@ -75,7 +75,7 @@ class Action:
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
         if type(kind) is str:
-            known = _shared(d, kind)
+            known = shared_action(d, kind)
             if known is not None:
                 return known
         if kind not in ACTION_ARGS:
@@ -109,7 +109,7 @@ class Action:
         return self.__str__()
 
 
-def _shared(d: dict[str, Any], kind: str) -> Action | None:
+def shared_action(d: dict[str, Any], kind: str) -> Action | None:
     """The commonest entries, parsed without the general checks: no arguments, a passage, a
     tool, an item (each a shared instance; None when `d` is anything else)."""
     n = len(d)
