@@ -21,6 +21,8 @@ each in two ways: `step` (the legal actions, then the entry applied) and
 `observe` (the same plus the acting seat's observation). Figures are medians of
 the repeats, in steps (record entries) per second; ratios are taken between
 medians of this one run: `engine / reference` and `engine / engine_pure`.
+The recorded games are fixtures: they are frozen out of the garbage collector's
+sight before any loop runs (`freeze_fixtures`), in every process, for every loop.
 
 **Games** (what the simulator does), three loops on 4-seat normal games with
 fresh seeds, for `--seconds` each:
