@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .errors import MalformedAction
@@ -41,8 +41,17 @@ class Action:
     item: str | None = None
     to_seat: int | None = None
     recipe: str | None = None
+    # The shared instances' dict form, built once (`canonical`): `to_dict` copies it, a copy
+    # of a small dict being a block copy where building one inserts every key. Not compared.
+    wire: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
+        wire = self.wire
+        if wire is not None:
+            return wire.copy()
+        return self._build_dict()
+
+    def _build_dict(self) -> dict[str, Any]:
         kind = self.kind
         if kind == "MOVE":
             return {"kind": kind, "passage": self.passage}
@@ -66,7 +75,7 @@ class Action:
             raise MalformedAction(f"an action is an object with a 'kind', got {type(d).__name__}")
         kind = d.get("kind")
         if type(kind) is str:
-            known = _shared(d, kind)
+            known = shared_action(d, kind)
             if known is not None:
                 return known
         if kind not in ACTION_ARGS:
@@ -100,7 +109,7 @@ class Action:
         return self.__str__()
 
 
-def _shared(d: dict[str, Any], kind: str) -> Action | None:
+def shared_action(d: dict[str, Any], kind: str) -> Action | None:
     """The commonest entries, parsed without the general checks: no arguments, a passage, a
     tool, an item (each a shared instance; None when `d` is anything else)."""
     n = len(d)
@@ -132,9 +141,12 @@ def canonical(kind: str, *values: Any) -> Action:
     found = _CANONICAL.get(key)
     if found is not None:
         return found
-    action = Action(kind, **dict(zip(ACTION_ARGS[kind], values, strict=True)))
-    if len(_CANONICAL) < _CANONICAL_LIMIT:
-        _CANONICAL[key] = action
+    args = dict(zip(ACTION_ARGS[kind], values, strict=True))
+    if len(_CANONICAL) >= _CANONICAL_LIMIT:
+        return Action(kind, **args)
+    wire = Action(kind, **args)._build_dict()
+    action = Action(kind, **args, wire=wire)
+    _CANONICAL[key] = action
     return action
 
 

@@ -186,10 +186,18 @@ def resolved(state: Table) -> None:
         if len(owner.completed) == len(state.objectives):
             end_game(state, "won", owner.index)
             return
-    if not any(state.passages):
+    if _exhausted(state.passages):
         end_game(state, "cave_exhausted")
         return
     next_passage(state)
+
+
+def _exhausted(passages: list[list[int]]) -> bool:
+    """Whether every passage is empty (a loop: mypyc calls the builtin any() through Python)."""
+    for p in passages:  # noqa: SIM110
+        if p:
+            return False
+    return True
 
 
 def unresolved(state: Table) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import actions as A
 from .actions import Action
 from .phases import DECIDE, POSITION, RESOLVE
-from .ruleset import TORCH
+from .ruleset import ITEM_KINDS, TORCH
 from .table import Seat, Table
 
 
@@ -27,8 +27,15 @@ def _give(item: str, to_seat: int) -> Action:
     return found if found is not None else A.canonical("GIVE", item, to_seat)
 
 
+# EXCHANGE by recipe (the recipes are the ruleset's: filled as they are first listed).
+_EXCHANGES: dict[str, Action] = {}
+
+
 def _exchange(recipe: str) -> Action:
-    return A.canonical("EXCHANGE", recipe)
+    found = _EXCHANGES.get(recipe)
+    if found is None:
+        found = _EXCHANGES[recipe] = A.canonical("EXCHANGE", recipe)
+    return found
 
 
 def legal_actions(state: Table) -> list[Action]:
@@ -91,9 +98,19 @@ def done_allowed(seat: Seat) -> bool:
 
 def _held_kinds(state: Table, seat: Seat) -> dict[str, int]:
     """Items in inventory by kind, in the order of ITEM_KINDS (only kinds held)."""
-    if not seat.items:
+    items = seat.items
+    if not items:
         return {}
-    return {k: n for k, n in state.item_counts(seat).items() if n}
+    rows = state.rows
+    if len(items) == 1:
+        return {rows[items[0]].loot: 1}
+    held: dict[str, int] = {}
+    for cid in items:
+        kind = rows[cid].loot
+        held[kind] = held.get(kind, 0) + 1
+    if len(held) == 1:
+        return held
+    return {k: held[k] for k in ITEM_KINDS if k in held}
 
 
 def _affords(counts: dict[str, int], cost: tuple[tuple[str, int], ...]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .actions import Action
+from .actions import Action, shared_action
 from .errors import IllegalAction
 from .ruleset import RULESETS
 from .setup import GameConfig
@@ -36,7 +36,14 @@ def apply_entry(state: State, entry: dict[str, Any]) -> list[dict[str, Any]]:
         if action_dict is not None and forced is not None:
             if seat != state.acting_seat:
                 raise IllegalAction(f"entry for seat {seat} but seat {state.acting_seat} is to act")
-            return _apply_action(state, Action.from_dict(action_dict), bool(forced))
+            action = None
+            if type(action_dict) is dict:  # the commonest actions, parsed without the checks
+                kind = action_dict.get("kind")
+                if type(kind) is str:
+                    action = shared_action(action_dict, kind)
+            if action is None:
+                action = Action.from_dict(action_dict)
+            return _apply_action(state, action, bool(forced))
     if "forfeit" in entry:
         return state.forfeit(seat, entry["forfeit"])
     if seat != state.acting_seat:

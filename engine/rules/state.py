@@ -10,7 +10,7 @@ state is a pure function of its setup and its recorded entries.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .actions import Action
 from .conservation import card_places
@@ -78,11 +78,11 @@ class State(Table):
         if self.is_over:
             raise GameOver("the game is over")
         legal = self.legal_actions()
-        if not _listed(action, legal):
+        listed = _listed(action, legal)
+        if listed is None:
             raise IllegalAction(why_illegal(self, action, legal))
-        seat = self.acting_seat
-        self.entries.append({"seat": seat, "action": action.to_dict(), "forced": False})
-        play_action(self, action)
+        self.entries.append(_entry(self.acting_seat, listed.to_dict(), False))
+        play_action(self, listed)
         events = self.pending
         self.pending = []
         self.log.extend(events)
@@ -95,7 +95,7 @@ class State(Table):
             raise GameOver("the game is over")
         if len(legal) != 1:
             raise IllegalAction(f"the decision has {len(legal)} legal actions, not one")
-        self._record({"seat": self.acting_seat, "action": legal[0].to_dict(), "forced": True})
+        self._record(_entry(self.acting_seat, legal[0].to_dict(), True))
         play_action(self, legal[0])
         return self._flush()
 
@@ -127,12 +127,33 @@ class State(Table):
         return events
 
 
-def _listed(action: Action, legal: list[Action]) -> bool:
-    """Whether `action` is legal: by identity first (shared instances), then by value."""
+def _listed(action: Action, legal: list[Action]) -> Action | None:
+    """The listed (shared) instance equal to `action`, None when it is not legal: by
+    identity first (parsed actions are the shared ones), then by value."""
     for listed in legal:
         if listed is action:
-            return True
-    return action in legal
+            return listed
+    for listed in legal:
+        if listed == action:
+            return listed
+    return None
+
+
+# A record entry's keys in their recorded order, per seat and forcedness (at 2 * seat and
+# 2 * seat + 1): an entry is a copy of one of these (a block copy, where a dict display
+# inserts every key) with its action set.
+_ENTRIES: Final[list[dict[str, Any]]] = [
+    {"seat": s, "action": None, "forced": forced} for s in range(16) for forced in (False, True)
+]
+
+
+def _entry(seat: int, action: dict[str, Any], forced: bool) -> dict[str, Any]:
+    """The record entry {seat, action, forced} of an action played."""
+    if 0 <= seat < 16:
+        entry = _ENTRIES[2 * seat + 1 if forced else 2 * seat].copy()
+        entry["action"] = action
+        return entry
+    return {"seat": seat, "action": action, "forced": forced}
 
 
 __all__ = ["Seat", "State"]
