@@ -18,9 +18,10 @@ entry by entry, `--repeats` times interleaved, by
 - `engine_pure`: the same in a child process with `DIGDOWN_ENGINE_BUILD=pure`.
 
 each in two ways: `step` (the legal actions, then the entry applied) and
-`observe` (the same plus the acting seat's observation). Figures are medians of
-the repeats, in steps (record entries) per second; ratios are taken between
-medians of this one run: `engine / reference` and `engine / engine_pure`.
+`observe` (the same plus the acting seat's observation). Figures are steps
+(record entries) per second over all the repeats, the loops taking turns on every
+record; ratios are taken within this one run: `engine / reference` and
+`engine / engine_pure`.
 The recorded games are fixtures: they are frozen out of the garbage collector's
 sight before any loop runs (`freeze_fixtures`), in every process, for every loop.
 
@@ -351,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rules core: {build_info()['build']} build ({build_info()['reason']})")
     print(
         f"replay of {replay['games']} recorded games ({replay['steps_per_game']} entries each), "
-        f"median of {replay['repeats']}, steps/s:"
+        f"{replay['repeats']} repeats interleaved, steps/s:"
     )
     for key, rate in replay["steps_per_s"].items():
         print(f"  {key:<22} {rate:>9}")
