@@ -108,14 +108,18 @@ class KeysetPage:
         return iter(self.object_list)
 
 
-def board_page(qs: Any, size: int, request: HttpRequest, *, keyed: bool) -> Any:
+def board_page(
+    qs: Any, size: int, request: HttpRequest, *, keyed: bool, count: int | None = None
+) -> Any:
     """The board's page: keyset (``?cursor=``, winning over ``?page=``) in the board's own
     order, so a deep page costs what the first does; page numbers for the other sorts and
-    for ``?page=`` links. Both count the list (bounded by the number of bots)."""
+    for ``?page=`` links. Both count the list (bounded by the number of bots), or take
+    ``count`` when the caller knows it more cheaply."""
     cursor = request.GET.get("cursor")
+    paginator = Paginator(qs, size) if count is None else CountedPaginator(qs, size, count=count)
     if not keyed or (cursor is None and request.GET.get("page")):
-        return Paginator(qs, size).get_page(request.GET.get("page"))
-    return KeysetPage(keyset.board_page(qs, size, cursor), size, Paginator(qs, size))
+        return paginator.get_page(request.GET.get("page"))
+    return KeysetPage(keyset.board_page(qs, size, cursor), size, paginator)
 
 
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
@@ -130,7 +134,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     qs = rating_selectors.leaderboard_search(
         kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key, include_inactive=True
     )
-    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank")
+    # The whole board (no kind, no search) is counted on the rating entries' index.
+    whole = not f["kind"] and not f["q"].strip()
+    count = rating_selectors.leaderboard_size(ladder=ladder.key) if whole else None
+    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank", count=count)
     # --- ratings: a finished season's final table instead of the live board (issue 26) ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
