@@ -166,9 +166,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             first_position=None,
         ),
     }
-    context["recent"] = match_selectors.match_list(status=Match.Status.FINISHED, ladder=ladder.key)[
-        :RECENT_MATCHES
-    ]
+    context["recent"] = match_selectors.match_rows_list(
+        status=Match.Status.FINISHED, ladder=ladder.key
+    )[:RECENT_MATCHES]
     return render(request, "web/leaderboard.html", context)
 
 
@@ -231,7 +231,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     season = _asked_season(request, seasons)
     history = _rating_history(bot, ladder, season.number)
     matches = CountedPaginator(
-        match_selectors.bot_matches(bot_id=bot.pk),
+        match_selectors.match_rows_list(bot_id=bot.pk),
         MATCHES_PER_PAGE,
         count=match_selectors.bot_match_count(bot_id=bot.pk),
     )
@@ -309,7 +309,7 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
     except NotFound as exc:
         raise Http404(exc.message) from exc
     matches = Paginator(
-        match_selectors.match_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
+        match_selectors.match_rows_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
     ).get_page(request.GET.get("page"))
     context = {
         "nav": "tournaments",
@@ -325,15 +325,17 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
 def now(request: HttpRequest) -> HttpResponse:
     """Running, queued and last finished matches, across ladders or on one (``?ladder=``)."""
     key = asked_ladder(request).key if request.GET.get("ladder") else ""
-    queued = match_selectors.match_list(status=Match.Status.QUEUED, ladder=key)
+    queued = match_selectors.match_rows_list(status=Match.Status.QUEUED, ladder=key)
     context = {
         "nav": "now",
         "ladder": key,
         "ladders": ladder_list(),
-        "running": match_selectors.match_list(status=Match.Status.RUNNING, ladder=key)[:NOW_LIMIT],
+        "running": match_selectors.match_rows_list(status=Match.Status.RUNNING, ladder=key)[
+            :NOW_LIMIT
+        ],
         "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
         "queued_count": queued.count(),
-        "finished": match_selectors.match_list(status=Match.Status.FINISHED, ladder=key)[
+        "finished": match_selectors.match_rows_list(status=Match.Status.FINISHED, ladder=key)[
             :NOW_LIMIT
         ],
         "limit": NOW_LIMIT,

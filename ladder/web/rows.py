@@ -11,11 +11,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.template.defaultfilters import floatformat, urlencode
 from django.urls import get_script_prefix, reverse
+from django.utils.formats import localize
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import localtime
@@ -24,6 +25,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
 from ladder.matches.models import Match
+from ladder.matches.selectors import OpponentRecord
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
@@ -284,9 +286,8 @@ def _when(value: datetime) -> tuple[int, str, str]:
     return int(local.timestamp()), local.isoformat(), local.strftime("%Y-%m-%d %H:%M")
 
 
-def _signed_delta(delta: int | None) -> str:
-    """``<span class="{{ d|delta_class }}">{{ d|hundredths_signed }}</span>``."""
-    value = points(delta)
+def _signed(value: float | None) -> str:
+    """``<span class="{{ v|delta_class }}">{{ v|signed }}</span>`` of a change in points."""
     css = "delta-none" if not value else "delta-up" if value > 0 else "delta-down"
     if value is None:
         shown = NONE
@@ -295,6 +296,11 @@ def _signed_delta(delta: int | None) -> str:
     else:
         shown = f"+{value:.2f}" if value > 0 else f"\u2212{-value:.2f}"
     return f'<span class="{css}">{shown}</span>'
+
+
+def _signed_delta(delta: int | None) -> str:
+    """``<span class="{{ d|delta_class }}">{{ d|hundredths_signed }}</span>``."""
+    return _signed(points(delta))
 
 
 def match_row(m: Match, focus: Bot | None) -> str:
@@ -414,3 +420,34 @@ def board_rows(lines: Iterable[BoardLine], ladder: Ladder) -> SafeString:
     return mark_safe(
         "".join(board_row(line, ladder) for line in lines)
     )  # every value escaped above
+
+
+def opponent_rows(records: Iterable[OpponentRecord]) -> SafeString:
+    """The ``<tbody>`` rows of a bot page's record against each opponent ("" for none)."""
+    out = [
+        f'\n      <tr><td><a href="{url_of("web:bot", o.opponent_id)}">'
+        f"{escape(o.opponent_name)}</a></td><td"
+        f' class="num">{o.matches}</td><td class="num">{o.ahead}</td><td'
+        f' class="num">{o.behind}</td><td class="num">{o.level}</td></tr>\n    '
+        for o in records
+    ]
+    # Every value is escaped above.
+    return mark_safe("".join(out))
+
+
+def history_rows(history: Iterable[Mapping[str, Any]]) -> SafeString:
+    """The ``<tbody>`` rows of a bot page's rating history (``pages._rating_history``)."""
+    out = []
+    for h in history:
+        unix, iso, shown = _when(h["at"])
+        delta = h["delta"]
+        out.append(
+            f'\n          <tr><td class="num" data-sort="{h["match"]}"><a'
+            f' href="{url_of("web:match", h["match"])}">#{h["match"]}</a></td><td'
+            f' class="num">{h["rank"] or NONE}</td><td class="num">'
+            f'{_points_text(h["before"])}</td><td class="num">{_points_text(h["after"])}</td>'
+            f'<td class="num" data-sort="{localize(delta)}">{_signed(delta)}</td><td'
+            f' data-sort="{unix}"><time datetime="{iso}">{shown}</time></td></tr>\n        '
+        )
+    # Numbers and dates only.
+    return mark_safe("".join(out))

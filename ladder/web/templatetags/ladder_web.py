@@ -93,3 +93,15 @@ def match_rows(matches: Iterable[Any], focus: Any = None) -> SafeString:
 def board_rows(lines: Iterable[Any], ladder: Any) -> SafeString:
     """The rows of the leaderboard's table, built in Python (``rows.board_rows``)."""
     return rows.board_rows(lines, ladder)
+
+
+@register.simple_tag
+def opponent_rows(records: Iterable[Any]) -> SafeString:
+    """A bot's record against each opponent, rows built in Python (``rows.opponent_rows``)."""
+    return rows.opponent_rows(records)
+
+
+@register.simple_tag
+def history_rows(history: Iterable[Any]) -> SafeString:
+    """A bot's rating history, rows built in Python (``rows.history_rows``)."""
+    return rows.history_rows(history)
