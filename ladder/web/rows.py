@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -19,7 +19,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils.formats import localize
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timezone import localtime
+from django.utils.timezone import get_current_timezone, localtime
 
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
@@ -280,9 +280,11 @@ def url_of(name: str, pk: int) -> str:
     return f"{head}{pk}{tail}"
 
 
-def _when(value: datetime) -> tuple[int, str, str]:
-    """A datetime as the templates show it: ``|date:'U'``, ``|date:'c'``, ``|date:"Y-m-d H:i"``."""
-    local = localtime(value)  # aware (USE_TZ), as the template's filter converts it
+def _when(value: datetime, zone: tzinfo | None = None) -> tuple[int, str, str]:
+    """A datetime as the templates show it: ``|date:'U'``, ``|date:'c'``, ``|date:"Y-m-d H:i"``
+    (in ``zone``, the current time zone when not given, as the template's filter converts
+    it; values are aware: ``USE_TZ``)."""
+    local = localtime(value, zone)
     return int(local.timestamp()), local.isoformat(), local.strftime("%Y-%m-%d %H:%M")
 
 
@@ -303,7 +305,7 @@ def _signed_delta(delta: int | None) -> str:
     return _signed(points(delta))
 
 
-def match_row(m: Match, focus: Bot | None) -> str:
+def match_row(m: Match, focus: Bot | None, zone: tzinfo | None = None) -> str:
     """One ``<tr>`` of ``includes/match_rows.html`` (a match read by ``match_list``)."""
     pk = m.pk
     first = f'<td data-sort="{pk}"><a href="{url_of("web:match", pk)}">#{pk}</a>'
@@ -360,7 +362,7 @@ def match_row(m: Match, focus: Bot | None) -> str:
                     f"{_signed_delta(delta)}</td>\n        "
                 )
         mine += "\n      "
-    unix, iso, shown = _when(m.created_at)
+    unix, iso, shown = _when(m.created_at, zone)
     return (
         f"\n    <tr>\n      {first}\n      {second}\n      <td>\n"
         f'        <ol class="seats-inline">\n          {"".join(items)}\n'
@@ -373,7 +375,8 @@ def match_row(m: Match, focus: Bot | None) -> str:
 def match_rows(matches: Iterable[Match], focus: Bot | None = None) -> SafeString:
     """The ``<tbody>`` rows of ``includes/match_rows.html`` ("" for no match)."""
     # Every value is escaped above.
-    return mark_safe("".join(match_row(m, focus) for m in matches))
+    zone = get_current_timezone()
+    return mark_safe("".join(match_row(m, focus, zone) for m in matches))
 
 
 def _plural(n: int) -> str:
@@ -435,18 +438,26 @@ def opponent_rows(records: Iterable[OpponentRecord]) -> SafeString:
     return mark_safe("".join(out))
 
 
+def _number(value: float) -> str:
+    """``{{ value }}`` of a float: its ``str`` (no grouping, a point for the decimals: the
+    site's locale), through Django's formatting only for an exponent it would spell out."""
+    text = str(value)
+    return text if "e" not in text else str(localize(value))
+
+
 def history_rows(history: Iterable[Mapping[str, Any]]) -> SafeString:
     """The ``<tbody>`` rows of a bot page's rating history (``pages._rating_history``)."""
     out = []
+    zone = get_current_timezone()
     for h in history:
-        unix, iso, shown = _when(h["at"])
+        unix, iso, shown = _when(h["at"], zone)
         delta = h["delta"]
         out.append(
             f'\n          <tr><td class="num" data-sort="{h["match"]}"><a'
             f' href="{url_of("web:match", h["match"])}">#{h["match"]}</a></td><td'
             f' class="num">{h["rank"] or NONE}</td><td class="num">'
             f'{_points_text(h["before"])}</td><td class="num">{_points_text(h["after"])}</td>'
-            f'<td class="num" data-sort="{localize(delta)}">{_signed(delta)}</td><td'
+            f'<td class="num" data-sort="{_number(delta)}">{_signed(delta)}</td><td'
             f' data-sort="{unix}"><time datetime="{iso}">{shown}</time></td></tr>\n        '
         )
     # Numbers and dates only.
