@@ -9,8 +9,9 @@ through the services, but shaped as they would leave it: owners with a few bots
 each, remote and hosted bots with 1-3 versions, matches of 2-4 seats whose bots
 are drawn with a long-tailed activity (the busiest bot plays a few thousand
 matches), ranks drawn from hidden strengths, ratings applied with the project's
-own Elo in recording order (the seats and entries agree with ``rerate``; the
-ratings' ledger and version entries are left empty: ``manage.py rerate`` fills them),
+own Elo in recording order (the seats, entries and the ratings' ledger, whose
+rows the bot pages' rating history reads, agree with ``rerate``; the version
+entries are left empty: ``manage.py rerate`` fills them),
 counters on the rating entries, some queued, running and errored matches, and
 tournaments of up to 2,000 bots. Every database ladder table is emptied first.
 
@@ -55,12 +56,12 @@ from ladder.ladders import ladder_default  # noqa: E402
 from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
 from ladder.matches.opponents import opponent_tallies_from_seats  # noqa: E402
 from ladder.ratings import elo  # noqa: E402
-from ladder.ratings.models import BotRating, Season  # noqa: E402
+from ladder.ratings.models import BotRating, RatingChange, Season  # noqa: E402
 from ladder.tournaments.models import Tournament  # noqa: E402
 
 TABLES = [
-    "accounts_apitoken", "matches_opponenttally", "matches_matchseat", "matches_matchresult",
-    "matches_match",
+    "ratings_ratingchange", "accounts_apitoken", "matches_opponenttally", "matches_matchseat",
+    "matches_matchresult", "matches_match",
     "matches_tournament_participants", "matches_tournament", "bots_botrating", "bots_botversion",
     "bots_bot", "accounts_user", "ratings_season",
 ]  # fmt: skip
@@ -295,6 +296,7 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
 
     results: list[tuple[int, tuple[int, ...]]] = []
     recorded: list[tuple[int, int, int]] = []  # (match, bot, rank): the opponent tallies
+    ledger: list[tuple[Any, ...]] = []  # the ratings' ledger, a row per recorded seat
 
     def seat_rows() -> Iterator[tuple[Any, ...]]:
         """Seats in recording order, rated as they go (the results are kept for later)."""
@@ -316,6 +318,11 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
                     mid, s, b, current[b], rank, 10 - rank, 0, ENDINGS.get(rank, "finished"), "",
                     rb, rb + d, mid, "", 0,
                 )  # fmt: skip
+                ledger.append((
+                    ladder.key, 1, mid, mid, s, b, current[b], rank, True, rb,
+                    elo.sigma_after(games[b]), rb + d, elo.sigma_after(games[b] + 1), None,
+                    EPOCH + timedelta(seconds=30 * mid + 20),
+                ))  # fmt: skip
                 ratings[b], games[b], wins[b] = rb + d, games[b] + 1, wins[b] + (rank == 1)
 
     # Seats before results: one transaction, so their (deferred) foreign keys hold at commit.
@@ -338,6 +345,13 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
         ),
     )  # fmt: skip
     bar.update()
+    _copy(
+        "ratings_ratingchange",
+        ["ladder", "season", "result_id", "match_id", "seat", "bot_id", "version_id", "rank",
+         "rated", "rating_before", "sigma_before", "rating_after", "sigma_after",
+         "version_rating_after", "recorded_at"],
+        ledger,
+    )  # fmt: skip
     sigma = {b: elo.sigma_after(games[b]) for b in range(1, bots + 1)}
     k_sigma = settings.LADDER_RATING_K_SIGMA
     _copy(
@@ -397,7 +411,8 @@ def ensure(*, bots: int, matches: int, seed: int = 20260501, force: bool = False
     """The data set of this size, built only if the database does not hold it already."""
     call_command("migrate", verbosity=0)
     have = (Bot.objects.count(), MatchResult.objects.count())
-    if not force and have == (bots, matches):
+    # A data set from before the ledger was written is rebuilt: the bot pages read it.
+    if not force and have == (bots, matches) and RatingChange.objects.exists():
         return describe()
     return build(bots=bots, matches=matches, seed=seed)
 

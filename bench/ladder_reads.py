@@ -156,7 +156,10 @@ def bench_rest(data: DataSet, secret: str, rounds: int) -> dict[str, dict[str, f
     return out
 
 
-def bench_grpc(data: DataSet, secret: str, rounds: int) -> dict[str, dict[str, float]]:
+def bench_grpc(
+    data: DataSet, secret: str, rounds: int, *, writes: bool = True
+) -> dict[str, dict[str, float]]:
+    """Every gRPC read (and, with ``writes``, RequestChallenge) through a real server."""
     counter = QueryCounter()
     server = LadderServer("127.0.0.1:0", max_workers=4, rate="0", outer_interceptors=[counter])
     server.start()
@@ -217,6 +220,8 @@ def bench_grpc(data: DataSet, secret: str, rounds: int) -> dict[str, dict[str, f
                     ),
                 ),
             }
+            if not writes:
+                del reads["RequestChallenge (write; opponents picked)"]
             out = {}
             for name, (method, call) in reads.items():
                 out[name] = summary(time_calls(call, rounds), counter.last[method])

@@ -23,6 +23,17 @@ a key prefix of its own): p95 and requests/s of both and their ratio. The cached
 run reads the same random bots as the uncached one (the same seed), so it sees
 cold misses as a visitor would (a page is cached on its first view).
 
+``--one-client N`` then times every page and read alone, one keep-alive client and
+nothing else in flight, ``N`` requests of each (round-robin over the reads, so a
+burst of load on the machine hits them all alike): every page of the site
+(leaderboard sorts, searches and deep keyset pages, random and the busiest bot's
+pages, match pages, ``/now/``, tournaments, and the signed-in dashboard and manage
+pages), every REST read of ``bench/ladder_reads.py`` (deep keyset pages, match
+lists filtered by bot) over gunicorn, and its gRPC reads through a
+``LadderServer`` on loopback; page cache off, then on (what a visitor sees).
+p50/p95/max per read and the load average of each phase: the target is p95 <
+50 ms for every one with the cache off, whatever the bot's history.
+
 One finished match gets a real replay file (a 4-seat hardcore game from the
 tests) so that its timeline can be built; nothing else in the data set changes.
 """
@@ -58,13 +69,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bots", type=int, default=10_000)
     p.add_argument("--matches", type=int, default=200_000)
     p.add_argument("--clients", type=int, default=8, help="concurrent clients (the bound)")
-    p.add_argument("--seconds", type=float, default=20.0, help="how long the load lasts")
+    p.add_argument(
+        "--seconds", type=float, default=20.0,
+        help="how long the load lasts (0: only the --one-client reads)",
+    )  # fmt: skip
     p.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
         "--cache-url",
         default=os.environ.get("LADDER_CACHE_URL") or "redis://127.0.0.1:6379/0",
         help="the shared cache of the cache-on run",
+    )
+    p.add_argument(
+        "--one-client",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then every page and read alone, one client, N requests each (0: not run)",
     )
     p.add_argument("--json", action="store_true")
     return p.parse_args(argv)
@@ -188,6 +209,143 @@ def kinds(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     }
 
 
+def one_client_reads(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
+    """Every page and REST read, anonymous unless its name says signed in (see ``alone``)."""
+    import web_bench
+    from ladder_reads import rest_reads
+
+    reads = dict(web_bench.pages(data, rng))
+    for name in ("API leaderboard (reference)", "API bot detail (reference)"):
+        del reads[name]  # the REST reads below hold both
+    for name in ("dashboard", "manage (busiest bot)"):
+        reads[f"{name} (signed in)"] = reads.pop(name)
+    for name, url in rest_reads(data).items():
+        reads[f"REST {name}"] = lambda url=url: url
+    return reads
+
+
+def credentials(data: Any) -> dict[str, str]:
+    """The busiest bot's owner signed in: a session cookie (pages) and an API token (REST)."""
+    from django.conf import settings
+    from django.test import Client
+
+    from ladder.accounts.models import User
+    from ladder.accounts.services import token_create
+
+    owner = User.objects.get(username=data.busiest_owner)
+    client = Client()
+    client.force_login(owner)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return {
+        "session": f"{settings.SESSION_COOKIE_NAME}={session}",
+        "token": token_create(user=owner, name="load-bench").secret,
+    }
+
+
+def server_cpu_s(server: subprocess.Popen[bytes]) -> float:
+    """CPU seconds (user + system) the gunicorn master's workers have used so far: what a
+    request cost the web process, which a busy machine's wall clock cannot say."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for child in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split():
+        try:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
+def alone(
+    port: int,
+    urls: dict[str, Callable[[], str]],
+    rounds: int,
+    signed: dict[str, str],
+    server: subprocess.Popen[bytes],
+) -> dict[str, Any]:
+    """Each read ``rounds`` times over one keep-alive connection, one request in flight,
+    round-robin over the reads; a read whose name says "signed in" carries the owner's
+    session cookie, "(authenticated)" the owner's API token. Besides the wall clock, the
+    workers' CPU time per request (clock ticks summed over the rounds: a mean)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    samples: dict[str, list[float]] = {name: [] for name in urls}
+    cpu: dict[str, float] = dict.fromkeys(urls, 0.0)
+    errors: dict[str, int] = {}
+
+    def headers(name: str) -> dict[str, str]:
+        out = {"Accept-Encoding": "gzip"}
+        if "signed in" in name:
+            out["Cookie"] = signed["session"]
+        if "authenticated" in name:
+            out["Authorization"] = f"Bearer {signed['token']}"
+        return out
+
+    for name, url in urls.items():  # untimed: the worker's first view of each read
+        conn.request("GET", url(), headers=headers(name))
+        conn.getresponse().read()
+    for _ in range(rounds):
+        for name, url in urls.items():
+            path, sent = url(), headers(name)
+            used = server_cpu_s(server)
+            began = time.perf_counter()
+            conn.request("GET", path, headers=sent)
+            reply = conn.getresponse()
+            reply.read()
+            took = (time.perf_counter() - began) * 1000
+            cpu[name] += server_cpu_s(server) - used
+            if reply.status == 200:
+                samples[name].append(took)
+            else:
+                errors[f"{name}: {reply.status}"] = errors.get(f"{name}: {reply.status}", 0) + 1
+    conn.close()
+    kinds = {
+        name: {**quantiles(times), "cpu_ms": round(cpu[name] * 1000 / max(rounds, 1), 1)}
+        for name, times in samples.items()
+    }
+    return {"kinds": kinds, "errors": errors}
+
+
+def quantiles(times: list[float]) -> dict[str, float]:
+    if len(times) < 2:
+        return {"n": len(times)}
+    cuts = statistics.quantiles(times, n=100, method="inclusive")
+    return {
+        "n": len(times),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(cuts[94], 1),
+        "max_ms": round(max(times), 1),
+    }
+
+
+def one_client(
+    env: dict[str, str], args: argparse.Namespace, data: Any, log: Path
+) -> dict[str, Any]:
+    """``alone`` over gunicorn with the page cache off and on, and the gRPC reads."""
+    from ladder_reads import bench_grpc
+
+    signed = credentials(data)
+    out: dict[str, Any] = {}
+    for name, on in (("cache_off", False), ("cache_on", True)):
+        urls = one_client_reads(data, random.Random(args.seed))  # the same pages both times
+        port = free_port()
+        server = start_gunicorn(cache_env(env, args.cache_url, on), port, args.web_workers, log)
+        try:
+            out[name] = alone(port, urls, args.one_client, signed, server)
+        finally:
+            server.terminate()
+            server.wait(30)
+        out[name]["load"] = [round(x, 2) for x in os.getloadavg()]
+    grpc = bench_grpc(data, signed["token"], max(args.one_client, 2), writes=False)
+    out["grpc"] = {
+        "kinds": {
+            k: {key: v[key] for key in ("p50_ms", "p95_ms", "max_ms", "cpu_ms")}
+            for k, v in grpc.items()
+        },
+        "load": [round(x, 2) for x in os.getloadavg()],
+    }
+    return out
+
+
 def load(port: int, urls: dict[str, Callable[[], str]], clients: int, seconds: float) -> dict:
     """``clients`` closed-loop clients for ``seconds``; every answer timed by its kind."""
     names = list(urls)
@@ -269,9 +427,19 @@ def main(argv: list[str] | None = None) -> int:
         data = ensure(bots=args.bots, matches=args.matches)
         call_command("collectstatic", interactive=False, verbosity=0)
         place_replay(data.largest_match, media_root)
+        log = Path(tmp) / "gunicorn.log"
+        if args.seconds <= 0:  # only the reads alone
+            single = one_client(env, args, data, log)
+            report = {"data": {"bots": data.bots, "matches": data.matches},
+                      "machine": {"cpus": os.cpu_count(), "load": list(os.getloadavg())},
+                      "one_client": single}  # fmt: skip
+            if args.json:
+                print(json.dumps(report, indent=2))
+            else:
+                print_one_client(single, args.one_client)
+            return 0
         urls = kinds(data, random.Random(args.seed))
         del urls["bot (top 100)"]  # the mix as before; the cache runs below read it
-        log = Path(tmp) / "gunicorn.log"
         figures = served_load(cache_env(env, args.cache_url, False), args, urls, log)
         phases: dict[str, Any] = {}
         for name, on in (("cache_off", False), ("cache_on", True)):
@@ -279,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
             phase = {k: pages[k] for k in CACHED}
             phases[name] = served_load(cache_env(env, args.cache_url, on), args, phase, log)
             phases[name]["load"] = [round(x, 2) for x in os.getloadavg()]
+        if args.one_client:
+            phases["one_client"] = one_client(env, args, data, log)
+    single = phases.pop("one_client", None)
     off, on = phases["cache_off"], phases["cache_on"]
     phases["ratio"] = {
         "requests_per_s_on_over_off": round(
@@ -303,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
         # What the target reads: the anonymous pages from the cache, under the same load.
         "cached": on["kinds"],
     }
+    if single is not None:
+        report["one_client"] = single
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -328,7 +501,29 @@ def main(argv: list[str] | None = None) -> int:
         for what, n in ph["errors"].items():
             print(f"  not 200: {what} x{n}")
     print(f"  ratio      {phases['ratio']}")
+    if single is not None:
+        print_one_client(single, args.one_client)
     return 0
+
+
+def print_one_client(single: dict[str, Any], rounds: int) -> None:
+    print(f"\nevery page and read alone, one keep-alive client, {rounds} requests each:")
+    off, on, grpc = single["cache_off"], single["cache_on"], single["grpc"]
+    print(f"{'read':<46}{'p50 ms':>8}{'p95 ms':>8}{'max ms':>8}{'CPU ms':>8}{'cached p95':>12}")
+    rows = [(k, v, on["kinds"].get(k, {})) for k, v in off["kinds"].items()]
+    rows += [(f"gRPC {k}", v, {}) for k, v in grpc["kinds"].items()]
+    for name, f, cached in rows:
+        print(f"{name[:45]:<46}{f.get('p50_ms', '-'):>8}{f.get('p95_ms', '-'):>8}"
+              f"{f.get('max_ms', '-'):>8}{f.get('cpu_ms', '-'):>8}"
+              f"{cached.get('p95_ms', '-'):>12}")  # fmt: skip
+    worst = max(
+        (f["p95_ms"], k) for part in (off, grpc) for k, f in part["kinds"].items()
+        if "p95_ms" in f and "(offset" not in k
+    )  # fmt: skip
+    print(f"worst p95 (cache off, offset pages aside): {worst[0]} ms, {worst[1]}")
+    print(f"load: cache off {off['load']}, cache on {on['load']}, gRPC {grpc['load']}")
+    for what, n in {**off["errors"], **on["errors"]}.items():
+        print(f"not 200: {what} x{n}")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,9 @@ class Bench:
     env: dict[str, str] = field(default_factory=dict)
 
 
+# The quick runs' data set of the read and page benchmarks (built once for all three).
+SMALL = ["--bots", "8000", "--matches", "8000"]
+
 BENCHES = [
     Bench(
         "engine",
@@ -171,11 +174,12 @@ BENCHES = [
         "load",
         "load_bench.py",
         "leaderboard, bot, match and replay-timeline latency (p50/p95/p99) under a bounded "
-        "load: gunicorn on loopback, 8 closed-loop clients, 10,000 bots, 200,000 matches",
-        ["--clients", "8", "--seconds", "15"],
-        ["--bots", "8000", "--matches", "8000", "--clients", "4", "--seconds", "3"],
+        "load: gunicorn on loopback, 8 closed-loop clients, 10,000 bots, 200,000 matches; "
+        "then every page and read alone (one client), page cache off and on",
+        ["--clients", "8", "--seconds", "15", "--one-client", "20"],
+        [*SMALL, "--clients", "4", "--seconds", "3", "--one-client", "3"],
         needs_pg=True,
-        timeout_s=900,
+        timeout_s=1500,
     ),
 ]
 

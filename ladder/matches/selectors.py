@@ -160,14 +160,9 @@ def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
     )
 
 
-def match_list(
-    *,
-    bot_id: int | None = None,
-    status: str = "",
-    tournament_id: int | None = None,
-    ladder: str = "",
+def _filtered(
+    *, bot_id: int | None, status: str, tournament_id: int | None, ladder: str
 ) -> QuerySet[Match]:
-    """Matches newest first, filterable by bot, status, tournament and ladder key."""
     qs = Match.objects.all()
     if bot_id is not None:
         qs = qs.filter(pk__in=MatchSeat.objects.filter(bot_id=bot_id).values("match_id"))
@@ -177,7 +172,45 @@ def match_list(
         qs = qs.filter(tournament_id=tournament_id)
     if ladder:
         qs = qs.filter(ladder=ladder)
+    return qs
+
+
+def match_list(
+    *,
+    bot_id: int | None = None,
+    status: str = "",
+    tournament_id: int | None = None,
+    ladder: str = "",
+) -> QuerySet[Match]:
+    """Matches newest first, filterable by bot, status, tournament and ladder key."""
+    qs = _filtered(bot_id=bot_id, status=status, tournament_id=tournament_id, ladder=ladder)
     return _with_seats(qs).order_by("-id")
+
+
+ROW_FIELDS = (
+    "id", "status", "ladder", "rated", "tournament_id", "tournament__name", "deal_id",
+    "deal_rotation", "replay_sha256", "created_at",
+)  # fmt: skip
+"""What a line of a list of matches on the site shows (``web/includes/match_rows.html``)."""
+
+
+def match_rows_list(
+    *,
+    bot_id: int | None = None,
+    status: str = "",
+    tournament_id: int | None = None,
+    ladder: str = "",
+) -> QuerySet[Match]:
+    """``match_list`` as the site's lists show it: the fields of ``ROW_FIELDS`` and the
+    seats (``seats_shown``), without the results, deals and reveal rule a line does not
+    show (a result's JSON decoded per line cost more than the line)."""
+    qs = _filtered(bot_id=bot_id, status=status, tournament_id=tournament_id, ladder=ladder)
+    return (
+        qs.select_related("tournament")
+        .only(*ROW_FIELDS)
+        .prefetch_related(Prefetch("seats", queryset=seats_shown()))
+        .order_by("-id")
+    )
 
 
 def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:

@@ -50,6 +50,7 @@ __all__ = [
     "bot_lineage",
     "bot_rating_history",
     "leaderboard_list",
+    "leaderboard_size",
     "opponents_near",
     "rating_uncertainty",
     "season_get",
@@ -244,22 +245,40 @@ def leaderboard_search(
     return qs.order_by(*LEADERBOARD_SORTS.get(sort, LEADERBOARD_SORTS["rank"]))
 
 
+def leaderboard_size(*, ladder: str | None = None) -> int:
+    """How many bots the unfiltered site board lists (``leaderboard_search`` with
+    ``include_inactive``): the ladder's entries less those of retired bots, counted on the
+    entries' index with the (few) retired bots set aside, not a join of every bot."""
+    key = ladder_get(ladder).key
+    retired = Bot.objects.filter(retired_at__isnull=False).values("pk")
+    return BotRating.objects.filter(ladder=key).exclude(bot_id__in=retired).count()
+
+
 def leaderboard_positions(
-    *, bot_ids: Sequence[int], kind: str = "", ladder: str | None = None
+    *,
+    bot_ids: Sequence[int],
+    kind: str = "",
+    ladder: str | None = None,
+    lowest_score: int | None = None,
 ) -> dict[int, int]:
     """Each bot's position on the board of ``kind``, in ``leaderboard_list``'s order.
 
     Bots off the board (suspended, retired) are absent. One query for any number
     of bots: the board is numbered once (a window over the rating index) and
     only the asked rows are read from it, so a search result or another sort
-    order still shows each bot's real position.
+    order still shows each bot's real position. ``lowest_score``, the lowest score
+    of the asked bots (they carry it), numbers only the entries at or above it:
+    every entry ahead of an asked bot is among them, so the positions are the
+    same, and the board's first pages read a page of entries instead of all.
     """
     ids = [int(i) for i in bot_ids]
     if not ids:
         return {}
+    board = leaderboard_list(kind=kind, ladder=ladder)
+    if lowest_score is not None:
+        board = board.filter(score__gte=lowest_score)  # type: ignore[misc]
     numbered = (
-        leaderboard_list(kind=kind, ladder=ladder)
-        .annotate(
+        board.annotate(
             board_id=F("pk"),
             position=Window(RowNumber(), order_by=[F("score").desc(), F("id").asc()]),
         )

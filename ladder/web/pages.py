@@ -108,14 +108,18 @@ class KeysetPage:
         return iter(self.object_list)
 
 
-def board_page(qs: Any, size: int, request: HttpRequest, *, keyed: bool) -> Any:
+def board_page(
+    qs: Any, size: int, request: HttpRequest, *, keyed: bool, count: int | None = None
+) -> Any:
     """The board's page: keyset (``?cursor=``, winning over ``?page=``) in the board's own
     order, so a deep page costs what the first does; page numbers for the other sorts and
-    for ``?page=`` links. Both count the list (bounded by the number of bots)."""
+    for ``?page=`` links. Both count the list (bounded by the number of bots), or take
+    ``count`` when the caller knows it more cheaply."""
     cursor = request.GET.get("cursor")
+    paginator = Paginator(qs, size) if count is None else CountedPaginator(qs, size, count=count)
     if not keyed or (cursor is None and request.GET.get("page")):
-        return Paginator(qs, size).get_page(request.GET.get("page"))
-    return KeysetPage(keyset.board_page(qs, size, cursor), size, Paginator(qs, size))
+        return paginator.get_page(request.GET.get("page"))
+    return KeysetPage(keyset.board_page(qs, size, cursor), size, paginator)
 
 
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
@@ -130,7 +134,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     qs = rating_selectors.leaderboard_search(
         kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key, include_inactive=True
     )
-    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank")
+    # The whole board (no kind, no search) is counted on the rating entries' index.
+    whole = not f["kind"] and not f["q"].strip()
+    count = rating_selectors.leaderboard_size(ladder=ladder.key) if whole else None
+    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank", count=count)
     # --- ratings: a finished season's final table instead of the live board (issue 26) ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
@@ -159,9 +166,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             first_position=None,
         ),
     }
-    context["recent"] = match_selectors.match_list(status=Match.Status.FINISHED, ladder=ladder.key)[
-        :RECENT_MATCHES
-    ]
+    context["recent"] = match_selectors.match_rows_list(
+        status=Match.Status.FINISHED, ladder=ladder.key
+    )[:RECENT_MATCHES]
     return render(request, "web/leaderboard.html", context)
 
 
@@ -224,7 +231,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     season = _asked_season(request, seasons)
     history = _rating_history(bot, ladder, season.number)
     matches = CountedPaginator(
-        match_selectors.bot_matches(bot_id=bot.pk),
+        match_selectors.match_rows_list(bot_id=bot.pk),
         MATCHES_PER_PAGE,
         count=match_selectors.bot_match_count(bot_id=bot.pk),
     )
@@ -302,7 +309,7 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
     except NotFound as exc:
         raise Http404(exc.message) from exc
     matches = Paginator(
-        match_selectors.match_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
+        match_selectors.match_rows_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
     ).get_page(request.GET.get("page"))
     context = {
         "nav": "tournaments",
@@ -318,15 +325,17 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
 def now(request: HttpRequest) -> HttpResponse:
     """Running, queued and last finished matches, across ladders or on one (``?ladder=``)."""
     key = asked_ladder(request).key if request.GET.get("ladder") else ""
-    queued = match_selectors.match_list(status=Match.Status.QUEUED, ladder=key)
+    queued = match_selectors.match_rows_list(status=Match.Status.QUEUED, ladder=key)
     context = {
         "nav": "now",
         "ladder": key,
         "ladders": ladder_list(),
-        "running": match_selectors.match_list(status=Match.Status.RUNNING, ladder=key)[:NOW_LIMIT],
+        "running": match_selectors.match_rows_list(status=Match.Status.RUNNING, ladder=key)[
+            :NOW_LIMIT
+        ],
         "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
         "queued_count": queued.count(),
-        "finished": match_selectors.match_list(status=Match.Status.FINISHED, ladder=key)[
+        "finished": match_selectors.match_rows_list(status=Match.Status.FINISHED, ladder=key)[
             :NOW_LIMIT
         ],
         "limit": NOW_LIMIT,

@@ -9,13 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import datetime, tzinfo
+from functools import lru_cache
+from typing import Any, Protocol
 
 from django.conf import settings
+from django.template.defaultfilters import floatformat, urlencode
+from django.urls import get_script_prefix, reverse
+from django.utils.formats import localize
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import get_current_timezone, localtime
 
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
+from ladder.matches.models import Match
+from ladder.matches.selectors import OpponentRecord
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
@@ -114,7 +124,12 @@ def board_lines(
     the board in its own order (their positions follow from it, as the API's do)."""
     ids = [b.pk for b in bots]
     if first_position is None:
-        positions = rating_selectors.leaderboard_positions(bot_ids=ids, kind=kind, ladder=ladder)
+        positions = rating_selectors.leaderboard_positions(
+            bot_ids=ids,
+            kind=kind,
+            ladder=ladder,
+            lowest_score=min((b.score for b in bots), default=None),  # type: ignore[attr-defined]
+        )
     else:
         positions = {pk: first_position + i for i, pk in enumerate(ids)}
     trends = rating_selectors.bot_rating_trends(bot_ids=ids, ladder=ladder)
@@ -189,3 +204,261 @@ def version_rows(versions: Iterable[BotVersion], *, private: bool, cap: int) -> 
         )
         for v in versions
     ]
+
+
+SPARK_W, SPARK_H, SPARK_PAD = 96, 24, 2
+NONE = "\u2013"  # en dash: no value
+
+
+def _points_text(value: float | None) -> str:
+    """Elo points with the two decimals the ladder stores (the ``rating`` filter)."""
+    return NONE if value is None else f"{value:.2f}"
+
+
+def rating_figure(r: Rating) -> SafeString:
+    """Rating, ± of its 95 % interval, provisional mark; exact values in data attributes.
+
+    On every leaderboard line: built here, once per line, never in a template loop.
+    """
+    html = f'<span class="rating" data-rating="{r.value}"'
+    if r.low is not None and r.high is not None:
+        html += f' data-low="{r.low}" data-high="{r.high}"'
+    html += f">{_points_text(r.value)}</span>"
+    if r.half_width is not None:
+        span = f"{_points_text(r.low)} {NONE} {_points_text(r.high)}"
+        html += f' <span class="interval" title="95 % interval {span}">± {r.half_width:.0f}</span>'
+
+    if r.provisional:
+        html += (
+            ' <abbr class="badge provisional" title="provisional: fewer than the games'
+            ' a rating needs to settle">prov.</abbr>'
+        )
+    return mark_safe(html)  # numbers and fixed text only
+
+
+def sparkline(values: Sequence[float], label: str = "rating trend") -> SafeString:
+    """A small inline SVG of a rating series (no script needed); a dot when too short."""
+    if len(values) < 2:
+        return mark_safe('<span class="spark-empty" aria-hidden="true">·</span>')
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1.0
+    step = (SPARK_W - 2 * SPARK_PAD) / (len(values) - 1)
+    path = " ".join(
+        f"{SPARK_PAD + i * step:.1f},{SPARK_PAD + (hi - v) / span * (SPARK_H - 2 * SPARK_PAD):.1f}"
+        for i, v in enumerate(values)
+    )
+    direction = "up" if values[-1] > values[0] else "down" if values[-1] < values[0] else "flat"
+    title = escape(f"{label}: {values[0]:.2f} to {values[-1]:.2f} over {len(values)} games")
+    return mark_safe(
+        f'<svg class="spark spark-{direction}" viewBox="0 0 {SPARK_W} {SPARK_H}" '
+        f'width="{SPARK_W}" height="{SPARK_H}" role="img" aria-label="{title}" '
+        f'data-points="{len(values)}"><title>{title}</title>'
+        f'<polyline points="{path}" fill="none" stroke-width="1.5"/></svg>'
+    )
+
+
+# --- rows rendered in Python -------------------------------------------------------------
+# A table of matches or leaderboard lines repeats a dozen template lookups, filters and
+# ``{% url %}`` reversals per row; on the pages that list 20-75 matches or 50-100 bots that
+# was most of their time. These build the same markup once per row (escaped as the
+# templates escape it), and the templates place it.
+
+_SENTINEL = 987654321
+
+
+@lru_cache(maxsize=64)
+def _url_parts(name: str, prefix: str) -> tuple[str, str]:
+    """``reverse(name, args=[pk])`` split around its id: one reversal per process."""
+    url = reverse(name, args=[_SENTINEL])
+    head, _, tail = url.partition(str(_SENTINEL))
+    return head, tail
+
+
+def url_of(name: str, pk: int) -> str:
+    """``{% url name pk %}`` for a route with one integer argument."""
+    head, tail = _url_parts(name, get_script_prefix())
+    return f"{head}{pk}{tail}"
+
+
+def _when(value: datetime, zone: tzinfo | None = None) -> tuple[int, str, str]:
+    """A datetime as the templates show it: ``|date:'U'``, ``|date:'c'``, ``|date:"Y-m-d H:i"``
+    (in ``zone``, the current time zone when not given, as the template's filter converts
+    it; values are aware: ``USE_TZ``)."""
+    local = localtime(value, zone)
+    return int(local.timestamp()), local.isoformat(), local.strftime("%Y-%m-%d %H:%M")
+
+
+def _signed(value: float | None) -> str:
+    """``<span class="{{ v|delta_class }}">{{ v|signed }}</span>`` of a change in points."""
+    css = "delta-none" if not value else "delta-up" if value > 0 else "delta-down"
+    if value is None:
+        shown = NONE
+    elif value == 0:
+        shown = "±0.00"
+    else:
+        shown = f"+{value:.2f}" if value > 0 else f"\u2212{-value:.2f}"
+    return f'<span class="{css}">{shown}</span>'
+
+
+def _signed_delta(delta: int | None) -> str:
+    """``<span class="{{ d|delta_class }}">{{ d|hundredths_signed }}</span>``."""
+    return _signed(points(delta))
+
+
+def match_row(m: Match, focus: Bot | None, zone: tzinfo | None = None) -> str:
+    """One ``<tr>`` of ``includes/match_rows.html`` (a match read by ``match_list``)."""
+    pk = m.pk
+    first = f'<td data-sort="{pk}"><a href="{url_of("web:match", pk)}">#{pk}</a>'
+    if m.tournament_id is not None and m.tournament is not None:
+        first += f' <span class="muted">· {escape(m.tournament.name)}</span>'
+    if m.deal_id:
+        first += (
+            f' <span class="muted deal-mark" title="duplicate deal {m.deal_id}, seat rotation'
+            f' {m.deal_rotation}">· deal {m.deal_id}/{m.deal_rotation}</span>'
+        )
+    if m.replay_sha256:
+        first += (
+            f' <a class="replay-link" href="{url_of("viewer-match", pk)}"><span'
+            f' aria-hidden="true">▶</span> replay<span class="visually-hidden"> of match'
+            f" {pk}</span></a>"
+        )
+    first += "</td>"
+    status = escape(m.status)
+    second = f'<td><span class="status status-{status}">{status}</span>'
+    if m.status == "running" and not m.deal_id:
+        second += (
+            f' <a class="live-link" href="{url_of("viewer-live", pk)}">watch live<span'
+            f' class="visually-hidden"> match {pk}</span></a>'
+        )
+    if m.ladder:
+        second += f' <span class="ladder-key" title="ladder">{escape(m.ladder)}</span>'
+    if not m.rated:
+        second += ' <span class="muted">unrated</span>'
+    second += "</td>"
+    seats = list(m.seats.all())
+    items = []
+    for s in seats:
+        me = ' class="me"' if focus is not None and s.bot_id == focus.pk else ""
+        item = (
+            f'\n          <li{me}><a href="{url_of("web:bot", s.bot_id)}">'
+            f"{escape(s.bot_name)}</a>"  # type: ignore[attr-defined]
+        )
+        if s.rank:
+            item += f' <span class="rank">#{s.rank}</span>'
+        delta = s.rating_delta
+        if delta is not None and m.rated:
+            item += f" {_signed_delta(delta)}"
+        items.append(item + "</li>\n          ")
+    mine = ""
+    if focus is not None:
+        mine = "\n        "
+        for s in seats:
+            if s.bot_id == focus.pk:
+                delta = s.rating_delta
+                mine += (
+                    f'\n          <td class="num" data-sort="{s.rank or 99}">'
+                    f"{s.rank or NONE}</td>\n"
+                    f'          <td class="num" data-sort="{delta or 0}">'
+                    f"{_signed_delta(delta)}</td>\n        "
+                )
+        mine += "\n      "
+    unix, iso, shown = _when(m.created_at, zone)
+    return (
+        f"\n    <tr>\n      {first}\n      {second}\n      <td>\n"
+        f'        <ol class="seats-inline">\n          {"".join(items)}\n'
+        f"        </ol>\n      </td>\n      {mine}\n"
+        f'      <td data-sort="{unix}"><time datetime="{iso}">{shown}</time></td>\n'
+        f"    </tr>\n    "
+    )
+
+
+def match_rows(matches: Iterable[Match], focus: Bot | None = None) -> SafeString:
+    """The ``<tbody>`` rows of ``includes/match_rows.html`` ("" for no match)."""
+    # Every value is escaped above.
+    zone = get_current_timezone()
+    return mark_safe("".join(match_row(m, focus, zone) for m in matches))
+
+
+def _plural(n: int) -> str:
+    """``|pluralize``."""
+    return "" if n == 1 else "s"
+
+
+def board_row(line: BoardLine, ladder: Ladder) -> str:
+    """One ``<tr>`` of the leaderboard's table (``web/leaderboard.html``)."""
+    bot, r = line.bot, line.rating
+    name, kind = escape(bot.name), escape(bot.kind)
+    href = url_of("web:bot", bot.pk)
+    if not ladder.is_default:
+        href += f"?ladder={escape(urlencode(ladder.key))}"
+    suspended = ""
+    if not bot.is_active:
+        reason = f": {escape(bot.suspended_reason)}" if bot.suspended_reason else ""
+        suspended = (
+            f' <span class="status-suspended" data-status="suspended">suspended{reason}</span>'
+        )
+    share = NONE if line.win_share is None else f"{line.win_share * 100:.0f} %"
+    firsts, games = line.first_places, r.games
+    position = line.position or NONE
+    return (
+        f'\n    <tr data-bot="{name}" data-kind="{kind}"'
+        f"{'' if bot.is_active else ' data-suspended'}>\n"
+        f'      <td class="num rank">{position}</td>\n'
+        f'      <td><a href="{href}">{name}</a> <span class="kind kind-{kind}">{kind}</span>'
+        f"{suspended}</td>\n"
+        f'      <td class="owner">{escape(bot.owner.username)}</td>\n'
+        f'      <td class="num">{rating_figure(r)}</td>\n'
+        f'      <td class="num sigma">{floatformat(r.sigma, "0")}</td>\n'
+        f'      <td class="num score">{floatformat(r.score, "0")}</td>\n'
+        f'      <td class="num games">{games}</td>\n'
+        f'      <td class="num" title="{firsts} first place{_plural(firsts)} in {games} rated'
+        f' game{_plural(games)}">{share}</td>\n'
+        f'      <td class="trend">{sparkline(line.trend)}</td>\n'
+        "    </tr>\n    "
+    )
+
+
+def board_rows(lines: Iterable[BoardLine], ladder: Ladder) -> SafeString:
+    """The ``<tbody>`` rows of the leaderboard ("" for no line)."""
+    return mark_safe(
+        "".join(board_row(line, ladder) for line in lines)
+    )  # every value escaped above
+
+
+def opponent_rows(records: Iterable[OpponentRecord]) -> SafeString:
+    """The ``<tbody>`` rows of a bot page's record against each opponent ("" for none)."""
+    out = [
+        f'\n      <tr><td><a href="{url_of("web:bot", o.opponent_id)}">'
+        f"{escape(o.opponent_name)}</a></td><td"
+        f' class="num">{o.matches}</td><td class="num">{o.ahead}</td><td'
+        f' class="num">{o.behind}</td><td class="num">{o.level}</td></tr>\n    '
+        for o in records
+    ]
+    # Every value is escaped above.
+    return mark_safe("".join(out))
+
+
+def _number(value: float) -> str:
+    """``{{ value }}`` of a float: its ``str`` (no grouping, a point for the decimals: the
+    site's locale), through Django's formatting only for an exponent it would spell out."""
+    text = str(value)
+    return text if "e" not in text else str(localize(value))
+
+
+def history_rows(history: Iterable[Mapping[str, Any]]) -> SafeString:
+    """The ``<tbody>`` rows of a bot page's rating history (``pages._rating_history``)."""
+    out = []
+    zone = get_current_timezone()
+    for h in history:
+        unix, iso, shown = _when(h["at"], zone)
+        delta = h["delta"]
+        out.append(
+            f'\n          <tr><td class="num" data-sort="{h["match"]}"><a'
+            f' href="{url_of("web:match", h["match"])}">#{h["match"]}</a></td><td'
+            f' class="num">{h["rank"] or NONE}</td><td class="num">'
+            f'{_points_text(h["before"])}</td><td class="num">{_points_text(h["after"])}</td>'
+            f'<td class="num" data-sort="{_number(delta)}">{_signed(delta)}</td><td'
+            f' data-sort="{unix}"><time datetime="{iso}">{shown}</time></td></tr>\n        '
+        )
+    # Numbers and dates only.
+    return mark_safe("".join(out))

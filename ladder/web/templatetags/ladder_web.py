@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from django import template
 from django.conf import settings
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
+from ladder.web import rows
 from ladder.web.rows import Rating, points
 
 register = template.Library()
 
-SPARK_W, SPARK_H, SPARK_PAD = 96, 24, 2
 NONE = "\u2013"  # en dash: no value
 MINUS = "\u2212"  # a real minus sign, as wide as the plus
 
@@ -66,49 +66,42 @@ def percent(value: float | None) -> str:
 
 @register.simple_tag
 def rating_figure(r: Rating) -> SafeString:
-    """Rating, ± of its 95 % interval, provisional mark; exact values in data attributes.
-
-    A tag rather than an include: it is on every leaderboard line.
-    """
-    html = f'<span class="rating" data-rating="{r.value}"'
-    if r.low is not None and r.high is not None:
-        html += f' data-low="{r.low}" data-high="{r.high}"'
-    html += f">{rating(r.value)}</span>"
-    if r.half_width is not None:
-        span = f"{rating(r.low)} {NONE} {rating(r.high)}"
-        html += f' <span class="interval" title="95 % interval {span}">± {r.half_width:.0f}</span>'
-
-    if r.provisional:
-        html += (
-            ' <abbr class="badge provisional" title="provisional: fewer than the games'
-            ' a rating needs to settle">prov.</abbr>'
-        )
-    return mark_safe(html)  # numbers and fixed text only
+    """Rating, ± of its 95 % interval, provisional mark (``rows.rating_figure``)."""
+    return rows.rating_figure(r)
 
 
 @register.simple_tag
 def sparkline(values: Sequence[float], label: str = "rating trend") -> SafeString:
-    """A small inline SVG of a rating series (no script needed); a dot when too short."""
-    if len(values) < 2:
-        return mark_safe('<span class="spark-empty" aria-hidden="true">·</span>')
-    lo, hi = min(values), max(values)
-    span = (hi - lo) or 1.0
-    step = (SPARK_W - 2 * SPARK_PAD) / (len(values) - 1)
-    path = " ".join(
-        f"{SPARK_PAD + i * step:.1f},{SPARK_PAD + (hi - v) / span * (SPARK_H - 2 * SPARK_PAD):.1f}"
-        for i, v in enumerate(values)
-    )
-    direction = "up" if values[-1] > values[0] else "down" if values[-1] < values[0] else "flat"
-    title = escape(f"{label}: {values[0]:.2f} to {values[-1]:.2f} over {len(values)} games")
-    return mark_safe(
-        f'<svg class="spark spark-{direction}" viewBox="0 0 {SPARK_W} {SPARK_H}" '
-        f'width="{SPARK_W}" height="{SPARK_H}" role="img" aria-label="{title}" '
-        f'data-points="{len(values)}"><title>{title}</title>'
-        f'<polyline points="{path}" fill="none" stroke-width="1.5"/></svg>'
-    )
+    """A small inline SVG of a rating series (``rows.sparkline``)."""
+    return rows.sparkline(values, label)
 
 
 @register.simple_tag
 def signup_open() -> bool:
     """Whether this ladder takes self sign-ups (``LADDER_SIGNUP``)."""
     return bool(settings.LADDER_SIGNUP)
+
+
+@register.simple_tag
+def match_rows(matches: Iterable[Any], focus: Any = None) -> SafeString:
+    """The rows of a table of matches, built in Python (``rows.match_rows``): a template
+    loop over them cost more than the rest of the pages that list them."""
+    return rows.match_rows(matches, focus or None)
+
+
+@register.simple_tag
+def board_rows(lines: Iterable[Any], ladder: Any) -> SafeString:
+    """The rows of the leaderboard's table, built in Python (``rows.board_rows``)."""
+    return rows.board_rows(lines, ladder)
+
+
+@register.simple_tag
+def opponent_rows(records: Iterable[Any]) -> SafeString:
+    """A bot's record against each opponent, rows built in Python (``rows.opponent_rows``)."""
+    return rows.opponent_rows(records)
+
+
+@register.simple_tag
+def history_rows(history: Iterable[Any]) -> SafeString:
+    """A bot's rating history, rows built in Python (``rows.history_rows``)."""
+    return rows.history_rows(history)
