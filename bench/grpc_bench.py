@@ -68,6 +68,7 @@ from engine.players import RandomPlayer  # noqa: E402
 from engine.rules import Action, GameConfig, new_game  # noqa: E402
 from engine.simulate import play_out  # noqa: E402
 from workers.runner import EnginePool, TimeControl, run_match  # noqa: E402
+from workers.runner.streams import CallStream  # noqa: E402
 
 ECHO_SERVICE = "bench.Echo"
 
@@ -273,7 +274,8 @@ def echo_server_main(listen: str, port_file: str) -> None:
         for request in requests:
             yield answer(request)
 
-    server = grpc.server(futures.ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 0)])
+    # Every open stream holds a thread (8 of them stay open), and the unary calls need more.
+    server = grpc.server(futures.ThreadPoolExecutor(16), options=[("grpc.so_reuseport", 0)])
     handler = grpc.method_handlers_generic_handler(
         ECHO_SERVICE,
         {
@@ -301,11 +303,22 @@ class FloorMeter:
     opened once (as the runner keeps its own): each burst times ``n`` decisions' worth
     of exchanges of the real sizes, the bot-sized one then the engine-sized one, in
     turn as a match makes them, for each way of calling (unary, streams, the bot's
-    exchange on a unix socket). A stream exchange is made the runner's way (grpcio's
-    blocking API: the request put on the request iterator's queue, the reply read with
-    ``next``), so the floor has the runner's thread model."""
+    exchange on a unix socket). Streams are measured two ways, and the floor is the
+    better of the two (the best streaming echo this grpcio offers a blocking caller):
+    the runner's ``CallStream`` (the calling thread drives the call's own completion
+    queue) and grpcio's blocking stream API (the request put on the request
+    iterator's queue, the reply read with ``next``: two more threads per exchange).
+    grpc.aio was measured too (driven from a thread and natively) and costs more
+    than either."""
 
-    KINDS = ("unary", "stream", "unix_stream", "unix_unary")
+    KINDS = (
+        "unary",
+        "stream",
+        "unix_stream",
+        "unix_unary",
+        "threaded_stream",
+        "threaded_unix_stream",
+    )
 
     def __init__(self, address: str, unix: str, sizes: dict[str, float]) -> None:
         self.channels = [grpc.insecure_channel(address), grpc.insecure_channel(unix)]
@@ -314,9 +327,10 @@ class FloorMeter:
         self.step_payload = _payload(sizes["step_request"], sizes["step_response"])
         self.tiny_payload = _payload(8, 8)
         self.queues: list[queue.SimpleQueue[Any]] = []
+        self.streams: list[CallStream] = []
         unary = {ch: ch.unary_unary(f"/{ECHO_SERVICE}/Echo") for ch in self.channels}
 
-        def stream(channel: grpc.Channel) -> Callable[[bytes], bytes]:
+        def threaded(channel: grpc.Channel) -> Callable[[bytes], bytes]:
             requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
             self.queues.append(requests)
             replies = channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream")(iter(requests.get, None))
@@ -328,6 +342,11 @@ class FloorMeter:
 
             return exchange
 
+        def stream(channel: grpc.Channel) -> Callable[[bytes], bytes]:
+            opened = CallStream(channel.stream_stream(f"/{ECHO_SERVICE}/EchoStream"))
+            self.streams.append(opened)
+            return lambda payload: opened.ask(payload, 5.0)
+
         def call(channel: grpc.Channel) -> Callable[[bytes], bytes]:
             method = unary[channel]
             return lambda payload: method(payload, timeout=5)
@@ -338,6 +357,8 @@ class FloorMeter:
             "stream": (stream(tcp), stream(tcp)),
             "unix_stream": (stream(local), stream(tcp)),
             "unix_unary": (call(local), call(tcp)),
+            "threaded_stream": (threaded(tcp), threaded(tcp)),
+            "threaded_unix_stream": (threaded(local), threaded(tcp)),
         }
         self.tiny = call(tcp)
         self.sums = {f"{k}_{part}": 0.0 for k in self.KINDS for part in ("act", "step")}
@@ -374,6 +395,8 @@ class FloorMeter:
     def close(self) -> None:
         for requests in self.queues:
             requests.put(None)
+        for opened in self.streams:
+            opened.close()
         for channel in self.channels:
             channel.close()
 
@@ -382,23 +405,36 @@ class FloorMeter:
         bursts), per way of calling; the first and last bursts' figures beside them."""
         us = {k: v / self.count * 1e6 for k, v in self.sums.items()}
         first, last = self.bursts[0], self.bursts[-1]
+        single = us["stream_act"] + us["stream_step"]
+        threaded = us["threaded_stream_act"] + us["threaded_stream_step"]
+        best = "stream" if single <= threaded else "threaded_stream"
+        best_unix = "unix_stream" if best == "stream" else "threaded_unix_stream"
         return {
+            "stream_floor_kind": (
+                "single-threaded calls (the runner's CallStream)"
+                if best == "stream"
+                else "grpcio's blocking stream API (request-iterator thread)"
+            ),
+            "single_threaded_stream_us_per_decision": single,
+            "threaded_stream_us_per_decision": threaded,
+            "threaded_unix_stream_us_per_decision": us["threaded_unix_stream_act"]
+            + us["threaded_unix_stream_step"],
             "act_like_us": us["unary_act"],
             "step_like_us": us["unary_step"],
             "tiny_us": us["tiny"],
             "floor_us_per_decision": us["unary_act"] + us["unary_step"],
-            "act_stream_us": us["stream_act"],
-            "step_stream_us": us["stream_step"],
-            "stream_floor_us_per_decision": us["stream_act"] + us["stream_step"],
-            "act_unix_stream_us": us["unix_stream_act"],
-            "unix_stream_floor_us_per_decision": us["unix_stream_act"] + us["unix_stream_step"],
+            "act_stream_us": us[f"{best}_act"],
+            "step_stream_us": us[f"{best}_step"],
+            "stream_floor_us_per_decision": us[f"{best}_act"] + us[f"{best}_step"],
+            "act_unix_stream_us": us[f"{best_unix}_act"],
+            "unix_stream_floor_us_per_decision": us[f"{best_unix}_act"] + us[f"{best_unix}_step"],
             "act_unix_us": us["unix_unary_act"],
             "unix_floor_us_per_decision": us["unix_unary_act"] + us["unix_unary_step"],
             "bursts": len(self.bursts),
             "before_us": first["unary"],
             "after_us": last["unary"],
-            "stream_before_us": first["stream"],
-            "stream_after_us": last["stream"],
+            "stream_before_us": first[best],
+            "stream_after_us": last[best],
         }
 
 
@@ -656,10 +692,13 @@ def main() -> int:
     )
     print(
         f"stream floor: {f['act_stream_us']:.0f} + {f['step_stream_us']:.0f} = "
-        f"{f['stream_floor_us_per_decision']:.0f} µs/decision (first burst "
+        f"{f['stream_floor_us_per_decision']:.0f} µs/decision, {f['stream_floor_kind']} "
+        "(first burst "
         f"{f['stream_before_us']:.0f}, last {f['stream_after_us']:.0f}); bot on a unix socket: "
         f"{f['unix_stream_floor_us_per_decision']:.0f}"
-        f" (unary {f['unix_floor_us_per_decision']:.0f})"
+        f" (unary {f['unix_floor_us_per_decision']:.0f}); single-threaded "
+        f"{f['single_threaded_stream_us_per_decision']:.0f}, grpcio's blocking stream API "
+        f"{f['threaded_stream_us_per_decision']:.0f}"
     )
     print(
         f"(s) / (b) = {sm['stream_to_unary']} (target <= 0.5), "

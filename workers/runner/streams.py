@@ -13,6 +13,20 @@ for free is kept here:
 - a stream that failed once (deadline, error status, closed) is not used again:
   a late reply must never be read as the answer to a later request; the caller
   opens a new stream for the next exchange.
+
+How the exchanges run: grpcio's blocking stream API hands every request to a
+thread of its own that reads the request iterator, and every reply to the
+channel's polling thread, which wakes the caller; a decision's two exchanges
+cost the runner six thread wake-ups and more CPU than two unary calls. A
+``CallStream`` on a plain grpcio channel instead drives the call the way
+grpcio's blocking unary calls do: the call has a completion queue of its own,
+each exchange is one batch (send the request, receive the reply) and the
+calling thread waits on that queue itself (``SingleThreadedCall``; grpcio's
+``SingleThreadedUnaryStream`` option does the same for unary-stream calls).
+grpc.aio was measured too, driven from the match thread and natively: both
+cost more per exchange than the blocking API. A multi-callable that is not
+grpcio's plain one (an intercepted channel, a test double) gets the blocking
+API (``ThreadedCall``).
 """
 
 from __future__ import annotations
@@ -28,6 +42,8 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+from grpc import _common
+from grpc._cython import cygrpc  # type: ignore[attr-defined]  # no stubs: compiled
 
 from workers.runner.net import TransportError
 
@@ -106,12 +122,197 @@ class DeadlineKeeper:
 KEEPER = DeadlineKeeper()
 
 
-class CallStream:
-    """One open stream of ``method``; ``ask`` sends a request and waits for its reply."""
+class ThreadedCall:
+    """A stream through grpcio's blocking API: requests on a queue its thread reads."""
 
     def __init__(self, method: grpc.StreamStreamMultiCallable) -> None:
         self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._call: Any = method(iter(self._requests.get, _END))
+
+    def exchange(self, request: Any) -> Any:
+        """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed."""
+        self._requests.put(request)
+        try:
+            return next(self._call)
+        except StopIteration:
+            raise TransportError(
+                grpc.StatusCode.UNAVAILABLE, "the stream was closed by the other side"
+            ) from None
+
+    def cancel(self) -> None:
+        self._call.cancel()
+
+    def end(self, grace_s: float) -> None:
+        """Half-close; drop replies until the other side ends the call (bounded by a timer
+        that cancels it); then cancel whatever is left."""
+        self._requests.put(_END)
+        if grace_s > 0:
+            timer = KEEPER.arm(grace_s, self._call.cancel)
+            try:
+                for _ in self._call:
+                    pass
+            except grpc.RpcError:
+                pass
+            finally:
+                timer.disarm()
+        self._call.cancel()
+
+
+# Tags of a SingleThreadedCall's batches.
+_STATUS, _EXCHANGE, _OTHER = "status", "exchange", "other"
+_NO_FLAGS = 0
+_CANCELLED = _common.STATUS_CODE_TO_CYGRPC_STATUS_CODE[grpc.StatusCode.CANCELLED]
+
+
+class SingleThreadedCall:
+    """A stream driven by the calling thread on the call's own completion queue.
+
+    grpcio's public API has no such stream-stream call, so this uses what its blocking
+    unary calls use (``cygrpc`` segregated calls, from the multi-callable's channel);
+    ``supported`` says whether a multi-callable offers them. The call's batches are
+    counted: once every one came back the call is over and its queue is gone, so
+    ``_next`` is never called again (nor can ``operate`` start a batch: it says so).
+    ``cancel`` may come from another thread (the deadline keeper): grpcio's call
+    serializes it with the events.
+    """
+
+    def __init__(self, method: Any) -> None:
+        self._serialize = method._request_serializer or (lambda m: m)
+        self._deserialize = method._response_deserializer or (lambda b: b)
+        operations = (
+            ((cygrpc.SendInitialMetadataOperation(None, _NO_FLAGS),), _OTHER),
+            ((cygrpc.ReceiveInitialMetadataOperation(_NO_FLAGS),), _OTHER),
+            ((cygrpc.ReceiveStatusOnClientOperation(_NO_FLAGS),), _STATUS),
+        )
+        self._call = method._channel.segregated_call(
+            cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS,
+            method._method,
+            None,
+            None,  # no deadline for the call: each exchange has its own (KEEPER)
+            None,
+            None,
+            operations,
+            method._context,
+            method._registered_call_handle,
+        )
+        self._pending = len(operations)  # batches started and not yet come back
+        self.status: tuple[grpc.StatusCode, str] | None = None
+
+    @staticmethod
+    def supported(method: Any) -> bool:
+        channel = getattr(method, "_channel", None)
+        return (
+            isinstance(channel, cygrpc.Channel)
+            and hasattr(channel, "segregated_call")
+            and all(
+                hasattr(method, name)
+                for name in (
+                    "_method",
+                    "_request_serializer",
+                    "_response_deserializer",
+                    "_context",
+                    "_registered_call_handle",
+                )
+            )
+        )
+
+    def _next(self) -> Any:
+        """The next event of the call's queue (blocks without the GIL); notes the status."""
+        event = self._call.next_event()
+        self._pending -= 1
+        if event.tag is _STATUS:
+            op = event.batch_operations[0]
+            code = _common.CYGRPC_STATUS_CODE_TO_STATUS_CODE.get(op.code(), grpc.StatusCode.UNKNOWN)
+            self.status = (code, op.details() or "")
+        return event
+
+    def _start(self, operations: tuple[Any, ...], tag: str) -> bool:
+        if self._pending and self._call.operate(operations, tag):
+            self._pending += 1
+            return True
+        return False
+
+    def _failure(self) -> TransportError:
+        """The error of a call that ended (its status, once it came)."""
+        while self.status is None and self._pending:
+            self._next()
+        code, details = self.status or (grpc.StatusCode.UNKNOWN, "the call ended")
+        if code is grpc.StatusCode.OK:
+            return TransportError(
+                grpc.StatusCode.UNAVAILABLE, "the stream was closed by the other side"
+            )
+        return TransportError(code, details)
+
+    def exchange(self, request: Any) -> Any:
+        """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed."""
+        data = self._serialize(request)
+        if not self._start(
+            (
+                cygrpc.SendMessageOperation(data, _NO_FLAGS),
+                cygrpc.ReceiveMessageOperation(_NO_FLAGS),
+            ),
+            _EXCHANGE,
+        ):
+            raise self._failure()
+        while True:
+            event = self._next()
+            if event.tag is _EXCHANGE:
+                break
+        raw = None
+        for op in event.batch_operations:
+            if op.type() == cygrpc.OperationType.receive_message:
+                raw = op.message()
+        if raw is None:
+            raise self._failure()
+        try:
+            return self._deserialize(raw)
+        except Exception:  # what grpcio's call does with a reply it cannot decode
+            self.cancel()
+            raise TransportError(
+                grpc.StatusCode.INTERNAL, "Exception deserializing response!"
+            ) from None
+
+    def cancel(self) -> None:
+        self._call.cancel(_CANCELLED, "Locally cancelled by application!")
+
+    def end(self, grace_s: float) -> None:
+        """Half-close; drop replies until the other side ends the call (bounded by a timer
+        that cancels it); then cancel what is left and take every batch back."""
+        if grace_s > 0 and self._start((cygrpc.SendCloseFromClientOperation(_NO_FLAGS),), _OTHER):
+            timer = KEEPER.arm(grace_s, self.cancel)
+            try:
+                while self.status is None and self._start(
+                    (cygrpc.ReceiveMessageOperation(_NO_FLAGS),), _EXCHANGE
+                ):
+                    while True:
+                        event = self._next()
+                        if event.tag is _EXCHANGE:
+                            break
+                    if all(
+                        op.message() is None
+                        for op in event.batch_operations
+                        if op.type() == cygrpc.OperationType.receive_message
+                    ):
+                        break  # the other side's half of the stream is over
+                while self.status is None and self._pending:
+                    self._next()
+            finally:
+                timer.disarm()
+        if self.status is None:
+            self.cancel()
+        while self._pending:
+            self._next()
+
+
+class CallStream:
+    """One open stream of ``method``; ``ask`` sends a request and waits for its reply."""
+
+    def __init__(self, method: grpc.StreamStreamMultiCallable) -> None:
+        self._call: SingleThreadedCall | ThreadedCall = (
+            SingleThreadedCall(method)
+            if SingleThreadedCall.supported(method)
+            else ThreadedCall(method)
+        )
         self.broken = False
         self.exchanges = 0  # replies received
 
@@ -124,15 +325,9 @@ class CallStream:
         """
         if self.broken:
             raise TransportError(grpc.StatusCode.UNAVAILABLE, "the stream is closed")
-        self._requests.put(request)
         timer = KEEPER.arm(timeout_s, self._call.cancel)
         try:
-            reply = next(self._call)
-        except StopIteration:
-            self.close()
-            raise TransportError(
-                grpc.StatusCode.UNAVAILABLE, "the stream was closed by the other side"
-            ) from None
+            reply = self._call.exchange(request)
         except grpc.RpcError:
             self.close()
             if timer.fired:
@@ -151,16 +346,7 @@ class CallStream:
         """End the stream: half-close, wait up to ``grace_s`` for the other side to end it
         too (so the call ends OK, not CANCELLED, in its logs and metrics; replies still
         coming are dropped), then cancel whatever is left."""
-        if not self.broken:
-            self.broken = True
-            self._requests.put(_END)
-            if grace_s > 0:
-                timer = KEEPER.arm(grace_s, self._call.cancel)
-                try:
-                    for _ in self._call:
-                        pass
-                except grpc.RpcError:
-                    pass
-                finally:
-                    timer.disarm()
-        self._call.cancel()
+        if self.broken:
+            grace_s = 0.0
+        self.broken = True
+        self._call.end(grace_s)
