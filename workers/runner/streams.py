@@ -26,13 +26,16 @@ calling thread waits on that queue itself (``SingleThreadedCall``; grpcio's
 grpc.aio was measured too, driven from the match thread and natively: both
 cost more per exchange than the blocking API. A multi-callable that is not
 grpcio's plain one (an intercepted channel, a test double) gets the blocking
-API (``ThreadedCall``).
+API (``ThreadedCall``), and so does every stream when grpcio's internals are not
+what ``SingleThreadedCall`` expects (a grpcio release that moved them: logged
+once) or when ``LADDER_STREAM_CALL=threaded`` asks for grpcio's public API only.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import math
 import os
 import queue
@@ -42,10 +45,16 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
-from grpc import _common
-from grpc._cython import cygrpc  # type: ignore[attr-defined]  # no stubs: compiled
 
 from workers.runner.net import TransportError
+
+try:  # grpcio's internals, which SingleThreadedCall drives; without them, its public API
+    from grpc import _common
+    from grpc._cython import cygrpc  # type: ignore[attr-defined]  # no stubs: compiled
+except ImportError:  # pragma: no cover - a grpcio that moved them
+    _common = cygrpc = None  # type: ignore[assignment]
+
+log = logging.getLogger("workers.runner")
 
 _END = object()  # ends the request iterator: the stream's half-close
 
@@ -161,7 +170,11 @@ class ThreadedCall:
 # Tags of a SingleThreadedCall's batches.
 _STATUS, _EXCHANGE, _OTHER = "status", "exchange", "other"
 _NO_FLAGS = 0
-_CANCELLED = _common.STATUS_CODE_TO_CYGRPC_STATUS_CODE[grpc.StatusCode.CANCELLED]
+_CANCELLED = (
+    _common.STATUS_CODE_TO_CYGRPC_STATUS_CODE.get(grpc.StatusCode.CANCELLED)
+    if _common is not None
+    else None
+)
 
 
 class SingleThreadedCall:
@@ -200,6 +213,8 @@ class SingleThreadedCall:
 
     @staticmethod
     def supported(method: Any) -> bool:
+        if cygrpc is None or _CANCELLED is None:
+            return False
         channel = getattr(method, "_channel", None)
         return (
             isinstance(channel, cygrpc.Channel)
@@ -308,11 +323,7 @@ class CallStream:
     """One open stream of ``method``; ``ask`` sends a request and waits for its reply."""
 
     def __init__(self, method: grpc.StreamStreamMultiCallable) -> None:
-        self._call: SingleThreadedCall | ThreadedCall = (
-            SingleThreadedCall(method)
-            if SingleThreadedCall.supported(method)
-            else ThreadedCall(method)
-        )
+        self._call = _open(method)
         self.broken = False
         self.exchanges = 0  # replies received
 
@@ -350,3 +361,23 @@ class CallStream:
             grace_s = 0.0
         self.broken = True
         self._call.end(grace_s)
+
+
+_internals_failed = False  # grpcio refused SingleThreadedCall once: its public API from then on
+
+
+def _open(method: grpc.StreamStreamMultiCallable) -> SingleThreadedCall | ThreadedCall:
+    """The cheapest way this grpcio offers to drive a stream of ``method``."""
+    global _internals_failed
+    wanted = os.environ.get("LADDER_STREAM_CALL", "single-threaded") != "threaded"
+    if wanted and not _internals_failed and SingleThreadedCall.supported(method):
+        try:
+            return SingleThreadedCall(method)
+        except (AttributeError, TypeError, ValueError) as exc:  # internals of another grpcio
+            _internals_failed = True
+            log.warning(
+                "grpcio %s: single-threaded stream calls unavailable (%s: %s); "
+                "using its blocking stream API",
+                grpc.__version__, type(exc).__name__, exc,
+            )  # fmt: skip
+    return ThreadedCall(method)

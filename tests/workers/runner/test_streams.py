@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
+from workers.runner import streams
 from workers.runner.streams import CallStream, SingleThreadedCall, ThreadedCall
 
 METHOD = "/test.Echo/Stream"
@@ -106,3 +107,25 @@ def test_a_stalled_exchange_is_a_deadline_and_the_next_stream_works(open_stream:
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     assert stream.broken
     assert open_stream().ask(b"again", 5.0) == b"again"
+
+
+def test_grpcios_public_api_when_asked_or_when_its_internals_are_missing(
+    address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The single-threaded call rests on grpcio's internals: an operator can turn it off,
+    and a grpcio without them gets the blocking stream API, which works the same."""
+    channel = grpc.insecure_channel(address)
+    try:
+        method = channel.stream_stream(METHOD)
+        assert isinstance(CallStream(method)._call, SingleThreadedCall)
+        monkeypatch.setenv("LADDER_STREAM_CALL", "threaded")
+        asked = CallStream(method)
+        assert isinstance(asked._call, ThreadedCall) and asked.ask(b"x", 5.0) == b"x"
+        asked.close()
+        monkeypatch.delenv("LADDER_STREAM_CALL")
+        monkeypatch.setattr(streams, "cygrpc", None)
+        missing = CallStream(method)
+        assert isinstance(missing._call, ThreadedCall) and missing.ask(b"y", 5.0) == b"y"
+        missing.close()
+    finally:
+        channel.close()
