@@ -10,7 +10,7 @@ PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py
 	tests/engine/test_reference_rules.py tests/engine/training/test_features.py
 # The suites that depend on the database vendor are listed in tests/conftest.py (POSTGRES_SUITES).
 PG_URL = $${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}
-# pytest-xdist: one worker per core (TEST_WORKERS=0: in this process), a test file per worker.
+# pytest-xdist: one worker per core (TEST_WORKERS=0: in this process), each test file on one worker.
 TEST_WORKERS ?= auto
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadgroup)
 
