@@ -8,8 +8,11 @@ STAMP := $(VENV)/.installed
 PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
 	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
 	tests/engine/test_reference_rules.py tests/engine/training/test_features.py
-PG_SUITES := tests/ladder tests/workers/cluster tests/workers/test_claims.py \
-	tests/web/test_pages.py tests/browser/test_site.py
+# The suites that depend on the database vendor are listed in tests/conftest.py (POSTGRES_SUITES).
+PG_URL = $${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}
+# pytest-xdist: one worker per core (TEST_WORKERS=0: in this process), each test file on one worker.
+TEST_WORKERS ?= auto
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadgroup)
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,16 +48,18 @@ lint: $(STAMP)
 
 test: $(STAMP) $(NATIVE) protos-check rulesets-check
 	$(MAKE) lint
-	$(PY) -m pytest
-	@# The rules once more on the pure-Python build (the run above used the compiled one where
-	@# `make venv` built it): goldens, properties, conformance, the reference, the vectors.
-	DIGDOWN_ENGINE_BUILD=pure $(PY) -m pytest -q $(PURE_SUITES)
-	@# The database-backed suites again on PostgreSQL (ladder, its gRPC service, the workers);
-	@# under CI=true an unreachable server fails the run.
+	@# Where PostgreSQL is reachable (under CI=true it must be), its suites run there and not on
+	@# SQLite, except their tests marked sqlite_too or vendor_neutral; otherwise all run on SQLite.
 	@if [ "$$CI" = "true" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-	  echo "DATABASE_URL=$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test} pytest -m 'not vendor_neutral' $(PG_SUITES)"; \
-	  DATABASE_URL="$${LADDER_PG_URL:-postgres://postgres@127.0.0.1:5432/test}" $(PY) -m pytest -m "not vendor_neutral" $(PG_SUITES); \
-	else echo "PostgreSQL is not reachable on 127.0.0.1:5432: ladder suite on PostgreSQL NOT run (CI=true makes this an error)"; fi
+	  echo "pytest on SQLite: all but the PostgreSQL suites' tests (their sqlite_too and vendor_neutral ones run)"; \
+	  $(PY) -m pytest $(XDIST) -m "not postgres_suite or sqlite_too or vendor_neutral" || exit 1; \
+	  echo "DATABASE_URL=$(PG_URL) pytest -m 'postgres_suite and not vendor_neutral'"; \
+	  DATABASE_URL="$(PG_URL)" $(PY) -m pytest $(XDIST) -m "postgres_suite and not vendor_neutral"; \
+	else echo "PostgreSQL is not reachable on 127.0.0.1:5432: every suite on SQLite (CI=true makes this an error)"; \
+	  $(PY) -m pytest $(XDIST); fi
+	@# The rules once more on the pure-Python build (the runs above used the compiled one where
+	@# `make venv` built it): goldens, properties, conformance, the reference, the vectors.
+	DIGDOWN_ENGINE_BUILD=pure $(PY) -m pytest -q $(XDIST) $(PURE_SUITES)
 
 # The edit-test loop: the rules, the SDK and the pure planner, schedules and standings (no
 # server, no subprocess; under a minute). `make test` is the whole suite.

@@ -147,6 +147,7 @@ def test_search_sort_and_bad_parameters(make_user: Any, make_bot: Any) -> None:
         assert client.get("/" + bad).status_code == 200
 
 
+@pytest.mark.sqlite_too  # bot_rating_trends has a LATERAL join for PostgreSQL, a window elsewhere
 def test_rating_trend_and_first_places(make_user: Any, make_bot: Any) -> None:
     alice = make_user("alice")
     a, b = make_bot(alice, "alpha"), make_bot(alice, "bravo")

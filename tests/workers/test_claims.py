@@ -29,7 +29,9 @@ from ladder.matches.services import (
 )
 from tests.support.broker import use_broker
 
-pytestmark = pytest.mark.django_db
+# Claims, leases and the janitor lock rows on PostgreSQL and the whole file on SQLite
+# (`make run`'s workers): both databases.
+pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_too]
 
 
 @pytest.fixture

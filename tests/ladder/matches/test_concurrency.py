@@ -35,6 +35,7 @@ N_PROCS = 4
 READY_TIMEOUT_S = 120.0
 
 
+@pytest.mark.sqlite_too  # row locks on PostgreSQL, the database's write lock on SQLite
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_results_from_processes(make_user: Any, make_bot: Any, tmp_path: Path) -> None:
     owner = make_user("owner")

@@ -124,6 +124,7 @@ def test_only_playable_bots_are_seated(make_user: Any, make_bot: Any) -> None:
     assert seated == {b.pk for b in bots} - excluded
 
 
+@pytest.mark.sqlite_too  # an advisory lock on PostgreSQL, the write lock on SQLite
 @pytest.mark.django_db(transaction=True)
 def test_overlapping_passes_never_overshoot(make_user: Any, make_bot: Any, tmp_path: Path) -> None:
     """Four ``manage.py matchmake`` processes at once: the target and the limits hold."""

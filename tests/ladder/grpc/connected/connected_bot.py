@@ -2,11 +2,14 @@
 
 Plays random legal actions (after ``--think-ms`` of thinking, so a test can kill
 it mid-match); the token comes from $DIGDOWN_TOKEN. It opens no listening port.
+It logs "first decision" when it is first asked to act: its handshake is answered
+by then (the SDK logs "playing seat" just before sending that answer).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import random
 import time
@@ -23,8 +26,13 @@ def main() -> int:
     args = p.parse_args()
     serving.configure_logging("INFO")
     rng = random.Random(1)
+    decided = False
 
     def act(_observation: object, legal: list[object]) -> int:
+        nonlocal decided
+        if not decided:
+            decided = True
+            logging.getLogger("connected_bot").info("first decision")
         if args.think_ms:
             time.sleep(args.think_ms / 1000)
         return rng.randrange(len(legal))

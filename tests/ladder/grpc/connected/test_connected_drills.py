@@ -79,6 +79,8 @@ def test_a_killed_bot_forfeits_only_the_matches_it_held_and_a_new_one_plays(
     game = PlayMatch(connect_env, grpc_procdir, "kil", "kilopp")
     match_id = game.match_id()
     held = holder([first, second], match_id)
+    # Killed mid-game, not between its handshake's log line and the answer it sends.
+    wait_until(lambda: "first decision" in held.log(), 60, "the holder's first decision")
     held.stop(signal.SIGKILL)
     other = second if held is first else first
     out = game.wait()
@@ -122,6 +124,7 @@ def test_a_killed_server_sends_its_bots_to_another_and_the_match_goes_on(
         game = PlayMatch(connect_env, grpc_procdir, "hop", "hopopp")
         match_id = game.match_id()
         holder([hop], match_id)
+        wait_until(lambda: "first decision" in hop.log(), 60, "hop's first decision")
         doomed.stop(signal.SIGKILL)  # no goodbye: its streams and records just stop
         wait_connected(hop, times=2)
         assert f"connected to {spare.address}" in hop.log()
