@@ -193,6 +193,9 @@ def main() -> int:
         "CELERY_BROKER_URL": redis.url if redis is not None else "",
         "REDIS_URL": "",
         "LADDER_BROKER_DIR": str(tmp / "broker"),
+        # As docker-compose ships it: a worker keeps its database connection across tasks
+        # (Django's default of 0 opens one per task: a PostgreSQL log-in per match).
+        "LADDER_DB_CONN_MAX_AGE": os.environ.get("LADDER_DB_CONN_MAX_AGE", "60"),
     }
     engine = start_engine(tmp)
     bot_procs = [
