@@ -155,9 +155,11 @@ class EngineService(engine_pb2_grpc.EngineServicer):
         game = self.store.get(game.game_id, game.control_token)  # expired games stay gone
         if kind == "step":
             step = request.step
-            return engine_pb2.PlayResponse(
-                step=self._guard(game, lambda: sessions.step(game, step))
-            )
+            response = engine_pb2.PlayResponse()
+            # Written in place: the answer (a decision's observation) is not copied again.
+            answer = response.step
+            self._guard(game, lambda: sessions.step(game, step, answer))
+            return response
         if kind == "get_replay":
             self._check_over(game)
             replay = self._guard(game, game.replay)

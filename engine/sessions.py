@@ -129,22 +129,27 @@ class Session:
 
     def decision(self) -> engine_pb2.Decision:
         """The pending decision as the acting seat may see it (observation only)."""
+        decision = engine_pb2.Decision()
+        self.fill_decision(decision)
+        return decision
+
+    def fill_decision(self, into: engine_pb2.Decision) -> None:
+        """Write the pending decision into an empty ``into`` (a response's own field):
+        the observation is copied once, not built apart and copied in whole again."""
         st = self.state
         seat = st.acting_seat
-        return engine_pb2.Decision(
-            seat=seat,
-            observation=wire.observation_to_proto(st.observation(seat)),
-            legal_actions=wire.actions_to_proto(st.legal_actions()),
-            default_action=wire.action_to_proto(st.default_action()),
-            ply=self.ply,
-        )
+        into.seat = seat
+        into.observation.CopyFrom(wire.observation_to_proto(st.observation(seat)))
+        into.legal_actions.extend(wire.actions_to_proto(st.legal_actions()))
+        into.default_action.CopyFrom(wire.action_to_proto(st.default_action()))
+        into.ply = self.ply
 
     def fill_next(self, msg: Any) -> None:
         """Set the `next` oneof of a response: the result if over, else the decision."""
         if self.state.is_over:
             msg.result.CopyFrom(wire.result_to_proto(self.state.result or {}))
         else:
-            msg.decision.CopyFrom(self.decision())
+            self.fill_decision(msg.decision)
 
     def replay(self) -> game_pb2.Replay:
         """The whole game for viewers; only call once the game is over."""
@@ -299,16 +304,26 @@ class SessionStore:
         return old
 
 
-def step(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse:
-    """Apply one answer to a game (caller holds `session.lock`), counted and timed."""
+def step(
+    session: Session,
+    request: engine_pb2.StepRequest,
+    into: engine_pb2.StepResponse | None = None,
+) -> engine_pb2.StepResponse:
+    """Apply one answer to a game (caller holds `session.lock`), counted and timed.
+
+    The answer is written into ``into`` when given (an empty field of a stream's
+    response, which then needs no copy of the whole answer) and returned.
+    """
     started = time.perf_counter()
-    response = _apply(session, request)
+    response = _apply(session, request, into)
     metrics.STEP_SECONDS.observe(time.perf_counter() - started)
     metrics.STEPS.inc()
     return response
 
 
-def _apply(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.StepResponse:
+def _apply(
+    session: Session, request: engine_pb2.StepRequest, into: engine_pb2.StepResponse | None
+) -> engine_pb2.StepResponse:
     """Apply one answer to a game.
 
     Fault and forfeit reasons are free text from the runner (often a bot's own
@@ -320,7 +335,11 @@ def _apply(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.Step
         and raw == session.last_request
         and session.last_response is not None
     ):
-        return session.last_response  # a retried Step: same answer, nothing applied twice
+        # A retried Step: same answer, nothing applied twice.
+        if into is None:
+            return session.last_response
+        into.CopyFrom(session.last_response)
+        return into
     if session.broken:
         raise ServiceError(grpc.StatusCode.INTERNAL, f"game is unusable: {session.broken}")
     st = session.state
@@ -357,7 +376,8 @@ def _apply(session: Session, request: engine_pb2.StepRequest) -> engine_pb2.Step
         except IllegalAction as exc:
             raise precondition(str(exc)) from None
     events.extend(session.play_forced())
-    response = engine_pb2.StepResponse(events=wire.events_to_proto(events))
+    response = engine_pb2.StepResponse() if into is None else into
+    response.events.extend(wire.events_to_proto(events))
     session.fill_next(response)
     session.last_request, session.last_response = raw, response
     if st.is_over:

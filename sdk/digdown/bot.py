@@ -212,14 +212,15 @@ class BotService(bot_pb2_grpc.BotServicer):
             context.abort(grpc.StatusCode.INTERNAL, f"bot error: {type(exc).__name__}: {exc}")
             raise AssertionError("unreachable: abort raises") from exc
         self.decisions += 1
-        log.debug(
-            "game %s ply %d seat %d -> %s in %.1f ms",
-            request.game_id,
-            request.ply,
-            request.seat,
-            action.WhichOneof("kind"),
-            (time.monotonic() - started) * 1000,
-        )
+        if log.isEnabledFor(logging.DEBUG):  # its arguments cost more than the check
+            log.debug(
+                "game %s ply %d seat %d -> %s in %.1f ms",
+                request.game_id,
+                request.ply,
+                request.seat,
+                action.WhichOneof("kind"),
+                (time.monotonic() - started) * 1000,
+            )
         return bot_pb2.DecisionReply(action=action)
 
 

@@ -213,19 +213,9 @@ class CallLimit(HandlerInterceptor):
             ctx.cancel()
         return len(idle)
 
-    @contextmanager
-    def running_slot(self, context: grpc.ServicerContext) -> Iterator[None]:
+    def running_slot(self, context: grpc.ServicerContext) -> AbstractContextManager[None]:
         """One of the ``running`` slots for one message of a game stream (or a call)."""
-        if context in self._open:
-            self._open[context] = time.monotonic()  # the stream is in use
-        # Wake up now and then: a caller that went away stops waiting.
-        while not self._running.acquire(timeout=0.25):
-            if not context.is_active():
-                context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
-        try:
-            yield
-        finally:
-            self._running.release()
+        return _RunningSlot(self, context)
 
     def _reflection_slot(self, context: grpc.ServicerContext) -> AbstractContextManager[None]:
         return _slot(
@@ -239,6 +229,28 @@ class CallLimit(HandlerInterceptor):
         busy = f"server busy: {self.admitted} calls in progress, the limit; retry later"
         with _slot(self._admitted, context, busy), self.running_slot(context):
             yield
+
+
+class _RunningSlot:
+    """`CallLimit.running_slot`: a plain class rather than a generator context manager,
+    as it is taken around every message of every game stream."""
+
+    __slots__ = ("_context", "_limit")
+
+    def __init__(self, limit: CallLimit, context: grpc.ServicerContext) -> None:
+        self._limit, self._context = limit, context
+
+    def __enter__(self) -> None:
+        limit, context = self._limit, self._context
+        if context in limit._open:
+            limit._open[context] = time.monotonic()  # the stream is in use
+        # Wake up now and then: a caller that went away stops waiting.
+        while not limit._running.acquire(timeout=0.25):
+            if not context.is_active():
+                context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
+
+    def __exit__(self, *exc: object) -> None:
+        self._limit._running.release()
 
 
 @contextmanager
