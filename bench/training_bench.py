@@ -53,15 +53,7 @@ def env_run(seconds: float, seed: int) -> dict[str, Any]:
     games = decisions = 0
     start, cpu = time.perf_counter(), time.process_time()
     while True:
-        env.reset()
-        for _agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = obs["action_mask"].nonzero()[0]
-            env.step(int(legal[rng.randrange(len(legal))]))
-            decisions += 1
+        decisions += env_game(env, rng)
         games += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
@@ -79,15 +71,22 @@ def env_games(games: int, seed: int) -> int:
     env.reset(seed=seed)
     decisions = 0
     for _ in range(games):
-        env.reset()
-        for _agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = obs["action_mask"].nonzero()[0]
-            env.step(int(legal[rng.randrange(len(legal))]))
-            decisions += 1
+        decisions += env_game(env, rng)
+    return decisions
+
+
+def env_game(env: DiggingDownEnv, rng: random.Random) -> int:
+    """One game of random legal moves through the AEC API; returns its decisions."""
+    env.reset()
+    decisions = 0
+    for _agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        legal = obs["action_mask"].nonzero()[0]
+        env.step(int(legal[rng.randrange(len(legal))]))
+        decisions += 1
     return decisions
 
 
