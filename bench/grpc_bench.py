@@ -166,22 +166,26 @@ def over_grpc(
     for name, (bots, _) in runs.items():  # warm-up (imports, connections)
         run_match(pool, bots, seed=10**6, time_control=tcs[name])
 
-    def cpu(name: str) -> tuple[float, float, float]:
+    def cpu(name: str, *, runner_last: bool) -> tuple[float, float, float]:
+        """The CPU seconds so far of the runner (this process), the engine and the bots.
+        Reading the others' /proc files costs this process CPU too: the runner's clock is
+        read after them at the start of a match and before them at its end, so that
+        cost is never charged to the runner's decisions."""
         engine_pid, bot_pids = (pids or {}).get(name, (0, []))
-        return (
-            time.process_time(),
-            cpu_s(engine_pid) if engine_pid else 0.0,
-            sum(cpu_s(p) for p in bot_pids),
-        )
+        runner = 0.0 if runner_last else time.process_time()
+        others = (cpu_s(engine_pid) if engine_pid else 0.0, sum(cpu_s(p) for p in bot_pids))
+        if runner_last:
+            runner = time.process_time()
+        return (runner, *others)
 
     for seed in seeds:
         for name, (bots, _) in runs.items():
-            before = cpu(name)
+            before = cpu(name, runner_last=True)
             started = time.perf_counter()
             outcome = run_match(pool, bots, seed=seed, time_control=tcs[name])
             total = totals[name]
             total["seconds"] += time.perf_counter() - started
-            after = cpu(name)
+            after = cpu(name, runner_last=False)
             for key, b, a in zip(
                 ("runner_cpu", "engine_cpu", "bots_cpu"), before, after, strict=True
             ):
