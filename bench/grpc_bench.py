@@ -24,8 +24,10 @@ mean over the bursts is the floor, the first and last are reported beside it):
 a bare gRPC echo service (generic
 handlers, no proto) in its own process, with messages of the sizes the matches
 really send, times the 2 exchanges a decision needs (the bot's, the engine's):
-as unary calls (the floor of (b)), over two open streams (the floor of (s)),
-and with the bot's exchange on a unix socket (the floor of (h)). A breakdown of
+as unary calls (the floor of (b)), over two open streams (the floor of (s): the
+cheapest of three ways, the runner's single-threaded calls or grpcio's blocking
+stream API to the thread-pool server, or the runner's calls to a grpc.aio echo
+server), and with the bot's exchange on a unix socket (the floor of (h)). A breakdown of
 the per-decision work (observation dict, dict -> proto, serialization, proto ->
 dict in the SDK; digdown.wire's converters and json_format's) says what
 dominates the gap.
@@ -298,6 +300,45 @@ def echo_server_main(listen: str, port_file: str) -> None:
     server.wait_for_termination()
 
 
+def aio_echo_server_main(listen: str, port_file: str) -> None:
+    """The streamed echo of `echo_server_main` on a grpc.aio server: each message is
+    handled on the server's asyncio loop (no hand-over to a stream's thread), the
+    server model grpcio offers besides the thread-pool one; a floor kind of its own."""
+    import asyncio
+
+    blobs: dict[int, bytes] = {}
+
+    def answer(request: bytes) -> bytes:
+        n = int.from_bytes(request[:4], "little")
+        blob = blobs.get(n)
+        if blob is None:
+            blob = blobs[n] = b"x" * n
+        return blob
+
+    async def echo_stream(requests: Any, context: Any) -> Any:
+        async for request in requests:
+            yield answer(request)
+
+    async def serve() -> None:
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        handler = grpc.method_handlers_generic_handler(
+            ECHO_SERVICE, {"EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)}
+        )
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port(listen)
+        server.add_insecure_port(f"unix:{port_file}.sock")
+        await server.start()
+        tmp = Path(f"{port_file}.tmp")
+        tmp.write_text(f"{port}\n")
+        tmp.replace(port_file)
+        stopped = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
+        await stopped.wait()
+        await server.stop(0)
+
+    asyncio.run(serve())
+
+
 def _payload(req_bytes: float, resp_bytes: float) -> bytes:
     return int(resp_bytes).to_bytes(4, "little") + b"y" * max(0, int(req_bytes) - 4)
 
@@ -311,9 +352,12 @@ class FloorMeter:
     better of the two (the best streaming echo this grpcio offers a blocking caller):
     the runner's ``CallStream`` (the calling thread drives the call's own completion
     queue) and grpcio's blocking stream API (the request put on the request
-    iterator's queue, the reply read with ``next``: two more threads per exchange).
-    grpc.aio was measured too (driven from a thread and natively) and costs more
-    than either."""
+    iterator's queue, the reply read with ``next``: two more threads per exchange),
+    against the thread-pool echo server, and the ``CallStream`` against a grpc.aio
+    echo server (``aio_address``: messages handled on its asyncio loop). The floor is
+    the best of the three (the best streaming echo this grpcio offers); a grpc.aio
+    *client* was measured too (driven from a thread and natively) and costs more than
+    either client here."""
 
     KINDS = (
         "unary",
@@ -322,11 +366,28 @@ class FloorMeter:
         "unix_unary",
         "threaded_stream",
         "threaded_unix_stream",
+        "aio_stream",
+        "aio_unix_stream",
     )
+    # Each streaming kind with its bot-on-a-unix-socket counterpart, and what it is.
+    STREAM_KINDS = {
+        "stream": ("unix_stream", "single-threaded calls (the runner's CallStream)"),
+        "threaded_stream": (
+            "threaded_unix_stream",
+            "grpcio's blocking stream API (request-iterator thread)",
+        ),
+        "aio_stream": (
+            "aio_unix_stream",
+            "single-threaded calls (the runner's CallStream) to a grpc.aio echo server",
+        ),
+    }
 
-    def __init__(self, address: str, unix: str, sizes: dict[str, float]) -> None:
+    def __init__(
+        self, address: str, unix: str, sizes: dict[str, float], aio: tuple[str, str]
+    ) -> None:
         self.channels = [grpc.insecure_channel(address), grpc.insecure_channel(unix)]
-        tcp, local = self.channels
+        self.channels += [grpc.insecure_channel(a) for a in aio]
+        tcp, local, aio_tcp, aio_local = self.channels
         self.act_payload = _payload(sizes["decision_request"], sizes["act_reply"])
         self.step_payload = _payload(sizes["step_request"], sizes["step_response"])
         self.tiny_payload = _payload(8, 8)
@@ -363,6 +424,8 @@ class FloorMeter:
             "unix_unary": (call(local), call(tcp)),
             "threaded_stream": (threaded(tcp), threaded(tcp)),
             "threaded_unix_stream": (threaded(local), threaded(tcp)),
+            "aio_stream": (stream(aio_tcp), stream(aio_tcp)),
+            "aio_unix_stream": (stream(aio_local), stream(aio_tcp)),
         }
         self.tiny = call(tcp)
         self.sums = {f"{k}_{part}": 0.0 for k in self.KINDS for part in ("act", "step")}
@@ -409,20 +472,19 @@ class FloorMeter:
         bursts), per way of calling; the first and last bursts' figures beside them."""
         us = {k: v / self.count * 1e6 for k, v in self.sums.items()}
         first, last = self.bursts[0], self.bursts[-1]
-        single = us["stream_act"] + us["stream_step"]
-        threaded = us["threaded_stream_act"] + us["threaded_stream_step"]
-        best = "stream" if single <= threaded else "threaded_stream"
-        best_unix = "unix_stream" if best == "stream" else "threaded_unix_stream"
+
+        def per_decision(kind: str) -> float:
+            return us[f"{kind}_act"] + us[f"{kind}_step"]
+
+        best = min(self.STREAM_KINDS, key=per_decision)
+        best_unix, what = self.STREAM_KINDS[best]
         return {
-            "stream_floor_kind": (
-                "single-threaded calls (the runner's CallStream)"
-                if best == "stream"
-                else "grpcio's blocking stream API (request-iterator thread)"
-            ),
-            "single_threaded_stream_us_per_decision": single,
-            "threaded_stream_us_per_decision": threaded,
-            "threaded_unix_stream_us_per_decision": us["threaded_unix_stream_act"]
-            + us["threaded_unix_stream_step"],
+            "stream_floor_kind": what,
+            "single_threaded_stream_us_per_decision": per_decision("stream"),
+            "threaded_stream_us_per_decision": per_decision("threaded_stream"),
+            "threaded_unix_stream_us_per_decision": per_decision("threaded_unix_stream"),
+            "aio_server_stream_us_per_decision": per_decision("aio_stream"),
+            "aio_server_unix_stream_us_per_decision": per_decision("aio_unix_stream"),
             "act_like_us": us["unary_act"],
             "step_like_us": us["unary_step"],
             "tiny_us": us["tiny"],
@@ -549,6 +611,9 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--echo-server":
         echo_server_main(sys.argv[2], sys.argv[3])
         return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--aio-echo-server":
+        aio_echo_server_main(sys.argv[2], sys.argv[3])
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--json-format-engine":
         return json_format_engine_main(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -567,18 +632,20 @@ def main() -> int:
             # The floor is measured in bursts between the rounds of matches (the echo
             # server idles meanwhile): a machine shared with other work drifts, and
             # the first and last bursts show by how much.
-            port_file = Path(tmp) / "echo.port"
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, __file__, "--echo-server", "127.0.0.1:0", str(port_file)]
+            echoes = []
+            for flag in ("--echo-server", "--aio-echo-server"):
+                port_file = Path(tmp) / f"{flag.strip('-')}.port"
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, __file__, flag, "127.0.0.1:0", str(port_file)]
+                    )
                 )
-            )
-            deadline = time.monotonic() + 20
-            while not port_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            echo = f"127.0.0.1:{int(port_file.read_text())}"
-            echo_unix = f"unix:{port_file}.sock"
-            meter = FloorMeter(echo, echo_unix, sizes)
+                deadline = time.monotonic() + 20
+                while not port_file.exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                echoes.append((f"127.0.0.1:{int(port_file.read_text())}", f"unix:{port_file}.sock"))
+            (echo, echo_unix), aio_echo = echoes
+            meter = FloorMeter(echo, echo_unix, sizes, aio_echo)
             burst = max(20, args.echo_calls // (args.games + 2))
             meter.burst(burst)
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
@@ -616,11 +683,11 @@ def main() -> int:
                 between=lambda: meter.burst(burst),
             )
             report.update(runs)
-            stop(procs[1:2])
+            stop(procs[2:3])
             proc, engine = start(
                 [__file__, "--json-format-engine", "--log-level", "WARNING"], Path(tmp), "ref-e"
             )
-            procs[1] = proc
+            procs[2] = proc
             report["grpc_json_format_engine"] = over_grpc(
                 seeds, engine, {"grpc": (tcp_bots, False)}
             )["grpc"]
@@ -702,7 +769,8 @@ def main() -> int:
         f"{f['unix_stream_floor_us_per_decision']:.0f}"
         f" (unary {f['unix_floor_us_per_decision']:.0f}); single-threaded "
         f"{f['single_threaded_stream_us_per_decision']:.0f}, grpcio's blocking stream API "
-        f"{f['threaded_stream_us_per_decision']:.0f}"
+        f"{f['threaded_stream_us_per_decision']:.0f}, single-threaded to a grpc.aio server "
+        f"{f['aio_server_stream_us_per_decision']:.0f}"
     )
     print(
         f"(s) / (b) = {sm['stream_to_unary']} (target <= 0.5), "
