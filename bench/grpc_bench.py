@@ -593,6 +593,10 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
+        # grpc core's experiments of every process of the run (inherited): with
+        # "-event_engine_client,-event_engine_listener" its older I/O (iomgr) polls on
+        # the waiting threads themselves; docs/protocol.md has both sets of figures.
+        "grpc_experiments": os.environ.get("GRPC_EXPERIMENTS", ""),
         "platform": platform.platform(),
     }
 
@@ -732,7 +736,10 @@ def main() -> int:
         return 0
     m = report["machine"]
     sm = report["summary"]
-    print(f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}")
+    print(
+        f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}"
+        + (f", GRPC_EXPERIMENTS={m['grpc_experiments']}" if m["grpc_experiments"] else "")
+    )
     print(
         "load average: {:.2f} {:.2f} {:.2f} at start, ".format(*report["load_average"])
         + "{:.2f} {:.2f} {:.2f} at the end".format(*report["load_average_end"])
