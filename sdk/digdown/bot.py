@@ -251,6 +251,9 @@ class BotServer(serving.GrpcServer):
             # A runner's stream gets a request at every decision of its seat; one silent
             # this long (someone else's, left open) would hold a thread and a slot.
             stream_idle_s=STREAM_IDLE_S,
+            # One reply per request, in order: served on threads of their own, each
+            # waking once per message (digdown.stream_server).
+            exchange_streams=True,
         )
         service.decision_slot = self.limit.running_slot
 
