@@ -25,9 +25,11 @@ a bare gRPC echo service (generic
 handlers, no proto) in its own process, with messages of the sizes the matches
 really send, times the 2 exchanges a decision needs (the bot's, the engine's):
 as unary calls (the floor of (b)), over two open streams (the floor of (s): the
-cheapest of three ways, the runner's single-threaded calls or grpcio's blocking
-stream API to the thread-pool server, or the runner's calls to a grpc.aio echo
-server), and with the bot's exchange on a unix socket (the floor of (h)). A breakdown of
+cheapest of four ways, the runner's single-threaded calls or grpcio's blocking
+stream API to the thread-pool server, the runner's calls to a grpc.aio echo
+server or to an echo served as the engine and the bots serve their game streams,
+digdown.stream_server), and with the bot's exchange on a unix socket (the floor
+of (h)). A breakdown of
 the per-decision work (observation dict, dict -> proto, serialization, proto ->
 dict in the SDK; digdown.wire's converters and json_format's) says what
 dominates the gap.
@@ -300,6 +302,41 @@ def echo_server_main(listen: str, port_file: str) -> None:
     server.wait_for_termination()
 
 
+def exchange_echo_server_main(listen: str, port_file: str) -> None:
+    """The streamed echo of `echo_server_main` served as the engine and the bots serve
+    their game streams (digdown.stream_server: the stream's own thread drives its call,
+    one wake-up per message); a floor kind of its own."""
+    from digdown.stream_server import StreamServer
+
+    blobs: dict[int, bytes] = {}
+
+    def answer(request: bytes) -> bytes:
+        n = int.from_bytes(request[:4], "little")
+        blob = blobs.get(n)
+        if blob is None:
+            blob = blobs[n] = b"x" * n
+        return blob
+
+    def echo_stream(requests: Any, context: Any) -> Any:
+        for request in requests:
+            yield answer(request)
+
+    server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)])
+    server.add_registered_method_handlers(  # type: ignore[attr-defined]
+        ECHO_SERVICE, {"EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)}
+    )
+    streams = StreamServer(server, [f"/{ECHO_SERVICE}/EchoStream"], [], threads=16)
+    port = server.add_insecure_port(listen)
+    server.add_insecure_port(f"unix:{port_file}.sock")
+    server.start()
+    streams.start()
+    tmp = Path(f"{port_file}.tmp")
+    tmp.write_text(f"{port}\n")
+    tmp.replace(port_file)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
+    server.wait_for_termination()
+
+
 def aio_echo_server_main(listen: str, port_file: str) -> None:
     """The streamed echo of `echo_server_main` on a grpc.aio server: each message is
     handled on the server's asyncio loop (no hand-over to a stream's thread), the
@@ -354,8 +391,9 @@ class FloorMeter:
     queue) and grpcio's blocking stream API (the request put on the request
     iterator's queue, the reply read with ``next``: two more threads per exchange),
     against the thread-pool echo server, and the ``CallStream`` against a grpc.aio
-    echo server (``aio_address``: messages handled on its asyncio loop). The floor is
-    the best of the three (the best streaming echo this grpcio offers); a grpc.aio
+    echo server (``aio``: messages handled on its asyncio loop) and against an echo
+    served as the game streams are (``exchange``: digdown.stream_server). The floor
+    is the best of the four (the best streaming echo this grpcio offers); a grpc.aio
     *client* was measured too (driven from a thread and natively) and costs more than
     either client here."""
 
@@ -368,6 +406,8 @@ class FloorMeter:
         "threaded_unix_stream",
         "aio_stream",
         "aio_unix_stream",
+        "exchange_stream",
+        "exchange_unix_stream",
     )
     # Each streaming kind with its bot-on-a-unix-socket counterpart, and what it is.
     STREAM_KINDS = {
@@ -380,14 +420,24 @@ class FloorMeter:
             "aio_unix_stream",
             "single-threaded calls (the runner's CallStream) to a grpc.aio echo server",
         ),
+        "exchange_stream": (
+            "exchange_unix_stream",
+            "single-threaded calls (the runner's CallStream) to an echo served as the game "
+            "streams are (digdown.stream_server)",
+        ),
     }
 
     def __init__(
-        self, address: str, unix: str, sizes: dict[str, float], aio: tuple[str, str]
+        self,
+        address: str,
+        unix: str,
+        sizes: dict[str, float],
+        aio: tuple[str, str],
+        exchange: tuple[str, str],
     ) -> None:
         self.channels = [grpc.insecure_channel(address), grpc.insecure_channel(unix)]
-        self.channels += [grpc.insecure_channel(a) for a in aio]
-        tcp, local, aio_tcp, aio_local = self.channels
+        self.channels += [grpc.insecure_channel(a) for a in (*aio, *exchange)]
+        tcp, local, aio_tcp, aio_local, ex_tcp, ex_local = self.channels
         self.act_payload = _payload(sizes["decision_request"], sizes["act_reply"])
         self.step_payload = _payload(sizes["step_request"], sizes["step_response"])
         self.tiny_payload = _payload(8, 8)
@@ -426,6 +476,8 @@ class FloorMeter:
             "threaded_unix_stream": (threaded(local), threaded(tcp)),
             "aio_stream": (stream(aio_tcp), stream(aio_tcp)),
             "aio_unix_stream": (stream(aio_local), stream(aio_tcp)),
+            "exchange_stream": (stream(ex_tcp), stream(ex_tcp)),
+            "exchange_unix_stream": (stream(ex_local), stream(ex_tcp)),
         }
         self.tiny = call(tcp)
         self.sums = {f"{k}_{part}": 0.0 for k in self.KINDS for part in ("act", "step")}
@@ -485,6 +537,8 @@ class FloorMeter:
             "threaded_unix_stream_us_per_decision": per_decision("threaded_unix_stream"),
             "aio_server_stream_us_per_decision": per_decision("aio_stream"),
             "aio_server_unix_stream_us_per_decision": per_decision("aio_unix_stream"),
+            "exchange_server_stream_us_per_decision": per_decision("exchange_stream"),
+            "exchange_server_unix_stream_us_per_decision": per_decision("exchange_unix_stream"),
             "act_like_us": us["unary_act"],
             "step_like_us": us["unary_step"],
             "tiny_us": us["tiny"],
@@ -618,6 +672,9 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--aio-echo-server":
         aio_echo_server_main(sys.argv[2], sys.argv[3])
         return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--exchange-echo-server":
+        exchange_echo_server_main(sys.argv[2], sys.argv[3])
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--json-format-engine":
         return json_format_engine_main(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -637,7 +694,7 @@ def main() -> int:
             # server idles meanwhile): a machine shared with other work drifts, and
             # the first and last bursts show by how much.
             echoes = []
-            for flag in ("--echo-server", "--aio-echo-server"):
+            for flag in ("--echo-server", "--aio-echo-server", "--exchange-echo-server"):
                 port_file = Path(tmp) / f"{flag.strip('-')}.port"
                 procs.append(
                     subprocess.Popen(
@@ -648,8 +705,8 @@ def main() -> int:
                 while not port_file.exists() and time.monotonic() < deadline:
                     time.sleep(0.02)
                 echoes.append((f"127.0.0.1:{int(port_file.read_text())}", f"unix:{port_file}.sock"))
-            (echo, echo_unix), aio_echo = echoes
-            meter = FloorMeter(echo, echo_unix, sizes, aio_echo)
+            (echo, echo_unix), aio_echo, exchange_echo = echoes
+            meter = FloorMeter(echo, echo_unix, sizes, aio_echo, exchange_echo)
             burst = max(20, args.echo_calls // (args.games + 2))
             meter.burst(burst)
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
@@ -687,11 +744,11 @@ def main() -> int:
                 between=lambda: meter.burst(burst),
             )
             report.update(runs)
-            stop(procs[2:3])
+            stop(procs[3:4])
             proc, engine = start(
                 [__file__, "--json-format-engine", "--log-level", "WARNING"], Path(tmp), "ref-e"
             )
-            procs[2] = proc
+            procs[3] = proc
             report["grpc_json_format_engine"] = over_grpc(
                 seeds, engine, {"grpc": (tcp_bots, False)}
             )["grpc"]
@@ -777,7 +834,8 @@ def main() -> int:
         f" (unary {f['unix_floor_us_per_decision']:.0f}); single-threaded "
         f"{f['single_threaded_stream_us_per_decision']:.0f}, grpcio's blocking stream API "
         f"{f['threaded_stream_us_per_decision']:.0f}, single-threaded to a grpc.aio server "
-        f"{f['aio_server_stream_us_per_decision']:.0f}"
+        f"{f['aio_server_stream_us_per_decision']:.0f}, to a server as the game streams' "
+        f"{f['exchange_server_stream_us_per_decision']:.0f}"
     )
     print(
         f"(s) / (b) = {sm['stream_to_unary']} (target <= 0.5), "
