@@ -288,10 +288,14 @@ class StreamServer:
         queue = cygrpc.CompletionQueue()
 
         def accepted(event: Any) -> tuple[None, tuple[()]]:
-            if self._state.stage.name == "STARTED":
-                self._request(method)
-            if event.success and event.call is not None:
-                self._pool.submit(self._serve, method, event, queue)
+            # Runs on grpcio's polling thread: nothing may escape into its loop.
+            try:
+                if self._state.stage.name == "STARTED":
+                    self._request(method)
+                if event.success and event.call is not None:
+                    self._pool.submit(self._serve, method, event, queue)
+            except Exception:  # pragma: no cover - a server stopping meanwhile
+                log.exception("could not take a %s stream", method)
             return None, ()
 
         with self._state.lock:
