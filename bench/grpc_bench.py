@@ -24,8 +24,12 @@ mean over the bursts is the floor, the first and last are reported beside it):
 a bare gRPC echo service (generic
 handlers, no proto) in its own process, with messages of the sizes the matches
 really send, times the 2 exchanges a decision needs (the bot's, the engine's):
-as unary calls (the floor of (b)), over two open streams (the floor of (s)),
-and with the bot's exchange on a unix socket (the floor of (h)). A breakdown of
+as unary calls (the floor of (b)), over two open streams (the floor of (s): the
+cheapest of four ways, the runner's single-threaded calls or grpcio's blocking
+stream API to the thread-pool server, the runner's calls to a grpc.aio echo
+server or to an echo served as the engine and the bots serve their game streams,
+digdown.stream_server), and with the bot's exchange on a unix socket (the floor
+of (h)). A breakdown of
 the per-decision work (observation dict, dict -> proto, serialization, proto ->
 dict in the SDK; digdown.wire's converters and json_format's) says what
 dominates the gap.
@@ -166,22 +170,26 @@ def over_grpc(
     for name, (bots, _) in runs.items():  # warm-up (imports, connections)
         run_match(pool, bots, seed=10**6, time_control=tcs[name])
 
-    def cpu(name: str) -> tuple[float, float, float]:
+    def cpu(name: str, *, runner_last: bool) -> tuple[float, float, float]:
+        """The CPU seconds so far of the runner (this process), the engine and the bots.
+        Reading the others' /proc files costs this process CPU too: the runner's clock is
+        read after them at the start of a match and before them at its end, so that
+        cost is never charged to the runner's decisions."""
         engine_pid, bot_pids = (pids or {}).get(name, (0, []))
-        return (
-            time.process_time(),
-            cpu_s(engine_pid) if engine_pid else 0.0,
-            sum(cpu_s(p) for p in bot_pids),
-        )
+        runner = 0.0 if runner_last else time.process_time()
+        others = (cpu_s(engine_pid) if engine_pid else 0.0, sum(cpu_s(p) for p in bot_pids))
+        if runner_last:
+            runner = time.process_time()
+        return (runner, *others)
 
     for seed in seeds:
         for name, (bots, _) in runs.items():
-            before = cpu(name)
+            before = cpu(name, runner_last=True)
             started = time.perf_counter()
             outcome = run_match(pool, bots, seed=seed, time_control=tcs[name])
             total = totals[name]
             total["seconds"] += time.perf_counter() - started
-            after = cpu(name)
+            after = cpu(name, runner_last=False)
             for key, b, a in zip(
                 ("runner_cpu", "engine_cpu", "bots_cpu"), before, after, strict=True
             ):
@@ -294,6 +302,80 @@ def echo_server_main(listen: str, port_file: str) -> None:
     server.wait_for_termination()
 
 
+def exchange_echo_server_main(listen: str, port_file: str) -> None:
+    """The streamed echo of `echo_server_main` served as the engine and the bots serve
+    their game streams (digdown.stream_server: the stream's own thread drives its call,
+    one wake-up per message); a floor kind of its own."""
+    from digdown.stream_server import StreamServer
+
+    blobs: dict[int, bytes] = {}
+
+    def answer(request: bytes) -> bytes:
+        n = int.from_bytes(request[:4], "little")
+        blob = blobs.get(n)
+        if blob is None:
+            blob = blobs[n] = b"x" * n
+        return blob
+
+    def echo_stream(requests: Any, context: Any) -> Any:
+        for request in requests:
+            yield answer(request)
+
+    server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)])
+    server.add_registered_method_handlers(  # type: ignore[attr-defined]
+        ECHO_SERVICE, {"EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)}
+    )
+    streams = StreamServer(server, [f"/{ECHO_SERVICE}/EchoStream"], [], threads=16)
+    port = server.add_insecure_port(listen)
+    server.add_insecure_port(f"unix:{port_file}.sock")
+    server.start()
+    streams.start()
+    tmp = Path(f"{port_file}.tmp")
+    tmp.write_text(f"{port}\n")
+    tmp.replace(port_file)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
+    server.wait_for_termination()
+
+
+def aio_echo_server_main(listen: str, port_file: str) -> None:
+    """The streamed echo of `echo_server_main` on a grpc.aio server: each message is
+    handled on the server's asyncio loop (no hand-over to a stream's thread), the
+    server model grpcio offers besides the thread-pool one; a floor kind of its own."""
+    import asyncio
+
+    blobs: dict[int, bytes] = {}
+
+    def answer(request: bytes) -> bytes:
+        n = int.from_bytes(request[:4], "little")
+        blob = blobs.get(n)
+        if blob is None:
+            blob = blobs[n] = b"x" * n
+        return blob
+
+    async def echo_stream(requests: Any, context: Any) -> Any:
+        async for request in requests:
+            yield answer(request)
+
+    async def serve() -> None:
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        handler = grpc.method_handlers_generic_handler(
+            ECHO_SERVICE, {"EchoStream": grpc.stream_stream_rpc_method_handler(echo_stream)}
+        )
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port(listen)
+        server.add_insecure_port(f"unix:{port_file}.sock")
+        await server.start()
+        tmp = Path(f"{port_file}.tmp")
+        tmp.write_text(f"{port}\n")
+        tmp.replace(port_file)
+        stopped = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
+        await stopped.wait()
+        await server.stop(0)
+
+    asyncio.run(serve())
+
+
 def _payload(req_bytes: float, resp_bytes: float) -> bytes:
     return int(resp_bytes).to_bytes(4, "little") + b"y" * max(0, int(req_bytes) - 4)
 
@@ -307,9 +389,13 @@ class FloorMeter:
     better of the two (the best streaming echo this grpcio offers a blocking caller):
     the runner's ``CallStream`` (the calling thread drives the call's own completion
     queue) and grpcio's blocking stream API (the request put on the request
-    iterator's queue, the reply read with ``next``: two more threads per exchange).
-    grpc.aio was measured too (driven from a thread and natively) and costs more
-    than either."""
+    iterator's queue, the reply read with ``next``: two more threads per exchange),
+    against the thread-pool echo server, and the ``CallStream`` against a grpc.aio
+    echo server (``aio``: messages handled on its asyncio loop) and against an echo
+    served as the game streams are (``exchange``: digdown.stream_server). The floor
+    is the best of the four (the best streaming echo this grpcio offers); a grpc.aio
+    *client* was measured too (driven from a thread and natively) and costs more than
+    either client here."""
 
     KINDS = (
         "unary",
@@ -318,11 +404,40 @@ class FloorMeter:
         "unix_unary",
         "threaded_stream",
         "threaded_unix_stream",
+        "aio_stream",
+        "aio_unix_stream",
+        "exchange_stream",
+        "exchange_unix_stream",
     )
+    # Each streaming kind with its bot-on-a-unix-socket counterpart, and what it is.
+    STREAM_KINDS = {
+        "stream": ("unix_stream", "single-threaded calls (the runner's CallStream)"),
+        "threaded_stream": (
+            "threaded_unix_stream",
+            "grpcio's blocking stream API (request-iterator thread)",
+        ),
+        "aio_stream": (
+            "aio_unix_stream",
+            "single-threaded calls (the runner's CallStream) to a grpc.aio echo server",
+        ),
+        "exchange_stream": (
+            "exchange_unix_stream",
+            "single-threaded calls (the runner's CallStream) to an echo served as the game "
+            "streams are (digdown.stream_server)",
+        ),
+    }
 
-    def __init__(self, address: str, unix: str, sizes: dict[str, float]) -> None:
+    def __init__(
+        self,
+        address: str,
+        unix: str,
+        sizes: dict[str, float],
+        aio: tuple[str, str],
+        exchange: tuple[str, str],
+    ) -> None:
         self.channels = [grpc.insecure_channel(address), grpc.insecure_channel(unix)]
-        tcp, local = self.channels
+        self.channels += [grpc.insecure_channel(a) for a in (*aio, *exchange)]
+        tcp, local, aio_tcp, aio_local, ex_tcp, ex_local = self.channels
         self.act_payload = _payload(sizes["decision_request"], sizes["act_reply"])
         self.step_payload = _payload(sizes["step_request"], sizes["step_response"])
         self.tiny_payload = _payload(8, 8)
@@ -359,6 +474,10 @@ class FloorMeter:
             "unix_unary": (call(local), call(tcp)),
             "threaded_stream": (threaded(tcp), threaded(tcp)),
             "threaded_unix_stream": (threaded(local), threaded(tcp)),
+            "aio_stream": (stream(aio_tcp), stream(aio_tcp)),
+            "aio_unix_stream": (stream(aio_local), stream(aio_tcp)),
+            "exchange_stream": (stream(ex_tcp), stream(ex_tcp)),
+            "exchange_unix_stream": (stream(ex_local), stream(ex_tcp)),
         }
         self.tiny = call(tcp)
         self.sums = {f"{k}_{part}": 0.0 for k in self.KINDS for part in ("act", "step")}
@@ -405,20 +524,21 @@ class FloorMeter:
         bursts), per way of calling; the first and last bursts' figures beside them."""
         us = {k: v / self.count * 1e6 for k, v in self.sums.items()}
         first, last = self.bursts[0], self.bursts[-1]
-        single = us["stream_act"] + us["stream_step"]
-        threaded = us["threaded_stream_act"] + us["threaded_stream_step"]
-        best = "stream" if single <= threaded else "threaded_stream"
-        best_unix = "unix_stream" if best == "stream" else "threaded_unix_stream"
+
+        def per_decision(kind: str) -> float:
+            return us[f"{kind}_act"] + us[f"{kind}_step"]
+
+        best = min(self.STREAM_KINDS, key=per_decision)
+        best_unix, what = self.STREAM_KINDS[best]
         return {
-            "stream_floor_kind": (
-                "single-threaded calls (the runner's CallStream)"
-                if best == "stream"
-                else "grpcio's blocking stream API (request-iterator thread)"
-            ),
-            "single_threaded_stream_us_per_decision": single,
-            "threaded_stream_us_per_decision": threaded,
-            "threaded_unix_stream_us_per_decision": us["threaded_unix_stream_act"]
-            + us["threaded_unix_stream_step"],
+            "stream_floor_kind": what,
+            "single_threaded_stream_us_per_decision": per_decision("stream"),
+            "threaded_stream_us_per_decision": per_decision("threaded_stream"),
+            "threaded_unix_stream_us_per_decision": per_decision("threaded_unix_stream"),
+            "aio_server_stream_us_per_decision": per_decision("aio_stream"),
+            "aio_server_unix_stream_us_per_decision": per_decision("aio_unix_stream"),
+            "exchange_server_stream_us_per_decision": per_decision("exchange_stream"),
+            "exchange_server_unix_stream_us_per_decision": per_decision("exchange_unix_stream"),
             "act_like_us": us["unary_act"],
             "step_like_us": us["unary_step"],
             "tiny_us": us["tiny"],
@@ -527,6 +647,10 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
+        # grpc core's experiments of every process of the run (inherited): with
+        # "-event_engine_client,-event_engine_listener" its older I/O (iomgr) polls on
+        # the waiting threads themselves; docs/protocol.md has both sets of figures.
+        "grpc_experiments": os.environ.get("GRPC_EXPERIMENTS", ""),
         "platform": platform.platform(),
     }
 
@@ -544,6 +668,12 @@ def json_format_engine_main(argv: list[str]) -> int:
 def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--echo-server":
         echo_server_main(sys.argv[2], sys.argv[3])
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--aio-echo-server":
+        aio_echo_server_main(sys.argv[2], sys.argv[3])
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--exchange-echo-server":
+        exchange_echo_server_main(sys.argv[2], sys.argv[3])
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--json-format-engine":
         return json_format_engine_main(sys.argv[2:])
@@ -563,18 +693,20 @@ def main() -> int:
             # The floor is measured in bursts between the rounds of matches (the echo
             # server idles meanwhile): a machine shared with other work drifts, and
             # the first and last bursts show by how much.
-            port_file = Path(tmp) / "echo.port"
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, __file__, "--echo-server", "127.0.0.1:0", str(port_file)]
+            echoes = []
+            for flag in ("--echo-server", "--aio-echo-server", "--exchange-echo-server"):
+                port_file = Path(tmp) / f"{flag.strip('-')}.port"
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, __file__, flag, "127.0.0.1:0", str(port_file)]
+                    )
                 )
-            )
-            deadline = time.monotonic() + 20
-            while not port_file.exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            echo = f"127.0.0.1:{int(port_file.read_text())}"
-            echo_unix = f"unix:{port_file}.sock"
-            meter = FloorMeter(echo, echo_unix, sizes)
+                deadline = time.monotonic() + 20
+                while not port_file.exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                echoes.append((f"127.0.0.1:{int(port_file.read_text())}", f"unix:{port_file}.sock"))
+            (echo, echo_unix), aio_echo, exchange_echo = echoes
+            meter = FloorMeter(echo, echo_unix, sizes, aio_echo, exchange_echo)
             burst = max(20, args.echo_calls // (args.games + 2))
             meter.burst(burst)
             proc, engine = start(["-m", "engine.server", "--log-level", "WARNING"], Path(tmp), "e")
@@ -612,11 +744,11 @@ def main() -> int:
                 between=lambda: meter.burst(burst),
             )
             report.update(runs)
-            stop(procs[1:2])
+            stop(procs[3:4])
             proc, engine = start(
                 [__file__, "--json-format-engine", "--log-level", "WARNING"], Path(tmp), "ref-e"
             )
-            procs[1] = proc
+            procs[3] = proc
             report["grpc_json_format_engine"] = over_grpc(
                 seeds, engine, {"grpc": (tcp_bots, False)}
             )["grpc"]
@@ -661,7 +793,10 @@ def main() -> int:
         return 0
     m = report["machine"]
     sm = report["summary"]
-    print(f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}")
+    print(
+        f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}"
+        + (f", GRPC_EXPERIMENTS={m['grpc_experiments']}" if m["grpc_experiments"] else "")
+    )
     print(
         "load average: {:.2f} {:.2f} {:.2f} at start, ".format(*report["load_average"])
         + "{:.2f} {:.2f} {:.2f} at the end".format(*report["load_average_end"])
@@ -698,7 +833,9 @@ def main() -> int:
         f"{f['unix_stream_floor_us_per_decision']:.0f}"
         f" (unary {f['unix_floor_us_per_decision']:.0f}); single-threaded "
         f"{f['single_threaded_stream_us_per_decision']:.0f}, grpcio's blocking stream API "
-        f"{f['threaded_stream_us_per_decision']:.0f}"
+        f"{f['threaded_stream_us_per_decision']:.0f}, single-threaded to a grpc.aio server "
+        f"{f['aio_server_stream_us_per_decision']:.0f}, to a server as the game streams' "
+        f"{f['exchange_server_stream_us_per_decision']:.0f}"
     )
     print(
         f"(s) / (b) = {sm['stream_to_unary']} (target <= 0.5), "

@@ -297,6 +297,9 @@ class EngineServer(serving.GrpcServer):
             # Streams opened and left silent (a bot that reached the engine, a lost
             # client) go when an idle game would.
             stream_idle_s=idle_timeout_s,
+            # One reply per request, in order: served on threads of their own, each
+            # waking once per message (digdown.stream_server).
+            exchange_streams=True,
         )
         service.message_slot = self.limit.running_slot
         self._stop = threading.Event()

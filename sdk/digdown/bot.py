@@ -44,7 +44,7 @@ from typing import Any
 import grpc
 
 from digdown import PROTOCOL_VERSION, serving, wire
-from digdown.proto_codec import message_to_dict
+from digdown.proto_codec import lazy_message_to_dict
 from digdown.types import Action, Observation
 from digdown.v1 import bot_pb2, bot_pb2_grpc
 
@@ -188,7 +188,9 @@ class BotService(bot_pb2_grpc.BotServicer):
         """One decision: the request as dicts -> `act` -> the reply (INTERNAL on an error)."""
         started = time.monotonic()
         try:
-            observation: Observation = message_to_dict(request.observation)  # type: ignore[assignment]
+            # Filled in on first use: a bot that never reads the passages or players
+            # does not pay for their conversion (proto_codec.LazyDict).
+            observation: Observation = lazy_message_to_dict(request.observation)  # type: ignore[assignment]
             legal: list[Action] = [
                 wire.action_from_proto(a)  # type: ignore[misc]
                 for a in request.legal_actions
@@ -249,6 +251,9 @@ class BotServer(serving.GrpcServer):
             # A runner's stream gets a request at every decision of its seat; one silent
             # this long (someone else's, left open) would hold a thread and a slot.
             stream_idle_s=STREAM_IDLE_S,
+            # One reply per request, in order: served on threads of their own, each
+            # waking once per message (digdown.stream_server).
+            exchange_streams=True,
         )
         service.decision_slot = self.limit.running_slot
 

@@ -31,6 +31,9 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from digdown import stream_server
+from digdown.stream_server import StreamServer
+
 log = logging.getLogger("digdown.serving")
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -322,9 +325,12 @@ class GrpcServer:
         streamed: Sequence[str] = (),
         observers: Sequence[grpc.ServerInterceptor] = (),
         stream_idle_s: float = 0.0,
+        exchange_streams: bool = False,
     ) -> None:
         """``observers`` go outside the call limit (metrics see the calls it refuses);
-        ``interceptors`` inside it."""
+        ``interceptors`` inside it. With ``exchange_streams`` the ``streamed`` methods are
+        request -> reply exchanges (one reply per request, in order: a game's ``Play``
+        or ``ActStream``) and are served on threads of their own (`StreamServer`)."""
         self.services = tuple(services)
         admitted = max(max_workers, max_concurrent_rpcs or max_workers)
         self.limit = CallLimit(
@@ -340,6 +346,21 @@ class GrpcServer:
             options=server_options(max_receive_bytes, max_send_bytes),
         )
         register(self.server)
+        # Exchange streams on threads of their own, each driving its call
+        # (stream_server.py); the interceptors wrap them as grpcio would.
+        self.streams: StreamServer | None = None
+        if (
+            exchange_streams
+            and streamed
+            and stream_server.wanted()
+            and stream_server.supported(self.server)
+        ):
+            self.streams = StreamServer(
+                self.server,
+                streamed,
+                [*observers, self.limit, *interceptors],
+                threads=max_streams + RESERVED_THREADS,
+            )
         # Health is outside CallLimit, so a probe answers while every call slot is
         # busy, which is when a balancer most needs the answer; Watch streams run
         # non-blocking on a thread of their own instead of holding a pool thread.
@@ -363,6 +384,8 @@ class GrpcServer:
     def start(self) -> None:
         """Start serving and report SERVING for ``""`` and every service."""
         self.server.start()
+        if self.streams is not None:
+            self.streams.start()
         for name in ("", *self.services):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         if self.stream_idle_s > 0 and self.limit.streams:

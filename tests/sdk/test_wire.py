@@ -437,5 +437,86 @@ def test_messages_outside_the_fast_path_use_json_format() -> None:
 
 
 def test_one_converter_serves_the_engine_the_sdk_and_the_bench() -> None:
-    assert digdown.bot.message_to_dict is proto_codec.message_to_dict
+    assert digdown.bot.lazy_message_to_dict is proto_codec.lazy_message_to_dict
     assert wire.dict_to_message is proto_codec.dict_to_message
+
+
+# --- the SDK's lazy observation ------------------------------------------------------
+
+_DICT_USES: dict[str, Any] = {
+    "equal": lambda d, e: d == e and e == d and not (d != e),  # noqa: SIM202
+    "key order": lambda d, e: list(d) == list(e) and list(d.keys()) == list(e.keys()),
+    "items and values": lambda d, e: (
+        list(d.items()) == list(e.items()) and list(d.values()) == list(e.values())
+    ),
+    "length": lambda d, e: len(d) == len(e) and bool(d),
+    "printing": lambda d, e: repr(d) == repr(e) and str(d) == str(e),
+    "a costly key": lambda d, e: d["players"] == e["players"],
+    "an optional key": lambda d, e: (
+        ("resolution" in d) == ("resolution" in e) and d.get("resolution") == e.get("resolution")
+    ),
+    "an unknown key": lambda d, e: d.get("nope", 5) == 5 and "nope" not in d,
+    "dict()": lambda d, e: dict(d) == e and {**d} == e and (d | {}) == e,
+    "copies": lambda d, e: (
+        type(copy.copy(d)) is dict
+        and copy.deepcopy(d) == e
+        and type(copy.deepcopy(d)) is dict
+        and d.copy() == e
+    ),
+    "json": lambda d, e: __import__("json").dumps(d) == __import__("json").dumps(e),
+    "pickle": lambda d, e: (lambda p: p == e and type(p) is dict)(
+        __import__("pickle").loads(__import__("pickle").dumps(d))
+    ),
+    "writing": lambda d, e: (d.__setitem__("x", 1), d.pop("x"))[1] == 1 and d == e,
+}
+
+
+@pytest.mark.parametrize("use", sorted(_DICT_USES))
+def test_the_lazy_observation_is_the_observation_dict_in_every_use(use: str) -> None:
+    """lazy_message_to_dict (what the SDK hands a bot) equals message_to_dict's dict in
+    whatever a bot does with it, and is filled in (a FilledDict) by it."""
+    seen = 0
+    for what, value in _random_game(5):
+        if what != "observation":
+            continue
+        msg = wire.observation_to_proto(value)
+        eager = message_to_dict(msg)
+        lazy = proto_codec.lazy_message_to_dict(msg)
+        assert type(lazy) is proto_codec.LazyDict
+        assert _DICT_USES[use](lazy, eager), use
+        assert type(lazy) is proto_codec.FilledDict
+        assert lazy == eager and list(lazy) == list(eager)
+        seen += 1
+    assert seen > 20
+
+
+def test_the_lazy_observation_reads_its_costly_fields_only_when_asked() -> None:
+    obs = _observation_with_a_card()
+    msg = wire.observation_to_proto(obs)
+    lazy = proto_codec.lazy_message_to_dict(msg)
+    # The scalars are there from the start and leave it lazy.
+    assert (lazy["phase"], lazy["seat"], lazy.get("round")) == (
+        obs["phase"],
+        obs["seat"],
+        obs["round"],
+    )
+    assert "objectives" in lazy
+    assert type(lazy) is proto_codec.LazyDict
+    assert lazy["players"][0]["unsecured"] == obs["players"][0]["unsecured"]
+    assert type(lazy) is proto_codec.FilledDict
+    # Message types without costly fields are read at once, as plain dicts.
+    plain = proto_codec.lazy_message_to_dict(game_pb2.Card(id=3, material="DIRT"))
+    assert type(plain) is dict
+
+
+def test_the_sdk_hands_bots_the_lazy_observation() -> None:
+    types: list[type] = []
+    service = digdown.bot.BotService(lambda obs, legal: types.append(type(obs)) or 0)
+    obs = _observation_with_a_card()
+    request = bot_pb2.DecisionRequest(
+        observation=wire.observation_to_proto(obs),
+        legal_actions=[wire.action_to_proto({"kind": "DONE"})] * 2,
+    )
+    reply = service._decide(request, None)  # type: ignore[arg-type]
+    assert reply.action.WhichOneof("kind") == "done"
+    assert types == [proto_codec.LazyDict]

@@ -1,12 +1,13 @@
-"""The SDK's message -> dict (digdown.proto_codec's) gives what json_format gives, on real games."""
+"""The SDK's message -> dict (digdown.proto_codec's) gives what json_format gives, on real games;
+so does the observation a bot is handed (filled in on first use)."""
 
 from __future__ import annotations
 
 import random
 
 from digdown import wire
-from digdown.bot import answer_to_proto, message_to_dict
-from digdown.proto_codec import reference_message_to_dict
+from digdown.bot import answer_to_proto
+from digdown.proto_codec import lazy_message_to_dict, message_to_dict, reference_message_to_dict
 from engine.rules import GameConfig, new_game
 
 
@@ -19,6 +20,7 @@ def test_message_to_dict_matches_json_format_on_real_games() -> None:
             legal = state.legal_actions()
             obs = wire.observation_to_proto(state.observation(state.acting_seat))
             assert message_to_dict(obs) == reference_message_to_dict(obs)
+            assert lazy_message_to_dict(obs) == reference_message_to_dict(obs)
             for event in state.apply(legal[rng.randrange(len(legal))]):
                 msg = wire.event_to_proto(event)
                 assert message_to_dict(msg) == reference_message_to_dict(msg)
