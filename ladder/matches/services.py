@@ -44,6 +44,7 @@ from ladder.matches.queue import match_enqueue
 from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.spec import MatchSpec
+from ladder.matches.tournament_tallies import tournament_tallies_add, tournament_tallies_errored
 from ladder.ratings.services import (
     SeatIn,
     bot_ratings_ensure,
@@ -307,6 +308,12 @@ def match_release(*, match_id: int, worker: str, attempt: int, error: str) -> bo
 
 
 def _errored(match: Match, error: str) -> None:
+    """An open match (locked by the caller) turns errored; a tournament's counts it."""
+    if match.tournament_id is not None:
+        tournament_tallies_errored(
+            tournament_id=match.tournament_id,
+            bot_ids=list(match.seats.values_list("bot_id", flat=True)),
+        )
     match.status = Match.Status.ERRORED
     match.error = error[:10000]
     match.finished_at = timezone.now()
@@ -510,6 +517,8 @@ def match_record_result(
              "rating_after"],
         )  # fmt: skip
         opponent_tallies_add(bot_ids=bot_ids, ranks=ranks)
+        if match.tournament_id is not None:
+            tournament_tallies_add(tournament_id=match.tournament_id, bot_ids=bot_ids, ranks=ranks)
         match.status = Match.Status.FINISHED
         match.finished_at = timezone.now()
         match.lease_expires_at = None
