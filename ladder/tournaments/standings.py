@@ -86,9 +86,10 @@ def standings(
 
 def ranked(rows: Iterable[Standing]) -> list[Standing]:
     """``rows`` with their points and tie-breaks filled in, best first, ranks set (shared
-    by rows equal on every tie-break). The standings' own order, whether they were
-    scored from the matches here or read from the counters kept when results are
-    recorded (``ladder.tournaments.selectors.tournament_standings``)."""
+    by rows equal on every tie-break). The standings' own order; the query that ranks
+    the counters kept when results are recorded
+    (``ladder.tournaments.selectors.tournament_standings_table``) numbers them the same
+    way, and the tests hold the two equal."""
 
     def key(row: Standing) -> tuple[float, float, float, int]:
         return (-row.points, -row.head_to_head, -row.buchholz, -row.wins)
