@@ -9,11 +9,12 @@ A Swiss bye is counted where it is created (``ladder.tournaments.services``).
 introduced them, the benchmark data set and the tests' check).
 
 Lock order, the same in every writer so two recordings that share a bot never
-deadlock: the bots' rows by bot id, then the pair rows by (bot, opponent).
+deadlock: the bots' rows by (tournament, bot), then the pair rows by (bot, opponent).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -97,11 +98,32 @@ def tournament_tallies_add(
     )
 
 
-def tournament_tallies_errored(*, tournament_id: int, bot_ids: Sequence[int]) -> None:
-    """Count an errored match of the tournament for each of its bots (inside the
-    transaction that marks it errored, once: when an open match turns errored)."""
-    rows = _bots_locked(tournament_id, bot_ids)
-    TournamentTally.objects.filter(pk__in=list(rows.values())).update(errored=F("errored") + 1)
+def tournament_tallies_errored(*, seats: Iterable[tuple[int, int]]) -> None:
+    """Count errored matches: ``seats`` are (tournament id, bot id), one per seat of each
+    match (inside the transaction that marks them errored, once: when an open match
+    turns errored). Several matches at once (the janitor's pass) are locked together
+    in (tournament, bot) order, the order every writer takes, so a pass that errors
+    many matches never deadlocks with a recording."""
+    counts = Counter(seats)
+    if not counts:
+        return
+    keys = sorted(counts)
+    TournamentTally.objects.bulk_create(
+        [TournamentTally(tournament_id=t, bot_id=b) for t, b in keys], ignore_conflicts=True
+    )
+    which = Q()
+    for t, b in keys:
+        which |= Q(tournament_id=t, bot_id=b)
+    rows = {
+        (t, b): pk
+        for pk, t, b in TournamentTally.objects.filter(which)
+        .select_for_update()
+        .order_by("tournament_id", "bot_id")
+        .values_list("pk", "tournament_id", "bot_id")
+    }
+    TournamentTally.objects.filter(pk__in=list(rows.values())).update(
+        errored=F("errored") + _by_pk({rows[key]: n for key, n in counts.items()})
+    )
 
 
 def tournament_tallies_bye(*, tournament_id: int, bot_id: int) -> None:

@@ -5,15 +5,17 @@ and the standings read from them are those ``standings`` scores from the matches
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from ladder.common.exceptions import Conflict
 from ladder.matches.models import Match, MatchSeat, TournamentPairTally, TournamentTally
-from ladder.matches.services import match_fail
+from ladder.matches.services import match_fail, match_requeue_stale
 from ladder.matches.tournament_tallies import tournament_tallies_from_seats
 from ladder.tournaments import selectors
 from ladder.tournaments.models import Tournament, TournamentBye
@@ -167,3 +169,24 @@ def test_a_page_of_standings_reads_its_lines_whatever_the_history(bots: list[Any
     many = page()
     assert few[1] == many[1] == 2  # the lines, and the count
     assert many[0] == scored(t)[2:5]
+
+
+def test_the_janitor_counts_the_matches_it_errors_once(bots: list[Any]) -> None:
+    """Matches whose worker was lost past their last attempt are errored by one pass,
+    counted together (one lock order); the next pass finds nothing more to count."""
+    t = tournament_create(name="cup", participant_ids=[b.pk for b in bots[:4]])
+    matches = list(Match.objects.filter(tournament=t).order_by("pk"))
+    record(matches[0], [1, 2])
+    now = timezone.now()
+    lost = [m.pk for m in matches[1:4]]
+    Match.objects.filter(pk__in=lost).update(
+        status=Match.Status.RUNNING, attempts=3, lease_expires_at=now - timedelta(seconds=1)
+    )
+    report = match_requeue_stale(queued_grace_s=600, max_attempts=3, now=now)
+    assert sorted(report.errored) == lost
+    assert counted() == recounted()
+    assert sum(r.errored for r in TournamentTally.objects.filter(tournament=t)) == 2 * 3
+    before = counted()
+    assert not match_requeue_stale(queued_grace_s=600, max_attempts=3, now=now).errored
+    assert counted() == before
+    assert read(t) == scored(t)
