@@ -12,8 +12,9 @@ matches), ranks drawn from hidden strengths, ratings applied with the project's
 own Elo in recording order (the seats, entries and the ratings' ledger, whose
 rows the bot pages' rating history reads, agree with ``rerate``; the version
 entries are left empty: ``manage.py rerate`` fills them),
-counters on the rating entries, some queued, running and errored matches, and
-tournaments of up to 2,000 bots. Every database ladder table is emptied first.
+counters on the rating entries, the opponents' and the tournaments' tallies, some
+queued, running and errored matches, and tournaments of up to 2,000 bots.
+Every database ladder table is emptied first.
 
 Reusable: ``ensure(bots=..., matches=...)`` builds only when the database does
 not already hold a data set of that size (``--force`` rebuilds), and returns a
@@ -55,12 +56,14 @@ from ladder.bots.models import Bot  # noqa: E402
 from ladder.ladders import ladder_default  # noqa: E402
 from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
 from ladder.matches.opponents import opponent_tallies_from_seats  # noqa: E402
+from ladder.matches.tournament_tallies import tournament_tallies_from_seats  # noqa: E402
 from ladder.ratings import elo  # noqa: E402
 from ladder.ratings.models import BotRating, RatingChange, Season  # noqa: E402
 from ladder.tournaments.models import Tournament  # noqa: E402
 
 TABLES = [
-    "ratings_ratingchange", "accounts_apitoken", "matches_opponenttally", "matches_matchseat",
+    "ratings_ratingchange", "accounts_apitoken", "matches_opponenttally",
+    "matches_tournamentpairtally", "matches_tournamenttally", "matches_matchseat",
     "matches_matchresult", "matches_match",
     "matches_tournament_participants", "matches_tournament", "bots_botrating", "bots_botversion",
     "bots_bot", "accounts_user", "ratings_season",
@@ -267,12 +270,15 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
     total = matches + sum(OPEN_MATCHES.values())
     statuses = ["finished"] * matches + [s for s, n in OPEN_MATCHES.items() for _ in range(n)]
 
+    def tournament_of(mid: int) -> int | None:
+        return 1 + mid % TOURNAMENTS if mid % 20 == 0 else None
+
     def match_rows() -> Iterator[tuple[Any, ...]]:
         for mid, status in enumerate(statuses, start=1):
             at = EPOCH + timedelta(seconds=30 * mid)
             done = status in ("finished", "errored")
             sha = _digest("replay", mid) if status == "finished" else ""
-            tournament = 1 + mid % TOURNAMENTS if mid % 20 == 0 else None
+            tournament = tournament_of(mid)
             yield (
                 mid, ladder.key, ladder.ruleset, rng.getrandbits(63), ladder.difficulty, True,
                 status, tournament, None, 1 if status != "queued" else 0,
@@ -297,11 +303,15 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
     results: list[tuple[int, tuple[int, ...]]] = []
     recorded: list[tuple[int, int, int]] = []  # (match, bot, rank): the opponent tallies
     ledger: list[tuple[Any, ...]] = []  # the ratings' ledger, a row per recorded seat
+    # (tournament, match, finished, bot, rank) of tournament matches: their standings' tallies
+    in_tournaments: list[tuple[int, int, bool, int, int | None]] = []
 
     def seat_rows() -> Iterator[tuple[Any, ...]]:
         """Seats in recording order, rated as they go (the results are kept for later)."""
         for mid, status in enumerate(statuses, start=1):
             seated = pick(rng.choice(SEATS))
+            if status == "errored" and (t := tournament_of(mid)) is not None:
+                in_tournaments.extend((t, mid, False, b, None) for b in seated)
             if status != "finished":
                 for s, b in enumerate(seated):
                     yield (mid, s, b, current[b], None, None, 0, "", "", None, None, None, "", 0)
@@ -313,6 +323,10 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
             deltas = elo.rate(before, ranks, settings.LADDER_ELO_K)
             results.append((mid, ranks))
             recorded.extend((mid, b, rank) for b, rank in zip(seated, ranks, strict=True))
+            if (t := tournament_of(mid)) is not None:
+                in_tournaments.extend(
+                    (t, mid, True, b, rank) for b, rank in zip(seated, ranks, strict=True)
+                )
             for s, (b, rank, rb, d) in enumerate(zip(seated, ranks, before, deltas, strict=True)):
                 yield (
                     mid, s, b, current[b], rank, 10 - rank, 0, ENDINGS.get(rank, "finished"), "",
@@ -360,6 +374,23 @@ def _fill(rng: random.Random, *, bots: int, matches: int, progress: bool) -> Non
         (
             (bot, opponent, c["matches"], c["ahead"], c["behind"], c["level"])
             for (bot, opponent), c in opponent_tallies_from_seats(recorded).items()
+        ),
+    )
+    tournament_tallies = tournament_tallies_from_seats(in_tournaments)
+    _copy(
+        "matches_tournamenttally",
+        ["tournament_id", "bot_id", "half_points", "played", "wins", "errored", "byes"],
+        (
+            (t, b, c["half_points"], c["played"], c["wins"], c["errored"], c["byes"])
+            for (t, b), c in tournament_tallies.bots.items()
+        ),
+    )
+    _copy(
+        "matches_tournamentpairtally",
+        ["tournament_id", "bot_id", "opponent_id", "meetings", "half_points"],
+        (
+            (t, b, o, c["meetings"], c["half_points"])
+            for (t, b, o), c in tournament_tallies.pairs.items()
         ),
     )
     _copy(

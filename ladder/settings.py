@@ -11,6 +11,10 @@ DJANGO_SECRET_KEY, DJANGO_DEBUG (1/0), DJANGO_ALLOWED_HOSTS (comma list)
 DATABASE_URL            unset → SQLite ``var/ladder.sqlite3`` (WAL, BEGIN IMMEDIATE, busy timeout)
 LADDER_DB_CONN_MAX_AGE  seconds a database connection is reused (default 0: one per request;
                         compose sets 60: a new PostgreSQL connection costs more than a read)
+LADDER_DB_JIT           PostgreSQL's JIT compilation for this process's queries (default 0: off;
+                        1 leaves the server's setting): the ladder's queries are short, and a
+                        plan whose estimate passes ``jit_above_cost`` spent 10-30 ms compiling
+                        what runs in 1 ms (docs/web.md)
 LADDER_SQLITE_TIMEOUT   busy timeout in seconds (default 20)
 LADDER_SQLITE_TEST_NAME, LADDER_TEST_DB_NAME  test database (default: one per test run)
 LADDER_MEDIA_ROOT       local storage root (default ``var/media``)
@@ -289,6 +293,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     VAR_DIR.mkdir(parents=True, exist_ok=True)
 else:
+    if os.environ.get("LADDER_DB_JIT", "0") != "1":
+        # Every query of the ladder reads a page of rows through indexes, but a LIMIT over
+        # a nested loop is estimated at its full cost, above ``jit_above_cost``; the server
+        # then compiled 30 functions (10-30 ms) for a query that runs in about 1 ms.
+        _options = DATABASES["default"].setdefault("OPTIONS", {})
+        _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
     # One test database per test run, for the same reason.
     DATABASES["default"]["TEST"] = {
         "NAME": os.environ.get(

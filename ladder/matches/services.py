@@ -44,6 +44,7 @@ from ladder.matches.queue import match_enqueue
 from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.spec import MatchSpec
+from ladder.matches.tournament_tallies import tournament_tallies_add, tournament_tallies_errored
 from ladder.ratings.services import (
     SeatIn,
     bot_ratings_ensure,
@@ -306,7 +307,19 @@ def match_release(*, match_id: int, worker: str, attempt: int, error: str) -> bo
     return released == 1
 
 
-def _errored(match: Match, error: str) -> None:
+def _errored(match: Match, error: str, *, counted: list[tuple[int, int]] | None = None) -> None:
+    """An open match (locked by the caller) turns errored; a tournament's counts it.
+
+    ``counted``: the (tournament, bot) seats to count are added to it, for a caller
+    that errors several matches in one transaction and counts them all at once in
+    the counters' lock order (``tournament_tallies_errored``); else counted now.
+    """
+    if match.tournament_id is not None:
+        seats = [(match.tournament_id, b) for b in match.seats.values_list("bot_id", flat=True)]
+        if counted is None:
+            tournament_tallies_errored(seats=seats)
+        else:
+            counted.extend(seats)
     match.status = Match.Status.ERRORED
     match.error = error[:10000]
     match.finished_at = timezone.now()
@@ -336,9 +349,14 @@ def match_requeue_stale(
     now = now or timezone.now()
     report = JanitorReport()
     expired = Match.objects.filter(status=Match.Status.RUNNING, lease_expires_at__lt=now)
+    errored_seats: list[tuple[int, int]] = []  # counted together: one lock order
     for match in expired.select_for_update().order_by("lease_expires_at", "pk")[:limit]:
         if match.attempts >= max_attempts:
-            _errored(match, f"worker lost on attempt {match.attempts} of {max_attempts}")
+            _errored(
+                match,
+                f"worker lost on attempt {match.attempts} of {max_attempts}",
+                counted=errored_seats,
+            )
             report.errored.append(match.pk)
             continue
         match.status = Match.Status.QUEUED
@@ -350,6 +368,8 @@ def match_requeue_stale(
             update_fields=["status", "error", "claimed_by", "lease_expires_at", "enqueued_at"]
         )
         report.requeued.append(match.pk)
+    if errored_seats:
+        tournament_tallies_errored(seats=errored_seats)
     stale = now - timedelta(seconds=queued_grace_s)
     lost = Match.objects.filter(status=Match.Status.QUEUED).filter(
         Q(enqueued_at__lt=stale) | Q(enqueued_at__isnull=True, created_at__lt=stale)
@@ -510,6 +530,8 @@ def match_record_result(
              "rating_after"],
         )  # fmt: skip
         opponent_tallies_add(bot_ids=bot_ids, ranks=ranks)
+        if match.tournament_id is not None:
+            tournament_tallies_add(tournament_id=match.tournament_id, bot_ids=bot_ids, ranks=ranks)
         match.status = Match.Status.FINISHED
         match.finished_at = timezone.now()
         match.lease_expires_at = None

@@ -64,6 +64,9 @@ class BotRating(models.Model):
             models.Index(fields=["ladder", "-rating", "bot"], name="botrating_board_idx"),
             # The leaderboard: one ladder by conservative rating, ties by bot id.
             models.Index(fields=["ladder", "-score", "bot"], name="botrating_score_idx"),
+            # The leaderboard by games, most first (``sort=-games``: games, then score, then
+            # bot id, as its ORDER BY): a page of it reads its rows, not a sort of the board.
+            models.Index(fields=["ladder", "-games", "-score", "bot"], name="botrating_games_idx"),
         ]
 
     def __str__(self) -> str:

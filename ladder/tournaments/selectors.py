@@ -7,12 +7,13 @@ already say, so it is reproducible and never stale.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import overload
 
+from django.db import connection
 from django.db.models import (
     Count,
-    F,
-    Func,
     IntegerField,
     OuterRef,
     Prefetch,
@@ -26,13 +27,13 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot
 from ladder.bots.selectors import with_rating
 from ladder.common.exceptions import NotFound, PermissionDenied
-from ladder.matches.models import Match, MatchSeat
+from ladder.matches.models import Match, MatchSeat, TournamentPairTally, TournamentTally
 from ladder.matches.selectors import seats_shown
 from ladder.matches.services import OPEN_STATES
 from ladder.ratings.elo import pair_score
 from ladder.tournaments.comparison import Comparison, DealRanks, compare
 from ladder.tournaments.models import Deal, Tournament, VersionComparison
-from ladder.tournaments.standings import Outcome, Standing, standings
+from ladder.tournaments.standings import Standing
 
 
 @dataclass(frozen=True)
@@ -139,9 +140,11 @@ def _participant_count() -> Coalesce:
 
 def _finished_count() -> Subquery:
     finished = (
+        # COUNT(*) on the partial index of finished tournament matches: index-only.
         Match.objects.filter(tournament=OuterRef("pk"), status=Match.Status.FINISHED)
         .order_by()
-        .annotate(n=Func(F("pk"), function="COUNT"))
+        .values("tournament_id")
+        .annotate(n=Count("*"))  # type: ignore[misc]
         .values("n")
     )
     return Subquery(finished, output_field=IntegerField())
@@ -177,45 +180,153 @@ class StandingLine:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[StandingLine]:
-    """Standings of a tournament from its played matches, best first; three queries.
+    """Standings of a tournament, best first, every line (the REST and gRPC reads); one
+    query. ``tournament_standings_table`` says how they are scored."""
+    return tournament_standings_table(tournament=tournament)[:]
 
-    Scored by ``ladder.tournaments.standings.standings`` (pairwise points, its
-    tie-breaks and shared ranks); errored matches are counted, not scored; a Swiss
-    bye scores a win.
-    Participants without a match yet are listed with nothing. Names come with
-    the rows (no list of ids sent back): a tournament may have thousands of bots.
+
+def tournament_standings_table(*, tournament: Tournament) -> StandingsTable:
+    """Standings of a tournament, best first, from the counters kept when its results are
+    recorded (``ladder.matches.tournament_tallies``): a sequence whose length and slices
+    are each one query, so a page of them (``Paginator``) reads only its lines.
+
+    Scored as ``ladder.tournaments.standings.standings`` scores the matches (pairwise
+    points, its tie-breaks and shared ranks; errored matches counted, not scored; a
+    Swiss bye scores a win), which the tests check against the seats. The database
+    ranks them: a read costs a row per bot and the pairs of bots that met on the same
+    points, never the matches played. ``Standing.opponents`` is left empty (Buchholz is
+    summed by the query). Participants without a match yet are listed with nothing.
     """
-    seats = MatchSeat.objects.filter(
-        match__tournament_id=tournament.pk,
-        match__status__in=[Match.Status.FINISHED, Match.Status.ERRORED],
-    ).values_list(
-        "match_id", "match__status", "bot_id", "rank", "bot__name", "bot__owner__username"
-    )
-    names: dict[int, tuple[str, str]] = {}
-    by_match: dict[int, list[tuple[int, int | None]]] = {}
-    errored: set[int] = set()
-    for match_id, status, bot_id, rank, name, owner in seats.order_by("match_id", "seat"):
-        by_match.setdefault(match_id, []).append((bot_id, rank))
-        names[bot_id] = (name, owner)
-        if status == Match.Status.ERRORED:
-            errored.add(match_id)
-    outcomes = [
-        Outcome(
-            seats=[bot for bot, _ in seated],
-            ranks=None if match_id in errored else [rank or 0 for _, rank in seated],
+    return StandingsTable(tournament.pk, swiss=tournament.format == Tournament.Format.SWISS)
+
+
+class StandingsTable:
+    """A tournament's standings, read a slice at a time (see ``tournament_standings_table``):
+    what ``Paginator`` needs of a sequence (``count()``, slices), and iteration."""
+
+    def __init__(self, tournament_id: int, *, swiss: bool) -> None:
+        self.tournament_id = tournament_id
+        self.swiss = swiss
+        self._count: int | None = None
+
+    def count(self) -> int:
+        if self._count is None:
+            with connection.cursor() as cur:
+                cur.execute(
+                    f"WITH {_ENTERED} SELECT COUNT(*) FROM entered", [self.tournament_id] * 3
+                )
+                self._count = int(cur.fetchone()[0])
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    @overload
+    def __getitem__(self, index: int) -> StandingLine: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[StandingLine]: ...
+
+    def __getitem__(self, index: int | slice) -> StandingLine | list[StandingLine]:
+        if isinstance(index, int):
+            if index < 0:
+                index += len(self)
+            lines = self._read(index, 1)
+            if not lines:
+                raise IndexError(index)
+            return lines[0]
+        start, stop, step = index.start or 0, index.stop, index.step
+        if step not in (None, 1) or start < 0 or (stop is not None and stop < 0):
+            return list(self)[index]
+        return self._read(start, None if stop is None else max(stop - start, 0))
+
+    def __iter__(self) -> Iterator[StandingLine]:
+        return iter(self._read(0, None))
+
+    def _read(self, offset: int, limit: int | None) -> list[StandingLine]:
+        if limit == 0:
+            return []
+        sql, params = _standings_sql(
+            self.tournament_id, swiss=self.swiss, limit=limit, offset=offset
         )
-        for match_id, seated in by_match.items()
-    ]
-    entered = tournament.participants.values_list("pk", "name", "owner__username")
-    names.update((pk, (name, owner)) for pk, name, owner in entered)
-    byes = list(tournament.byes.values_list("bot_id", flat=True))
-    table = standings(
-        names, outcomes, byes=byes, swiss=tournament.format == Tournament.Format.SWISS
-    )
-    return [
-        StandingLine(standing=row, bot_name=names[row.bot][0], owner=names[row.bot][1])
-        for row in table
-    ]
+        with connection.cursor() as cur:
+            cur.execute(sql, params)
+            rows = cur.fetchall()
+        return [
+            StandingLine(
+                standing=Standing(
+                    bot, rank=rank, points=pts / 2, played=played, wins=wins, errored=errored,
+                    byes=byes, head_to_head=h2h / 2, buchholz=buchholz / 2,
+                ),
+                bot_name=name,
+                owner=owner,
+            )
+            for bot, rank, pts, played, wins, errored, byes, h2h, buchholz, name, owner in rows
+        ]  # fmt: skip
+
+
+_TALLY = TournamentTally._meta.db_table
+_PAIR = TournamentPairTally._meta.db_table
+# The bots of a tournament: those counted, and the participants without a match yet.
+_ENTERED = f"""entered AS (
+  SELECT bot_id, half_points + 2 * byes AS pts, played, wins, errored, byes
+  FROM {_TALLY} WHERE tournament_id = %s
+  UNION ALL
+  SELECT p.bot_id, 0, 0, 0, 0, 0 FROM {Tournament.participants.through._meta.db_table} p
+  WHERE p.tournament_id = %s AND NOT EXISTS (
+    SELECT 1 FROM {_TALLY} x WHERE x.tournament_id = %s AND x.bot_id = p.bot_id
+  )
+)"""
+# Head-to-head: the points a bot scored against the opponents it met that stand on the
+# same points, summed over the pairs that met (joined in the database: never every
+# pair of a tied group, thousands of bots may tie). Buchholz: the opponents' points,
+# once per meeting. Both in halves, as the points.
+_HEAD_TO_HEAD = f"""h2h AS (
+  SELECT p.bot_id, SUM(p.half_points) AS v
+  FROM {_PAIR} p
+  JOIN {_TALLY} a ON a.tournament_id = p.tournament_id AND a.bot_id = p.bot_id
+  JOIN {_TALLY} o ON o.tournament_id = p.tournament_id AND o.bot_id = p.opponent_id
+  WHERE p.tournament_id = %s AND a.half_points + 2 * a.byes = o.half_points + 2 * o.byes
+  GROUP BY p.bot_id
+)"""
+_BUCHHOLZ = f"""buchholz AS (
+  SELECT p.bot_id, SUM(p.meetings * (o.half_points + 2 * o.byes)) AS v
+  FROM {_PAIR} p
+  JOIN {_TALLY} o ON o.tournament_id = p.tournament_id AND o.bot_id = p.opponent_id
+  WHERE p.tournament_id = %s
+  GROUP BY p.bot_id
+)"""
+
+
+def _standings_sql(
+    tournament_id: int, *, swiss: bool, limit: int | None, offset: int
+) -> tuple[str, list[int]]:
+    """The ranked standings (``RANK()``: bots equal on every tie-break share the rank of
+    the first of them, as ``ladder.tournaments.standings.ranked`` numbers them), best
+    first, then by bot id; ``limit`` lines from ``offset``. Names are joined to the lines
+    read only (not to every bot of the tournament before the window)."""
+    buchholz = "COALESCE(b.v, 0)" if swiss else "0"
+    # A constant in ORDER BY would be read as a column position: left out, not sorted on.
+    tie_breaks = f"COALESCE(h.v, 0) DESC, {buchholz} DESC" if swiss else "COALESCE(h.v, 0) DESC"
+    order = f"e.pts DESC, {tie_breaks}, e.wins DESC"
+    sql = f"""WITH {_ENTERED}, {_HEAD_TO_HEAD}{f", {_BUCHHOLZ}" if swiss else ""},
+ranked AS (
+  SELECT e.bot_id, RANK() OVER (ORDER BY {order}) AS rank, e.pts, e.played, e.wins,
+    e.errored, e.byes, COALESCE(h.v, 0) AS h2h, {buchholz} AS buchholz
+  FROM entered e
+  LEFT JOIN h2h h ON h.bot_id = e.bot_id
+  {"LEFT JOIN buchholz b ON b.bot_id = e.bot_id" if swiss else ""}
+  ORDER BY {order}, e.bot_id
+  LIMIT %s OFFSET %s
+)
+SELECT r.bot_id, r.rank, r.pts, r.played, r.wins, r.errored, r.byes, r.h2h, r.buchholz,
+  bot.name, owner.username
+FROM ranked r
+JOIN {Bot._meta.db_table} bot ON bot.id = r.bot_id
+JOIN {User._meta.db_table} owner ON owner.id = bot.owner_id
+ORDER BY r.rank, r.bot_id"""
+    # No limit: more lines than any tournament has (both databases need a number).
+    read = limit if limit is not None else 2**62
+    return sql, [tournament_id] * (5 if swiss else 4) + [read, offset]
 
 
 @dataclass(frozen=True)

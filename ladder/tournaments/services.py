@@ -40,6 +40,7 @@ from ladder.matches.services import (
     matches_create,
 )
 from ladder.matches.spec import MatchSpec
+from ladder.matches.tournament_tallies import tournament_tallies_bye
 from ladder.ratings.models import BotRating
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
 from ladder.tournaments.models import Deal, Tournament, TournamentBye, VersionComparison
@@ -265,6 +266,7 @@ def _swiss_round(tournament: Tournament, number: int) -> bool:
     pairing = swiss_pairing(_order(tournament, ids), points, played, byes, balance, rng)
     if pairing.bye is not None:
         TournamentBye.objects.create(tournament=tournament, round=number, bot_id=pairing.bye)
+        tournament_tallies_bye(tournament_id=tournament.pk, bot_id=pairing.bye)
     for pair in pairing.pairs:
         _play(tournament, pair, round_=number, as_deal=tournament.duplicate)
     log.info(

@@ -81,11 +81,20 @@ def standings(
     for (bot, other), score in pair_points.items():
         if bot != other and table[bot].points == table[other].points:
             table[bot].head_to_head += score
+    return ranked(table.values())
+
+
+def ranked(rows: Iterable[Standing]) -> list[Standing]:
+    """``rows`` with their points and tie-breaks filled in, best first, ranks set (shared
+    by rows equal on every tie-break). The standings' own order; the query that ranks
+    the counters kept when results are recorded
+    (``ladder.tournaments.selectors.tournament_standings_table``) numbers them the same
+    way, and the tests hold the two equal."""
 
     def key(row: Standing) -> tuple[float, float, float, int]:
         return (-row.points, -row.head_to_head, -row.buchholz, -row.wins)
 
-    ordered = sorted(table.values(), key=lambda r: (key(r), r.bot))
+    ordered = sorted(rows, key=lambda r: (key(r), r.bot))
     for position, row in enumerate(ordered, start=1):
         previous = ordered[position - 2] if position > 1 else None
         row.rank = previous.rank if previous and key(previous) == key(row) else position

@@ -315,7 +315,8 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
         "nav": "tournaments",
         "tournament": tournament,
         "standings": Paginator(
-            tournament_selectors.tournament_standings(tournament=tournament), STANDINGS_PER_PAGE
+            tournament_selectors.tournament_standings_table(tournament=tournament),
+            STANDINGS_PER_PAGE,
         ).get_page(request.GET.get("standings")),
         "matches": matches,
     }

@@ -438,6 +438,27 @@ def opponent_rows(records: Iterable[OpponentRecord]) -> SafeString:
     return mark_safe("".join(out))
 
 
+def standing_rows(lines: Iterable[Any], *, swiss: bool) -> SafeString:
+    """The ``<tbody>`` rows of a tournament's standings (``StandingLine``s; "" for none),
+    with the byes and Buchholz columns for a Swiss."""
+    out = []
+    for line in lines:
+        s = line.standing
+        swiss_cells = (
+            f'<td class="num">{s.byes}</td><td class="num">{floatformat(s.buchholz, 1)}</td>'
+            if swiss
+            else ""
+        )
+        out.append(
+            f'\n      <tr><td class="num">{s.rank}</td><td><a href="{url_of("web:bot", s.bot)}">'
+            f"{escape(line.bot_name)}</a></td><td>{escape(line.owner)}</td><td"
+            f' class="num">{s.played}</td><td class="num">{floatformat(s.points, 1)}</td><td'
+            f' class="num">{s.wins}</td><td class="num">{s.errored}</td>{swiss_cells}</tr>\n    '
+        )
+    # Every value is escaped above (numbers are numbers).
+    return mark_safe("".join(out))
+
+
 def _number(value: float) -> str:
     """``{{ value }}`` of a float: its ``str`` (no grouping, a point for the decimals: the
     site's locale), through Django's formatting only for an exponent it would spell out."""

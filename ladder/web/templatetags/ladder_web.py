@@ -102,6 +102,13 @@ def opponent_rows(records: Iterable[Any]) -> SafeString:
 
 
 @register.simple_tag
+def standing_rows(lines: Iterable[Any], format: str) -> SafeString:
+    """A tournament's standings, rows built in Python (``rows.standing_rows``); ``format``
+    is the tournament's (a Swiss shows byes and Buchholz)."""
+    return rows.standing_rows(lines, swiss=format == "swiss")
+
+
+@register.simple_tag
 def history_rows(history: Iterable[Any]) -> SafeString:
     """A bot's rating history, rows built in Python (``rows.history_rows``)."""
     return rows.history_rows(history)
