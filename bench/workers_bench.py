@@ -34,7 +34,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -251,7 +250,10 @@ def main() -> int:
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "DJANGO_SETTINGS_MODULE": "ladder.settings",
-        "DJANGO_DEBUG": "1",
+        # Debug off, as a worker is deployed (debug keeps every SQL statement's text and
+        # time); dev mode on for the bots' loopback endpoints.
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "workers-bench-" + "x" * 40,
         "LADDER_DEV_MODE": "1",
         "LADDER_VAR_DIR": str(tmp / "var"),
         "DATABASE_URL": args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}",

@@ -73,7 +73,8 @@ def main() -> int:
     os.environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "ladder.settings",
-            "DJANGO_DEBUG": "1",
+            "DJANGO_DEBUG": "0",  # as a worker is deployed
+            "DJANGO_SECRET_KEY": "workers-profile-" + "x" * 40,
             "LADDER_DEV_MODE": "1",
             "LADDER_VAR_DIR": str(tmp / "var"),
             "DATABASE_URL": args.database_url or f"sqlite:///{tmp / 'profile.sqlite3'}",
