@@ -1,29 +1,40 @@
 """Matches per minute through the Celery workers, against the runner alone, in the same run.
 
-    .venv/bin/python bench/workers_bench.py [--matches 40] [--broker redis|embedded]
-        [--database-url postgres://.../empty_db] [--json]
+    .venv/bin/python bench/workers_bench.py [--matches 40] [--rounds 4]
+        [--broker redis|embedded] [--database-url postgres://.../empty_db] [--json]
 
 Not a test. One engine and four remote house bots (``examples.random_bot``) on
 loopback; a fresh database (SQLite in a temp dir unless ``--database-url``);
 a broker of the run's own (a ``redis-server`` on a unix socket, or the
-embedded one). For 2 and 4 seats:
+embedded one); debug off, as a worker is deployed. For 2 and 4 seats:
 
 - the bound: the same matches (same seeds and bots) played back to back by
   ``workers.runner.run_match`` alone in this process: no database, no broker;
-  over streams (protocol 2, the default) and by unary calls (protocol 1);
-- ``celery worker -c 1`` and ``-c 2`` playing them as queued matches
-  (``match_create``, which enqueues; claim, lease, run, replay, record),
-  timed from the first enqueue to the last recorded result; and ``-c 1``
-  again with ``LADDER_MATCH_STREAMS=0`` (unary), the two alternating on each
-  half of the matches: matches/min per worker process, streams against unary,
-  is ``stream_to_unary``. The bound is played both ways too, match by match.
+  over streams (protocol 2, the default) and by unary calls (protocol 1),
+  match by match;
+- three ``celery worker`` processes started once for the run, each on a queue
+  of its own and warmed up with a match before any timing: ``-c 1`` over
+  streams, ``-c 1`` with ``LADDER_MATCH_STREAMS=0`` (unary) and ``-c 2``. The
+  match rows are written first; a batch is timed from its first message sent
+  to the last ``finished_at`` written (claim, lease, run, replay, record and
+  the broker's trips; not the writes of the rows nor this process's polling).
+  The two ``-c 1`` play the same games in ``--rounds`` batches each, in turn,
+  the order flipped every batch (S U U S S U ...), so that a load that drifts
+  weighs on both alike: matches/min per worker process, streams against
+  unary, is ``stream_to_unary``; the same by the CPU time of every process
+  (worker, engine, bots, broker; from /proc) is ``stream_to_unary_cpu``, what a
+  busy machine blurs least. ``-c 2`` plays all the games in one batch.
 
-Reports matches/min, the ratio to the bound, and where a worker's time goes
+Reports matches/min, the ratio to the bound, CPU ms per match of every
+process, the load during each configuration, and where a worker's time goes
 per match, from the worker's own log line for each match (claim, dial, engine
 calls, bot calls, the rest of the runner, replay encoding, recording = replay
-storage + the result transaction), plus replay storage alone (the same bytes
-stored again). Figures depend on the machine and its load: compare ratios
-measured in the same run, never absolute numbers across runs.
+storage + the result transaction) and ``other``: the rest of a pool process's
+wall time per match (Celery and the broker, the seats' read, the lease
+thread); plus replay storage alone (the same bytes stored again). Figures
+depend on the machine and its load: compare ratios measured in the same run,
+never absolute numbers across runs. ``bench/workers_profile.py`` breaks one
+process's match down further (SQL statements by kind, cProfile).
 """
 
 from __future__ import annotations
