@@ -96,8 +96,8 @@ BENCHES = [
         "workers",
         "workers_bench.py",
         "matches per minute through Celery workers (-c 1, -c 2) against the runner alone",
-        ["--matches", "20", "--broker", "redis"],
-        ["--matches", "3", "--broker", "embedded"],
+        ["--matches", "32", "--rounds", "4", "--broker", "redis"],
+        ["--matches", "6", "--rounds", "2", "--broker", "embedded"],
         timeout_s=900,
     ),
     Bench(

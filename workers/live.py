@@ -6,8 +6,12 @@ for every seat apart from the seat number (``ladder.viewer.services.public_view`
 drops that), and the events, which every bot is sent anyway. It publishes the
 view of ``DELAY`` decisions ago, so the live page never runs ahead of the
 table, and at most every ``MIN_INTERVAL_S`` seconds, so a fast match costs the
-database a write a second, not one per decision. A failure to publish never
-touches the match: it is logged and the match plays on.
+database a write a second, not one per decision. The first frame waits for
+that interval too: a match over in under a second (most matches of quick
+bots) had no spectator to show it to, and cost two writes and a conversion of
+the view for nothing. A match with no frame of this attempt and none of an
+earlier one has nothing to clear at the end either. A failure to publish
+never touches the match: it is logged and the match plays on.
 """
 
 from __future__ import annotations
@@ -31,7 +35,16 @@ EVENTS_KEPT = 40  # events shown with each view (the newest)
 class LivePublisher:
     """``on_decision`` for one match; ``close()`` when the match ends, whatever happened."""
 
-    def __init__(self, match_id: int, *, delay: int = DELAY, interval_s: float = MIN_INTERVAL_S):
+    def __init__(
+        self,
+        match_id: int,
+        *,
+        delay: int = DELAY,
+        interval_s: float = MIN_INTERVAL_S,
+        earlier_attempts: bool = True,
+    ):
+        """``earlier_attempts`` False (a match's first claim): no frame can be there
+        before this one publishes, so ``close`` has nothing to clear unless it did."""
         self.match_id = match_id
         self.interval_s = interval_s
         # The protos as the runner got them (never changed after), converted to the
@@ -40,8 +53,9 @@ class LivePublisher:
         self._pending: deque[tuple[int, game_pb2.Observation, int, Sequence[game_pb2.Event]]] = (
             deque(maxlen=delay + 1)
         )
-        self._last = 0.0
+        self._last = time.monotonic()  # the first frame after one interval, as every next one
         self._broken = False
+        self._published = earlier_attempts  # a frame may be there to clear at the end
 
     def __call__(self, decision: engine_pb2.Decision, events: Sequence[game_pb2.Event]) -> None:
         if self._broken:
@@ -53,6 +67,7 @@ class LivePublisher:
             return
         ply, observation, first, kept = self._pending[0]
         self._last = now
+        self._published = True
         try:
             live_frame_publish(
                 match_id=self.match_id,
@@ -65,6 +80,8 @@ class LivePublisher:
             log.exception("match %d: live view not published (no more tries)", self.match_id)
 
     def close(self) -> None:
+        if not self._published:
+            return
         try:
             live_frame_clear(match_id=self.match_id)
         except Exception:

@@ -165,7 +165,7 @@ def play_queued_match(
             bots = seat_bots(stack, seats)
             timings["dial"] = time.monotonic() - mark
             metrics.observe_hosted_starts(bots.hosted.values())
-            live = LivePublisher(match_id)  # spectators' view, a few decisions behind
+            live = LivePublisher(match_id, earlier_attempts=match.attempts > 1)  # spectators' view
             stack.callback(live.close)
             outcome = run_match(
                 engines or engine_pool(settings.ENGINE_ADDRESS),

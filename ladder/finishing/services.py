@@ -53,12 +53,11 @@ def match_finish(
     or errored match is refused with Conflict.
     """
     with transaction.atomic():
+        # The logs are written with the seats' result (one UPDATE), not after it.
         outcome = match_record_result(
-            match_id=match_id, result=result, replay_bytes=replay_bytes, k=k
+            match_id=match_id, result=result, replay_bytes=replay_bytes, k=k, seat_logs=seat_logs
         )
-        if outcome.recorded and seat_logs:
-            _keep_logs(match_id, seat_logs)
-        if outcome.recorded:
+        if outcome.recorded and outcome.seats_failed:  # a clean result suspends nobody
             _after_record(match_id)
         _after_tournament_match(outcome.match)
     return outcome

@@ -28,8 +28,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
@@ -58,10 +59,13 @@ OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 @dataclass(frozen=True)
 class RecordOutcome:
-    """``recorded`` is False when the match already had its result (a retry)."""
+    """``recorded`` is False when the match already had its result (a retry);
+    ``seats_failed`` False when no seat of the result forfeited or faulted (nothing
+    for the auto-suspend check to look at)."""
 
     match: Match
     recorded: bool
+    seats_failed: bool = True
 
 
 @dataclass
@@ -451,7 +455,12 @@ def _parse_result(result: Mapping[str, Any], n: int) -> tuple[list[int], list[di
 
 
 def match_record_result(
-    *, match_id: int, result: Mapping[str, Any], replay_bytes: bytes, k: float | None = None
+    *,
+    match_id: int,
+    result: Mapping[str, Any],
+    replay_bytes: bytes,
+    k: float | None = None,
+    seat_logs: Mapping[int, bytes] | None = None,
 ) -> RecordOutcome:
     """Record a finished match: result, seats, replay and ratings, exactly once.
 
@@ -461,93 +470,169 @@ def match_record_result(
     (one per match, enforced by the database), the seats, the entries' ratings
     and counters and the finished state. A second call for a finished match
     changes nothing and returns ``recorded=False``; a cancelled or errored match
-    is refused with Conflict. What follows a result (seat logs, auto-suspend,
+    is refused with Conflict. ``seat_logs`` (seat number -> captured bytes, for
+    the seats' owners) are stored beside the replay before the transaction and
+    written with the seats' result, in the same UPDATE: a log that cannot be
+    stored is a warning, never a lost result, and a recording that does not
+    count deletes the files it stored. What follows a result (auto-suspend,
     tournament advance) is ``ladder.finishing.services.match_finish``'s.
     """
-    current = Match.objects.filter(pk=match_id).values_list("status", "ladder").first()
+    # One read before any lock: is it open, and how many seats does the result need.
+    current = (
+        Match.objects.filter(pk=match_id)
+        .annotate(seated=Count("seats"))
+        .values_list("status", "seated")
+        .first()
+    )
     if current is None:
         raise NotFound("no such match")
-    status, ladder = current
+    status, seated = current
     if status == Match.Status.FINISHED:
         return RecordOutcome(match=Match.objects.get(pk=match_id), recorded=False)
     if status not in OPEN_STATES:
         raise Conflict(f"match is {status}; its result cannot be recorded")
-    bot_ids = list(MatchSeat.objects.filter(match_id=match_id).values_list("bot_id", flat=True))
-    ranks, per_seat = _parse_result(result, len(bot_ids))
+    ranks, per_seat = _parse_result(result, seated)
     stored = replay_store(match_id=match_id, data=replay_bytes)
-    if ladder:
-        # Normally there since the bot's creation; a ladder configured later gets them now.
-        bot_ratings_ensure(bot_ids=bot_ids, ladder_keys=[ladder])
+    logs = _seat_logs_save(match_id, seat_logs) if seat_logs else {}
+    try:
+        outcome = _record(match_id, result, stored, ranks, per_seat, logs, k)
+    except BaseException:
+        _seat_logs_discard(logs)
+        raise
+    if not outcome.recorded:
+        _seat_logs_discard(logs)
+    return outcome
+
+
+def _seat_logs_save(match_id: int, seat_logs: Mapping[int, bytes]) -> dict[int, tuple[str, int]]:
+    """Store the seats' logs (seat -> stored name and size); none when storage fails."""
+    stored: dict[int, tuple[str, int]] = {}
+    try:
+        for seat, data in seat_logs.items():
+            name = str(PurePosixPath("logs", "matches", str(match_id), f"seat{seat}.log"))
+            stored[seat] = (log_store(name=name, data=data), len(data))
+    except (ApplicationError, OSError) as exc:
+        log.warning("match %d: seats' logs not stored: %s", match_id, exc)
+        _seat_logs_discard(stored)
+        return {}
+    return stored
+
+
+def _seat_logs_discard(logs: Mapping[int, tuple[str, int]]) -> None:
+    """Delete logs stored for a recording that did not count (best effort)."""
+    for name, _ in logs.values():
+        try:
+            default_storage.delete(name)
+        except OSError:
+            log.warning("stored log %s of a recording that did not count not deleted", name)
+
+
+def _record(
+    match_id: int,
+    result: Mapping[str, Any],
+    stored: Any,
+    ranks: list[int],
+    per_seat: list[dict[str, Any]],
+    logs: Mapping[int, tuple[str, int]],
+    k: float | None,
+) -> RecordOutcome:
+    """``match_record_result``'s transaction, the replay and the logs already stored."""
     k_used = float(settings.LADDER_ELO_K if k is None else k)
-    with transaction.atomic():
+    # No savepoint of its own inside the caller's transaction (match_finish's): a failure
+    # here rolls the caller's back too, which is what it does with the exception anyway.
+    with transaction.atomic(savepoint=False):
         match = Match.objects.select_for_update().get(pk=match_id)
-        if match.status == Match.Status.FINISHED:
-            return RecordOutcome(match=match, recorded=False)
-        if match.status not in OPEN_STATES:
-            raise Conflict(f"match is {match.status}; its result cannot be recorded")
-        seats = list(match.seats.order_by("seat"))
-        bot_ids = [s.bot_id for s in seats]
+        # Refused or already recorded: decided under the lock, raised outside the block (an
+        # exception inside it would doom the caller's transaction with no savepoint here).
+        closed = match.status if match.status not in OPEN_STATES else None
+        failed = True
+        if closed is None:
+            failed = _result_write(match, result, stored, ranks, per_seat, logs, k_used)
+    if closed == Match.Status.FINISHED:
+        return RecordOutcome(match=match, recorded=False)
+    if closed is not None:
+        raise Conflict(f"match is {closed}; its result cannot be recorded")
+    return RecordOutcome(match=match, recorded=True, seats_failed=failed)
+
+
+def _result_write(
+    match: Match,
+    result: Mapping[str, Any],
+    stored: Any,
+    ranks: list[int],
+    per_seat: list[dict[str, Any]],
+    logs: Mapping[int, tuple[str, int]],
+    k_used: float,
+) -> bool:
+    """The writes of a result, the match locked and open; True when a seat forfeited or
+    faulted (the auto-suspend check's business)."""
+    seats = list(match.seats.order_by("seat"))
+    bot_ids = [s.bot_id for s in seats]
+    entries = rating_entries_lock(ladder=match.ladder, bot_ids=bot_ids)
+    if match.ladder and len(entries) < len(set(bot_ids)):
+        # Normally there since the bot's creation; a ladder configured later gets them
+        # now (conflicts ignored), then they are locked as the others were.
+        bot_ratings_ensure(bot_ids=bot_ids, ladder_keys=[match.ladder])
         entries = rating_entries_lock(ladder=match.ladder, bot_ids=bot_ids)
-        # Allocated after every lock is held, so results that share a bot get ids
-        # in the order their rating changes were applied (rerate relies on it).
-        recorded = MatchResult.objects.create(
-            match=match,
-            reason=str(result["reason"]),
-            winner=int(result["winner"]),
-            turns=int(result.get("turns") or 0),
-            rounds=int(result.get("rounds") or 0),
-            data=dict(result),
-            elo_k=k_used if match.rated else 0.0,
+    # Allocated after every lock is held, so results that share a bot get ids
+    # in the order their rating changes were applied (rerate relies on it).
+    recorded = MatchResult.objects.create(
+        match=match,
+        reason=str(result["reason"]),
+        winner=int(result["winner"]),
+        turns=int(result.get("turns") or 0),
+        rounds=int(result.get("rounds") or 0),
+        data=dict(result),
+        elo_k=k_used if match.rated else 0.0,
+    )
+    changes = ratings_apply(
+        entries=entries,
+        seats=[SeatIn(s.bot_id, s.version_id, rank) for s, rank in zip(seats, ranks, strict=True)],
+        k=k_used if match.rated else 0.0,
+        result_id=recorded.pk,
+        match_id=match.pk,
+        recorded_at=recorded.recorded_at,
+    )
+    for n, (seat, rank, info) in enumerate(zip(seats, ranks, per_seat, strict=True)):
+        if changes is not None:
+            seat.rating_before, seat.rating_after = changes[n].before, changes[n].after
+        seat.result = recorded
+        seat.rank = rank
+        seat.score = info.get("loot_points") if isinstance(info.get("loot_points"), int) else None
+        seat.faults = max(0, int(info.get("faults") or 0))
+        seat.ended = str(info.get("ended") or "")
+        seat.forfeit_reason = (
+            str(info.get("reason") or "forfeited")[:200]
+            if seat.ended == MatchSeat.Ended.FORFEITED
+            else ""
         )
-        changes = ratings_apply(
-            entries=entries,
-            seats=[
-                SeatIn(s.bot_id, s.version_id, rank) for s, rank in zip(seats, ranks, strict=True)
-            ],
-            k=k_used if match.rated else 0.0,
-            result_id=recorded.pk,
-            match_id=match.pk,
-            recorded_at=recorded.recorded_at,
-        )
-        for n, (seat, rank, info) in enumerate(zip(seats, ranks, per_seat, strict=True)):
-            if changes is not None:
-                seat.rating_before, seat.rating_after = changes[n].before, changes[n].after
-            seat.result = recorded
-            seat.rank = rank
-            seat.score = (
-                info.get("loot_points") if isinstance(info.get("loot_points"), int) else None
-            )
-            seat.faults = max(0, int(info.get("faults") or 0))
-            seat.ended = str(info.get("ended") or "")
-            seat.forfeit_reason = (
-                str(info.get("reason") or "forfeited")[:200]
-                if seat.ended == MatchSeat.Ended.FORFEITED
-                else ""
-            )
-        MatchSeat.objects.bulk_update(
-            seats,
-            ["result", "rank", "score", "faults", "ended", "forfeit_reason", "rating_before",
-             "rating_after"],
-        )  # fmt: skip
-        opponent_tallies_add(bot_ids=bot_ids, ranks=ranks)
-        if match.tournament_id is not None:
-            tournament_tallies_add(tournament_id=match.tournament_id, bot_ids=bot_ids, ranks=ranks)
-        match.status = Match.Status.FINISHED
-        match.finished_at = timezone.now()
-        match.lease_expires_at = None
-        match.replay.name = stored.name
-        match.replay_sha256 = stored.sha256
-        match.replay_size = stored.size
-        match.error = ""
-        match.save(
-            update_fields=[
-                "status", "finished_at", "lease_expires_at", "replay", "replay_sha256",
-                "replay_size", "error",
-            ]
-        )  # fmt: skip
-        # Cached pages show ratings and records: a new generation once this is visible.
-        pagecache.pages_changed()
-    return RecordOutcome(match=match, recorded=True)
+        if seat.seat in logs:
+            log_delete_later(seat.log.name)  # an earlier attempt's, once this commits
+            seat.log, seat.log_size = logs[seat.seat]
+    MatchSeat.objects.bulk_update(
+        seats,
+        ["result", "rank", "score", "faults", "ended", "forfeit_reason", "rating_before",
+         "rating_after", *(("log", "log_size") if logs else ())],
+    )  # fmt: skip
+    opponent_tallies_add(bot_ids=bot_ids, ranks=ranks)
+    if match.tournament_id is not None:
+        tournament_tallies_add(tournament_id=match.tournament_id, bot_ids=bot_ids, ranks=ranks)
+    match.status = Match.Status.FINISHED
+    match.finished_at = timezone.now()
+    match.lease_expires_at = None
+    match.replay.name = stored.name
+    match.replay_sha256 = stored.sha256
+    match.replay_size = stored.size
+    match.error = ""
+    match.save(
+        update_fields=[
+            "status", "finished_at", "lease_expires_at", "replay", "replay_sha256",
+            "replay_size", "error",
+        ]
+    )  # fmt: skip
+    # Cached pages show ratings and records: a new generation once this is visible.
+    pagecache.pages_changed()
+    return any(s.ended == MatchSeat.Ended.FORFEITED or s.faults > 0 for s in seats)
 
 
 @transaction.atomic

@@ -77,6 +77,25 @@ def test_the_live_view_is_public_behind_the_table_and_gone_at_the_end(
     assert not LiveFrame.objects.filter(match_id=match.pk).exists()
 
 
+def test_a_match_over_within_the_interval_publishes_nothing_and_an_attempt_clears_its_last(
+    make_user: Any,  # noqa: F811
+    make_bot: Any,  # noqa: F811
+) -> None:
+    alice, bob = make_user("alice"), make_user("bob")
+    match = match_create(bot_ids=[make_bot(alice, "alpha").pk, make_bot(bob, "beta").pk])
+    match_start(match_id=match.pk, worker="test")
+    # The first frame waits an interval, as every next one: a quick match writes none.
+    quick = LivePublisher(match.pk, delay=0, interval_s=3600.0, earlier_attempts=False)
+    feed(quick, seed=4, decisions=12)
+    assert not LiveFrame.objects.filter(match_id=match.pk).exists()
+    quick.close()
+    # An attempt that died left its frame: the next attempt's publisher clears it.
+    feed(LivePublisher(match.pk, delay=0, interval_s=0.0), seed=4, decisions=3)
+    assert LiveFrame.objects.filter(match_id=match.pk).exists()
+    LivePublisher(match.pk, interval_s=3600.0, earlier_attempts=True).close()
+    assert not LiveFrame.objects.filter(match_id=match.pk).exists()
+
+
 def test_no_live_view_while_another_match_deals_the_same_cave(
     make_user: Any,  # noqa: F811
     make_bot: Any,  # noqa: F811

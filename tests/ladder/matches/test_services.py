@@ -77,6 +77,38 @@ def test_second_call_changes_nothing(four: Any) -> None:
     ]
 
 
+def test_seat_logs_are_written_with_the_result_and_kept_by_the_recording_that_counted(
+    four: Any,
+) -> None:
+    alice, bots = four
+    match = match_create(bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice)
+    out = match_record_result(
+        match_id=match.pk,
+        result=make_result([1, 2]),
+        replay_bytes=make_replay(match.pk),
+        seat_logs={0: b"first attempt, seat 0\n", 1: b"first attempt, seat 1\n"},
+    )
+    assert out.recorded and not out.seats_failed
+    seats = list(MatchSeat.objects.filter(match=match).order_by("seat"))
+    kept = [s.log.name for s in seats]
+    for s in seats:
+        with default_storage.open(s.log.name, "rb") as fh:
+            assert fh.read() == f"first attempt, seat {s.seat}\n".encode()
+        assert s.log_size == len(f"first attempt, seat {s.seat}\n")
+    # A second delivery's logs are neither kept nor left behind as files.
+    again = match_record_result(
+        match_id=match.pk,
+        result=make_result([2, 1]),
+        replay_bytes=make_replay(match.pk),
+        seat_logs={0: b"second\n", 1: b"second\n"},
+    )
+    assert not again.recorded
+    assert [s.log.name for s in MatchSeat.objects.filter(match=match).order_by("seat")] == kept
+    assert sorted(default_storage.listdir(f"logs/matches/{match.pk}")[1]) == sorted(
+        name.rsplit("/", 1)[1] for name in kept
+    )
+
+
 def test_database_refuses_a_second_result_row(four: Any) -> None:
     alice, bots = four
     match = match_create(bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice)
