@@ -70,6 +70,12 @@ from workers.runner.net import (
     rpc_code,
     rpc_details,
 )
+from workers.runner.passthrough import (
+    RawDecision,
+    RawDecisionRequest,
+    decision_message,
+    decision_request,
+)
 from workers.runner.transport import DialledTransport, SeatTransport, TransportFactory
 
 log = logging.getLogger("workers.runner")
@@ -502,7 +508,12 @@ class MatchRun:
             return _Answer("forfeit", reason="dead: bot process exited", fault_kind="dead")
         new_events = self.events[st.seen_events :][-tc.max_events_per_request :]
         st.seen_events = len(self.events)
-        request = bot_pb2.DecisionRequest(
+        # A streamed engine's decision carries the observation as the engine's bytes
+        # (workers.runner.passthrough): sent on as they are to a dialled bot, whose
+        # stub serializes any message; other transports get the real message.
+        request: Any = (
+            RawDecisionRequest if isinstance(decision, RawDecision) else bot_pb2.DecisionRequest
+        )(
             game_id=self.game_id,
             seat=st.seat,
             observation=decision.observation,
@@ -512,6 +523,10 @@ class MatchRun:
             events=new_events,
             ply=decision.ply,
         )
+        if isinstance(request, RawDecisionRequest) and not isinstance(
+            st.transport, DialledTransport
+        ):
+            request = decision_request(request)
         timeout = tc.decision_s + st.bank_s
         clock = DecisionClock(st.spec.cpu_usage, tc)
         error: grpc.RpcError | None = None
@@ -711,7 +726,12 @@ class MatchRun:
                 self._check_limits(started)
                 decision: engine_pb2.Decision = next_.decision
                 if self.on_decision is not None:
-                    self.on_decision(decision, self.events)
+                    self.on_decision(
+                        decision_message(decision)
+                        if isinstance(decision, RawDecision)
+                        else decision,
+                        self.events,
+                    )
                 st = self.seats[decision.seat]
                 answer = self._ask(st, decision)
                 if answer.fault_kind in TRANSPORT_FAULTS:
