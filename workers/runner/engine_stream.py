@@ -92,6 +92,11 @@ class StreamedEngine:
             self._stream = None
         return engine_pb2.CloseGameResponse(closed=was_open)
 
+    def half_close(self) -> None:
+        """Start ending the game's stream (``CloseGame`` waits for its end)."""
+        if self._stream is not None and not self._stream.broken:
+            self._stream.half_close()
+
     def _ask(self, request: engine_pb2.PlayRequest, timeout: float) -> engine_pb2.PlayResponse:
         stream = self._stream
         if stream is None or stream.broken:

@@ -76,7 +76,12 @@ from workers.runner.passthrough import (
     decision_message,
     decision_request,
 )
-from workers.runner.transport import DialledTransport, SeatTransport, TransportFactory
+from workers.runner.transport import (
+    CLOSE_GRACE_S,
+    DialledTransport,
+    SeatTransport,
+    TransportFactory,
+)
 
 log = logging.getLogger("workers.runner")
 
@@ -787,18 +792,27 @@ class MatchRun:
             self._release()
 
     def _release(self) -> None:
-        """Close the engine's game and every seat's transport (idempotent). The seats'
-        streams end side by side, on the handshake threads, while the engine's does: each
-        waits a moment for its bot to end it, and one after the other those moments
-        added up to a share of a short match."""
+        """Close the engine's game and every seat's transport (idempotent). The streams
+        end side by side: each waits a moment for its other side to end it, and one after
+        the other those moments added up to a share of a short match. Dialled seats'
+        streams and the engine's are half-closed first, all at once, and then waited for
+        on this thread (by then most have ended); other transports close on the handshake
+        threads meanwhile."""
         transports = [st.transport for st in self.seats if st.transport is not None]
-        closing = [_handshake_pool().submit(t.close) for t in transports[1:]]
+        dialled = [t for t in transports if isinstance(t, DialledTransport)]
+        others = [t for t in transports if not isinstance(t, DialledTransport)]
+        closing = [_handshake_pool().submit(t.close) for t in others]
         try:
+            for t in dialled:
+                t.half_close()
+            until = time.monotonic() + CLOSE_GRACE_S  # one grace for all of them
+            if isinstance(self._engine, StreamedEngine) and self._engine_game_id:
+                self._engine.half_close()
             self._close_game()
         finally:
             try:
-                if transports:
-                    transports[0].close()
+                for t in dialled:
+                    t.close(until=until)
             finally:
                 for future in closing:
                     future.result()

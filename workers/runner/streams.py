@@ -137,6 +137,7 @@ class ThreadedCall:
     def __init__(self, method: grpc.StreamStreamMultiCallable) -> None:
         self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._call: Any = method(iter(self._requests.get, _END))
+        self._half_closed = False
 
     def exchange(self, request: Any) -> Any:
         """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed."""
@@ -151,10 +152,16 @@ class ThreadedCall:
     def cancel(self) -> None:
         self._call.cancel()
 
+    def half_close(self) -> None:
+        """Tell the other side no more requests come (``end`` then waits for its end)."""
+        if not self._half_closed:
+            self._half_closed = True
+            self._requests.put(_END)
+
     def end(self, grace_s: float) -> None:
         """Half-close; drop replies until the other side ends the call (bounded by a timer
         that cancels it); then cancel whatever is left."""
-        self._requests.put(_END)
+        self.half_close()
         if grace_s > 0:
             timer = KEEPER.arm(grace_s, self._call.cancel)
             try:
@@ -210,6 +217,7 @@ class SingleThreadedCall:
         )
         self._pending = len(operations)  # batches started and not yet come back
         self.status: tuple[grpc.StatusCode, str] | None = None
+        self._half_closed = False
 
     @staticmethod
     def supported(method: Any) -> bool:
@@ -290,10 +298,19 @@ class SingleThreadedCall:
     def cancel(self) -> None:
         self._call.cancel(_CANCELLED, "Locally cancelled by application!")
 
+    def half_close(self) -> bool:
+        """Tell the other side no more requests come (``end`` then waits for its end);
+        False when the call is over."""
+        if not self._half_closed:
+            self._half_closed = self._start(
+                (cygrpc.SendCloseFromClientOperation(_NO_FLAGS),), _OTHER
+            )
+        return self._half_closed
+
     def end(self, grace_s: float) -> None:
         """Half-close; drop replies until the other side ends the call (bounded by a timer
         that cancels it); then cancel what is left and take every batch back."""
-        if grace_s > 0 and self._start((cygrpc.SendCloseFromClientOperation(_NO_FLAGS),), _OTHER):
+        if grace_s > 0 and self.half_close():
             timer = KEEPER.arm(grace_s, self.cancel)
             try:
                 while self.status is None and self._start(
@@ -352,6 +369,13 @@ class CallStream:
             self.broken = True
         self.exchanges += 1
         return reply
+
+    def half_close(self) -> None:
+        """Start ending the stream without waiting: the other side learns that no more
+        requests come and ends its side meanwhile; ``close`` then waits for that. Streams
+        half-closed together end side by side, on one thread: their waits overlap."""
+        if not self.broken:
+            self._call.half_close()
 
     def close(self, grace_s: float = 0.0) -> None:
         """End the stream: half-close, wait up to ``grace_s`` for the other side to end it
