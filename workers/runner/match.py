@@ -74,7 +74,7 @@ from workers.runner.passthrough import (
     RawDecision,
     RawDecisionRequest,
     decision_message,
-    decision_request,
+    observation_message,
 )
 from workers.runner.transport import (
     CLOSE_GRACE_S,
@@ -516,22 +516,23 @@ class MatchRun:
         # A streamed engine's decision carries the observation as the engine's bytes
         # (workers.runner.passthrough): sent on as they are to a dialled bot, whose
         # stub serializes any message; other transports get the real message.
-        request: Any = (
-            RawDecisionRequest if isinstance(decision, RawDecision) else bot_pb2.DecisionRequest
-        )(
+        make: Any = bot_pb2.DecisionRequest
+        observation: Any = decision.observation
+        if isinstance(decision, RawDecision):
+            if isinstance(st.transport, DialledTransport):
+                make = RawDecisionRequest
+            else:
+                observation = observation_message(observation)
+        request = make(
             game_id=self.game_id,
             seat=st.seat,
-            observation=decision.observation,
+            observation=observation,
             legal_actions=decision.legal_actions,
             time_left_ms=int(st.bank_s * 1000),
             deadline_ms=int(tc.decision_s * 1000),
             events=new_events,
             ply=decision.ply,
         )
-        if isinstance(request, RawDecisionRequest) and not isinstance(
-            st.transport, DialledTransport
-        ):
-            request = decision_request(request)
         timeout = tc.decision_s + st.bank_s
         clock = DecisionClock(st.spec.cpu_usage, tc)
         error: grpc.RpcError | None = None

@@ -24,7 +24,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from digdown.v1 import bot_pb2, engine_pb2
+from digdown.v1 import bot_pb2, engine_pb2, game_pb2
 
 _PACKAGE = "digdown.runner"
 
@@ -102,7 +102,8 @@ def decision_message(raw: Any) -> engine_pb2.Decision:
     return decision
 
 
-def decision_request(raw: Any) -> bot_pb2.DecisionRequest:
-    """The ``bot_pb2.DecisionRequest`` of a ``RawDecisionRequest`` (byte-identical)."""
-    request: bot_pb2.DecisionRequest = bot_pb2.DecisionRequest.FromString(raw.SerializeToString())
-    return request
+def observation_message(data: bytes) -> game_pb2.Observation:
+    """The observation of a ``RawDecision`` as a message, for a request built with it as
+    before (``DecisionRequest(observation=...)``: the constructor keeps the order of the
+    maps' entries as parsed, while ``CopyFrom`` or parsing a whole request may not)."""
+    return game_pb2.Observation.FromString(data)

@@ -60,13 +60,17 @@ _END = object()  # ends the request iterator: the stream's half-close
 
 
 class Timer:
-    """One armed deadline: ``disarm`` when the exchange is over; fires at most once."""
+    """One armed deadline: ``disarm`` when the exchange is over; fires at most once.
+
+    ``lock`` serializes its disarm with its expiry: the keeper's one lock for all its
+    timers (a lock per timer cost an allocation per exchange; neither holds it long).
+    """
 
     __slots__ = ("_fire", "_lock", "armed", "fired")
 
-    def __init__(self, fire: Callable[[], None]) -> None:
+    def __init__(self, fire: Callable[[], None], lock: threading.Lock) -> None:
         self._fire = fire
-        self._lock = threading.Lock()
+        self._lock = lock
         self.armed = True
         self.fired = False
 
@@ -96,16 +100,18 @@ class DeadlineKeeper:
         os.register_at_fork(after_in_child=self._reset)
 
     def _reset(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()  # taken directly by arm (no Condition frames)
+        self._cond = threading.Condition(self._lock)
+        self._timers = threading.Lock()  # every timer's (Timer)
         self._heap: list[tuple[float, int, Timer]] = []
         self._wake_at = math.inf
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
 
     def arm(self, timeout_s: float, fire: Callable[[], None]) -> Timer:
-        timer = Timer(fire)
+        timer = Timer(fire, self._timers)
         when = time.monotonic() + timeout_s
-        with self._cond:
+        with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="stream-deadlines", daemon=True
@@ -281,10 +287,7 @@ class SingleThreadedCall:
             event = self._next()
             if event.tag is _EXCHANGE:
                 break
-        raw = None
-        for op in event.batch_operations:
-            if op.type() == cygrpc.OperationType.receive_message:
-                raw = op.message()
+        raw = event.batch_operations[1].message()  # the batch's ReceiveMessageOperation
         if raw is None:
             raise self._failure()
         try:
