@@ -9,6 +9,10 @@ that failed once is never used again: its game is reported NOT_FOUND, which is
 what sends the runner to re-create the game and re-apply its answers. An engine
 that refuses the stream (UNIMPLEMENTED: an older engine; RESOURCE_EXHAUSTED: its
 stream limit or its game quota) gets this game by unary calls instead.
+
+The stream's replies are read as ``workers.runner.passthrough`` messages: a
+decision's observation stays the engine's bytes, handed to the bot as they are
+(its ``decision`` is a ``RawDecision``; the unary calls' is a ``Decision``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import grpc
 
 from digdown.v1 import engine_pb2, engine_pb2_grpc
 from workers.runner.net import TransportError, rpc_code
+from workers.runner.passthrough import RawPlayResponse
 from workers.runner.streams import CallStream
 
 log = logging.getLogger("workers.runner")
@@ -31,6 +36,12 @@ class StreamedEngine:
 
     def __init__(self, channel: grpc.Channel) -> None:
         self.unary = engine_pb2_grpc.EngineStub(channel)
+        self.play = channel.stream_stream(
+            "/digdown.v1.Engine/Play",
+            request_serializer=engine_pb2.PlayRequest.SerializeToString,
+            response_deserializer=RawPlayResponse.FromString,
+            _registered_method=True,  # type: ignore[call-arg]  # as the generated stub
+        )
         self.streaming = True
         self._stream: CallStream | None = None
 
@@ -43,7 +54,7 @@ class StreamedEngine:
         if not self.streaming:
             created: engine_pb2.NewGameResponse = self.unary.NewGame(request, timeout=timeout)
             return created
-        stream = CallStream(self.unary.Play)
+        stream = CallStream(self.play)
         try:
             response = stream.ask(engine_pb2.PlayRequest(new_game=request), timeout)
         except grpc.RpcError as exc:
@@ -80,6 +91,11 @@ class StreamedEngine:
             self._stream.close(grace_s=timeout)
             self._stream = None
         return engine_pb2.CloseGameResponse(closed=was_open)
+
+    def half_close(self) -> None:
+        """Start ending the game's stream (``CloseGame`` waits for its end)."""
+        if self._stream is not None and not self._stream.broken:
+            self._stream.half_close()
 
     def _ask(self, request: engine_pb2.PlayRequest, timeout: float) -> engine_pb2.PlayResponse:
         stream = self._stream

@@ -70,7 +70,18 @@ from workers.runner.net import (
     rpc_code,
     rpc_details,
 )
-from workers.runner.transport import DialledTransport, SeatTransport, TransportFactory
+from workers.runner.passthrough import (
+    RawDecision,
+    RawDecisionRequest,
+    decision_message,
+    observation_message,
+)
+from workers.runner.transport import (
+    CLOSE_GRACE_S,
+    DialledTransport,
+    SeatTransport,
+    TransportFactory,
+)
 
 log = logging.getLogger("workers.runner")
 
@@ -502,10 +513,20 @@ class MatchRun:
             return _Answer("forfeit", reason="dead: bot process exited", fault_kind="dead")
         new_events = self.events[st.seen_events :][-tc.max_events_per_request :]
         st.seen_events = len(self.events)
-        request = bot_pb2.DecisionRequest(
+        # A streamed engine's decision carries the observation as the engine's bytes
+        # (workers.runner.passthrough): sent on as they are to a dialled bot, whose
+        # stub serializes any message; other transports get the real message.
+        make: Any = bot_pb2.DecisionRequest
+        observation: Any = decision.observation
+        if isinstance(decision, RawDecision):
+            if isinstance(st.transport, DialledTransport):
+                make = RawDecisionRequest
+            else:
+                observation = observation_message(observation)
+        request = make(
             game_id=self.game_id,
             seat=st.seat,
-            observation=decision.observation,
+            observation=observation,
             legal_actions=decision.legal_actions,
             time_left_ms=int(st.bank_s * 1000),
             deadline_ms=int(tc.decision_s * 1000),
@@ -711,7 +732,12 @@ class MatchRun:
                 self._check_limits(started)
                 decision: engine_pb2.Decision = next_.decision
                 if self.on_decision is not None:
-                    self.on_decision(decision, self.events)
+                    self.on_decision(
+                        decision_message(decision)
+                        if isinstance(decision, RawDecision)
+                        else decision,
+                        self.events,
+                    )
                 st = self.seats[decision.seat]
                 answer = self._ask(st, decision)
                 if answer.fault_kind in TRANSPORT_FAULTS:
@@ -767,18 +793,27 @@ class MatchRun:
             self._release()
 
     def _release(self) -> None:
-        """Close the engine's game and every seat's transport (idempotent). The seats'
-        streams end side by side, on the handshake threads, while the engine's does: each
-        waits a moment for its bot to end it, and one after the other those moments
-        added up to a share of a short match."""
+        """Close the engine's game and every seat's transport (idempotent). The streams
+        end side by side: each waits a moment for its other side to end it, and one after
+        the other those moments added up to a share of a short match. Dialled seats'
+        streams and the engine's are half-closed first, all at once, and then waited for
+        on this thread (by then most have ended); other transports close on the handshake
+        threads meanwhile."""
         transports = [st.transport for st in self.seats if st.transport is not None]
-        closing = [_handshake_pool().submit(t.close) for t in transports[1:]]
+        dialled = [t for t in transports if isinstance(t, DialledTransport)]
+        others = [t for t in transports if not isinstance(t, DialledTransport)]
+        closing = [_handshake_pool().submit(t.close) for t in others]
         try:
+            for t in dialled:
+                t.half_close()
+            until = time.monotonic() + CLOSE_GRACE_S  # one grace for all of them
+            if isinstance(self._engine, StreamedEngine) and self._engine_game_id:
+                self._engine.half_close()
             self._close_game()
         finally:
             try:
-                if transports:
-                    transports[0].close()
+                for t in dialled:
+                    t.close(until=until)
             finally:
                 for future in closing:
                     future.result()

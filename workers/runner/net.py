@@ -201,6 +201,14 @@ def _lenient(message_cls: type[Message]) -> Callable[[bytes], Any]:
     return deserialize
 
 
+def _serialized(request: Any) -> bytes:
+    """A decision request's bytes: a ``DecisionRequest`` or the runner's own
+    ``RawDecisionRequest`` (workers.runner.passthrough: the observation as the
+    engine's bytes), which encodes the same."""
+    data: bytes = request.SerializeToString()
+    return data
+
+
 class BotStub:
     """The `digdown.v1.Bot` stub of the runner: replies are messages or `Undecodable`."""
 
@@ -218,12 +226,12 @@ class BotStub:
         )
         self.Act = channel.unary_unary(
             path + "Act",
-            request_serializer=bot_pb2.DecisionRequest.SerializeToString,
+            request_serializer=_serialized,
             response_deserializer=_lenient(bot_pb2.DecisionReply),
         )
         self.ActStream = channel.stream_stream(
             path + "ActStream",
-            request_serializer=bot_pb2.DecisionRequest.SerializeToString,
+            request_serializer=_serialized,
             response_deserializer=_lenient(bot_pb2.DecisionReply),
         )
 

@@ -60,13 +60,17 @@ _END = object()  # ends the request iterator: the stream's half-close
 
 
 class Timer:
-    """One armed deadline: ``disarm`` when the exchange is over; fires at most once."""
+    """One armed deadline: ``disarm`` when the exchange is over; fires at most once.
+
+    ``lock`` serializes its disarm with its expiry: the keeper's one lock for all its
+    timers (a lock per timer cost an allocation per exchange; neither holds it long).
+    """
 
     __slots__ = ("_fire", "_lock", "armed", "fired")
 
-    def __init__(self, fire: Callable[[], None]) -> None:
+    def __init__(self, fire: Callable[[], None], lock: threading.Lock) -> None:
         self._fire = fire
-        self._lock = threading.Lock()
+        self._lock = lock
         self.armed = True
         self.fired = False
 
@@ -96,16 +100,18 @@ class DeadlineKeeper:
         os.register_at_fork(after_in_child=self._reset)
 
     def _reset(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()  # taken directly by arm (no Condition frames)
+        self._cond = threading.Condition(self._lock)
+        self._timers = threading.Lock()  # every timer's (Timer)
         self._heap: list[tuple[float, int, Timer]] = []
         self._wake_at = math.inf
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
 
     def arm(self, timeout_s: float, fire: Callable[[], None]) -> Timer:
-        timer = Timer(fire)
+        timer = Timer(fire, self._timers)
         when = time.monotonic() + timeout_s
-        with self._cond:
+        with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="stream-deadlines", daemon=True
@@ -137,6 +143,7 @@ class ThreadedCall:
     def __init__(self, method: grpc.StreamStreamMultiCallable) -> None:
         self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._call: Any = method(iter(self._requests.get, _END))
+        self._half_closed = False
 
     def exchange(self, request: Any) -> Any:
         """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed."""
@@ -151,10 +158,16 @@ class ThreadedCall:
     def cancel(self) -> None:
         self._call.cancel()
 
+    def half_close(self) -> None:
+        """Tell the other side no more requests come (``end`` then waits for its end)."""
+        if not self._half_closed:
+            self._half_closed = True
+            self._requests.put(_END)
+
     def end(self, grace_s: float) -> None:
         """Half-close; drop replies until the other side ends the call (bounded by a timer
         that cancels it); then cancel whatever is left."""
-        self._requests.put(_END)
+        self.half_close()
         if grace_s > 0:
             timer = KEEPER.arm(grace_s, self._call.cancel)
             try:
@@ -210,6 +223,7 @@ class SingleThreadedCall:
         )
         self._pending = len(operations)  # batches started and not yet come back
         self.status: tuple[grpc.StatusCode, str] | None = None
+        self._half_closed = False
 
     @staticmethod
     def supported(method: Any) -> bool:
@@ -273,10 +287,7 @@ class SingleThreadedCall:
             event = self._next()
             if event.tag is _EXCHANGE:
                 break
-        raw = None
-        for op in event.batch_operations:
-            if op.type() == cygrpc.OperationType.receive_message:
-                raw = op.message()
+        raw = event.batch_operations[1].message()  # the batch's ReceiveMessageOperation
         if raw is None:
             raise self._failure()
         try:
@@ -290,10 +301,19 @@ class SingleThreadedCall:
     def cancel(self) -> None:
         self._call.cancel(_CANCELLED, "Locally cancelled by application!")
 
+    def half_close(self) -> bool:
+        """Tell the other side no more requests come (``end`` then waits for its end);
+        False when the call is over."""
+        if not self._half_closed:
+            self._half_closed = self._start(
+                (cygrpc.SendCloseFromClientOperation(_NO_FLAGS),), _OTHER
+            )
+        return self._half_closed
+
     def end(self, grace_s: float) -> None:
         """Half-close; drop replies until the other side ends the call (bounded by a timer
         that cancels it); then cancel what is left and take every batch back."""
-        if grace_s > 0 and self._start((cygrpc.SendCloseFromClientOperation(_NO_FLAGS),), _OTHER):
+        if grace_s > 0 and self.half_close():
             timer = KEEPER.arm(grace_s, self.cancel)
             try:
                 while self.status is None and self._start(
@@ -352,6 +372,13 @@ class CallStream:
             self.broken = True
         self.exchanges += 1
         return reply
+
+    def half_close(self) -> None:
+        """Start ending the stream without waiting: the other side learns that no more
+        requests come and ends its side meanwhile; ``close`` then waits for that. Streams
+        half-closed together end side by side, on one thread: their waits overlap."""
+        if not self.broken:
+            self._call.half_close()
 
     def close(self, grace_s: float = 0.0) -> None:
         """End the stream: half-close, wait up to ``grace_s`` for the other side to end it

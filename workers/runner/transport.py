@@ -197,11 +197,20 @@ class DialledTransport:
                 return True
         return False
 
-    def close(self) -> None:
+    def half_close(self) -> None:
+        """Start ending the seat's stream (``close`` waits for its end): the match ends
+        every stream this way first, so their ends overlap without a thread each."""
+        if self._stream is not None:
+            self._stream.half_close()
+
+    def close(self, *, until: float | None = None) -> None:
+        """Release the stream and the channel; ``until`` (monotonic) bounds the wait for
+        the bot to end its stream when several are waited for one after the other."""
         if self._stream is not None:
             # A bot between decisions ends its stream at once; one that does not is
             # cancelled after a moment (the match is over, nothing waits for it).
-            self._stream.close(grace_s=CLOSE_GRACE_S)
+            grace = CLOSE_GRACE_S if until is None else max(0.0, until - time.monotonic())
+            self._stream.close(grace_s=grace)
             self._stream = None
         if self.channel is not None:
             channel, self.channel = self.channel, None
