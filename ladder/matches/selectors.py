@@ -8,6 +8,7 @@ page or the data size; the indexes in ``models.py`` serve every filter.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
@@ -211,6 +212,86 @@ def match_rows_list(
         .prefetch_related(Prefetch("seats", queryset=seats_shown()))
         .order_by("-id")
     )
+
+
+@dataclass(frozen=True)
+class SeatLine:
+    """A seat as a line of a list of matches shows it (``web.rows.match_row``)."""
+
+    bot_id: int
+    bot_name: str
+    rank: int | None
+    rating_delta: int | None
+
+
+@dataclass(frozen=True)
+class TournamentName:
+    name: str
+
+
+@dataclass(frozen=True)
+class MatchLine:
+    """A match as a line of a list shows it (``ROW_FIELDS`` and its seats), read as plain
+    rows: what ``match_rows_list`` gives, without a model instance per match and seat."""
+
+    pk: int
+    status: str
+    ladder: str
+    rated: bool
+    tournament_id: int | None
+    tournament: TournamentName | None
+    deal_id: int | None
+    deal_rotation: int | None
+    replay_sha256: str
+    created_at: Any
+    seat_lines: list[SeatLine]
+
+
+class BotMatchLines:
+    """A bot's matches newest first as ``MatchLine``s, sliced by a paginator: each slice is
+    two index reads (the bot's seats on the (bot, match) index joined to their matches,
+    then those matches' seats with their bots' names), the rows built in Python; the
+    count comes from ``bot_match_count``."""
+
+    ordered = True  # for the paginator: the order is the (bot, -match) index's
+
+    def __init__(self, bot_id: int) -> None:
+        self.bot_id = bot_id
+
+    def __len__(self) -> int:
+        return bot_match_count(bot_id=self.bot_id)
+
+    def __getitem__(self, index: slice) -> list[MatchLine]:
+        if not isinstance(index, slice):
+            raise TypeError("BotMatchLines is read by slices")
+        rows = list(
+            MatchSeat.objects.filter(bot_id=self.bot_id)
+            .order_by("-match_id")
+            .values_list(
+                "match_id", "match__status", "match__ladder", "match__rated",
+                "match__tournament_id", "match__tournament__name", "match__deal_id",
+                "match__deal_rotation", "match__replay_sha256", "match__created_at",
+            )[index]
+        )  # fmt: skip
+        seats: dict[int, list[SeatLine]] = {row[0]: [] for row in rows}
+        if seats:
+            for match_id, bot_id, name, rank, before, after in (
+                MatchSeat.objects.filter(match_id__in=list(seats))
+                .order_by("match_id", "seat")
+                .values_list("match_id", "bot_id", "bot__name", "rank", "rating_before",
+                             "rating_after")
+            ):  # fmt: skip
+                delta = None if before is None or after is None else after - before
+                seats[match_id].append(SeatLine(bot_id, name, rank, delta))
+        return [
+            MatchLine(
+                pk=pk, status=status, ladder=ladder, rated=rated, tournament_id=tid,
+                tournament=TournamentName(tname) if tid is not None else None,
+                deal_id=deal_id, deal_rotation=rotation, replay_sha256=sha or "",
+                created_at=created, seat_lines=seats[pk],
+            )
+            for pk, status, ladder, rated, tid, tname, deal_id, rotation, sha, created in rows
+        ]  # fmt: skip
 
 
 def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:

@@ -47,6 +47,7 @@ __all__ = [
     "LineageRow",
     "Uncertainty",
     "bot_ladder_positions",
+    "bot_ladder_standings",
     "bot_lineage",
     "bot_rating_history",
     "leaderboard_list",
@@ -316,6 +317,27 @@ def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
         ahead=Coalesce(Subquery(ahead, output_field=IntegerField()), Value(0))
     )
     return {ladder: n + 1 for ladder, n in rows.values_list("ladder", "ahead")}
+
+
+def bot_ladder_standings(*, bot: Bot) -> tuple[list[BotRating], dict[str, int]]:
+    """The bot's rating entries (by ladder key) and its position on each ladder's board
+    (``bot_ladder_positions``: none when it is off the boards), in one query: the
+    entries carry the count of the board entries ahead of them."""
+    rows = BotRating.objects.filter(bot_id=bot.pk).order_by("ladder")
+    if not bot.is_active or bot.retired_at is not None:
+        return list(rows), {}
+    board = BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
+    ahead = (
+        board.filter(ladder=OuterRef("ladder"))
+        .filter(Q(score__gt=OuterRef("score")) | Q(score=OuterRef("score"), bot_id__lt=bot.pk))
+        .order_by()
+        .values("ladder")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    counted = rows.annotate(ahead=Coalesce(Subquery(ahead, output_field=IntegerField()), Value(0)))
+    entries: list[BotRating] = list(counted)
+    return entries, {e.ladder: e.ahead + 1 for e in entries}  # type: ignore[attr-defined]
 
 
 def _recorded_seats() -> QuerySet[MatchSeat]:

@@ -218,20 +218,16 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     """A bot: its standing on every ladder, and the history of the one asked (``?ladder=``)."""
     ladder = asked_ladder(request)
     try:
-        bot = bot_selectors.bot_detail(bot_id=bot_id, ladder=ladder.key)
+        bot = bot_selectors.bot_get(bot_id=bot_id, ladder=ladder.key)
     except NotFound as exc:
         raise Http404(exc.message) from exc
-    standings = ladder_lines(
-        bot,
-        ladder_list(),
-        list(bot.ratings.all()),
-        rating_selectors.bot_ladder_positions(bot_id=bot.pk),
-    )
+    entries, positions = rating_selectors.bot_ladder_standings(bot=bot)
+    standings = ladder_lines(bot, ladder_list(), entries, positions)
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
     history = _rating_history(bot, ladder, season.number)
     matches = CountedPaginator(
-        match_selectors.match_rows_list(bot_id=bot.pk),
+        match_selectors.BotMatchLines(bot.pk),
         MATCHES_PER_PAGE,
         count=match_selectors.bot_match_count(bot_id=bot.pk),
     )
