@@ -382,23 +382,12 @@ def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[Oppon
     """
     rows = (
         OpponentTally.objects.filter(bot_id=bot_id, matches__gt=0)
-        .select_related("opponent")
         .order_by("-matches", "opponent_id")
-        .only("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
+        .values_list("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
     )
     if limit is not None:
         rows = rows[:limit]
-    return [
-        OpponentRecord(
-            opponent_id=row.opponent_id,
-            opponent_name=row.opponent.name,
-            matches=row.matches,
-            ahead=row.ahead,
-            behind=row.behind,
-            level=row.level,
-        )
-        for row in rows
-    ]
+    return [OpponentRecord(*row) for row in rows]
 
 
 def bot_match_count(*, bot_id: int) -> int:

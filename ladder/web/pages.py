@@ -175,24 +175,27 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[str, Any]]:
     """The same rows as the API's ``rating-history?ladder=&season=`` (oldest first, at most
     200), with the 95 % band (rating ± 1.96 sigma) after each match."""
+    changes = rating_selectors.bot_rating_history(bot_id=bot.pk, ladder=ladder.key, season=season)
+    # Plain rows: up to 200 of them, a model instance each cost more than the table.
     return [
         {
-            "match": s.match_id,
-            "recorded": s.result_id,
-            "season": s.season,
-            "rank": s.rank,
-            "before": points(s.rating_before),
-            "after": points(s.rating_after),
-            "sigma": points(s.sigma_after),
-            "low": points(s.rating_after - round(1.96 * s.sigma_after)),
-            "high": points(s.rating_after + round(1.96 * s.sigma_after)),
-            "delta": points(s.rating_after - s.rating_before),
-            "at": s.recorded_at,
+            "match": match_id,
+            "recorded": result_id,
+            "season": number,
+            "rank": rank,
+            "before": points(before),
+            "after": points(after),
+            "sigma": points(sigma),
+            "low": points(after - round(1.96 * sigma)),
+            "high": points(after + round(1.96 * sigma)),
+            "delta": points(after - before),
+            "at": at,
         }
-        for s in rating_selectors.bot_rating_history(
-            bot_id=bot.pk, ladder=ladder.key, season=season
+        for match_id, result_id, number, rank, before, after, sigma, at in changes.values_list(
+            "match_id", "result_id", "season", "rank", "rating_before", "rating_after",
+            "sigma_after", "recorded_at",
         )
-    ]
+    ]  # fmt: skip
 
 
 def _asked_season(request: HttpRequest, seasons: list[Season]) -> Season:
