@@ -20,6 +20,7 @@ from ladder.bots.models import Bot
 from ladder.common import keyset
 from ladder.common.exceptions import NotFound
 from ladder.common.pagecache import cached_for_anonymous
+from ladder.common.pagination import TOTAL, WindowCountPaginator, with_total
 from ladder.ladders import Ladder, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
@@ -109,17 +110,35 @@ class KeysetPage:
 
 
 def board_page(
-    qs: Any, size: int, request: HttpRequest, *, keyed: bool, count: int | None = None
+    qs: Any,
+    size: int,
+    request: HttpRequest,
+    *,
+    keyed: bool,
+    count: int | None = None,
+    searched: bool = False,
 ) -> Any:
     """The board's page: keyset (``?cursor=``, winning over ``?page=``) in the board's own
     order, so a deep page costs what the first does; page numbers for the other sorts and
     for ``?page=`` links. Both count the list (bounded by the number of bots), or take
-    ``count`` when the caller knows it more cheaply."""
+    ``count`` when the caller knows it more cheaply. A text search (``searched``) reads
+    every match to sort them anyway: its page query counts them too (``with_total``),
+    except past a cursor, whose rows are not the whole list."""
     cursor = request.GET.get("cursor")
-    paginator = Paginator(qs, size) if count is None else CountedPaginator(qs, size, count=count)
+    if count is not None:
+        paginator: Paginator = CountedPaginator(qs, size, count=count)
+    elif searched and cursor is None:
+        qs = with_total(qs)
+        paginator = WindowCountPaginator(qs, size)
+    else:
+        paginator = Paginator(qs, size)
     if not keyed or (cursor is None and request.GET.get("page")):
         return paginator.get_page(request.GET.get("page"))
-    return KeysetPage(keyset.board_page(qs, size, cursor), size, paginator)
+    page = keyset.board_page(qs, size, cursor)
+    if searched and cursor is None:  # the first page: its rows carry the whole count
+        total = getattr(page.rows[0], TOTAL) if page.rows else 0
+        paginator = CountedPaginator(qs, size, count=total)
+    return KeysetPage(page, size, paginator)
 
 
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
@@ -137,7 +156,14 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     # The whole board (no kind, no search) is counted on the rating entries' index.
     whole = not f["kind"] and not f["q"].strip()
     count = rating_selectors.leaderboard_size(ladder=ladder.key) if whole else None
-    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank", count=count)
+    page = board_page(
+        qs,
+        f["page_size"],
+        request,
+        keyed=f["sort"] == "rank",
+        count=count,
+        searched=bool(f["q"].strip()),
+    )
     # --- ratings: a finished season's final table instead of the live board (issue 26) ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
