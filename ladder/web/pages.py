@@ -192,7 +192,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             first_position=None,
         ),
     }
-    context["recent"] = match_selectors.match_rows_list(
+    context["recent"] = match_selectors.match_lines(
         status=Match.Status.FINISHED, ladder=ladder.key
     )[:RECENT_MATCHES]
     return render(request, "web/leaderboard.html", context)
@@ -333,9 +333,8 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
         tournament = tournament_selectors.tournament_get(tournament_id=tournament_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
-    matches = Paginator(
-        match_selectors.match_rows_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
-    ).get_page(request.GET.get("page"))
+    lines: Any = match_selectors.match_lines(tournament_id=tournament.pk)
+    matches = Paginator(lines, MATCHES_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "nav": "tournaments",
         "tournament": tournament,
@@ -351,17 +350,16 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
 def now(request: HttpRequest) -> HttpResponse:
     """Running, queued and last finished matches, across ladders or on one (``?ladder=``)."""
     key = asked_ladder(request).key if request.GET.get("ladder") else ""
-    queued = match_selectors.match_rows_list(status=Match.Status.QUEUED, ladder=key)
+    # Oldest (next to play) first.
+    queued = match_selectors.match_lines(status=Match.Status.QUEUED, ladder=key, oldest_first=True)
     context = {
         "nav": "now",
         "ladder": key,
         "ladders": ladder_list(),
-        "running": match_selectors.match_rows_list(status=Match.Status.RUNNING, ladder=key)[
-            :NOW_LIMIT
-        ],
-        "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
+        "running": match_selectors.match_lines(status=Match.Status.RUNNING, ladder=key)[:NOW_LIMIT],
+        "queued": queued[:NOW_LIMIT],
         "queued_count": queued.count(),
-        "finished": match_selectors.match_rows_list(status=Match.Status.FINISHED, ladder=key)[
+        "finished": match_selectors.match_lines(status=Match.Status.FINISHED, ladder=key)[
             :NOW_LIMIT
         ],
         "limit": NOW_LIMIT,
