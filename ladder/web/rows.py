@@ -389,6 +389,15 @@ def _plural(n: int) -> str:
     return "" if n == 1 else "s"
 
 
+def _whole(value: float) -> str:
+    """``floatformat(value, "0")`` of points stored as hundredths (sigma, score): rounded
+    half away from zero, "-0" as "0", as the filter's decimal rounding does, without
+    its Decimal and locale work (two of them on each of a board's lines)."""
+    hundredths = round(value * SCALE)
+    whole = (abs(hundredths) + SCALE // 2) // SCALE
+    return str(-whole if hundredths < 0 and whole else whole)
+
+
 def board_row(line: BoardLine, ladder: Ladder) -> str:
     """One ``<tr>`` of the leaderboard's table (``web/leaderboard.html``)."""
     bot, r = line.bot, line.rating
@@ -413,8 +422,8 @@ def board_row(line: BoardLine, ladder: Ladder) -> str:
         f"{suspended}</td>\n"
         f'      <td class="owner">{escape(bot.owner.username)}</td>\n'
         f'      <td class="num">{rating_figure(r)}</td>\n'
-        f'      <td class="num sigma">{floatformat(r.sigma, "0")}</td>\n'
-        f'      <td class="num score">{floatformat(r.score, "0")}</td>\n'
+        f'      <td class="num sigma">{_whole(r.sigma)}</td>\n'
+        f'      <td class="num score">{_whole(r.score)}</td>\n'
         f'      <td class="num games">{games}</td>\n'
         f'      <td class="num" title="{firsts} first place{_plural(firsts)} in {games} rated'
         f' game{_plural(games)}">{share}</td>\n'
