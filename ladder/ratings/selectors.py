@@ -326,10 +326,13 @@ def bot_ladder_standings(*, bot: Bot) -> tuple[list[BotRating], dict[str, int]]:
     rows = BotRating.objects.filter(bot_id=bot.pk).order_by("ladder")
     if not bot.is_active or bot.retired_at is not None:
         return list(rows), {}
-    board = BotRating.objects.filter(bot__is_active=True, bot__retired_at__isnull=True)
+    # The entries ahead counted on the (ladder, score, bot) index alone, the (few) entries
+    # of suspended and retired bots set aside by id: no join of the board with its bots.
+    off_board = Bot.objects.filter(Q(is_active=False) | Q(retired_at__isnull=False))
     ahead = (
-        board.filter(ladder=OuterRef("ladder"))
-        .filter(Q(score__gt=OuterRef("score")) | Q(score=OuterRef("score"), bot_id__lt=bot.pk))
+        BotRating.objects.filter(ladder=OuterRef("ladder"), score__gte=OuterRef("score"))
+        .filter(Q(score__gt=OuterRef("score")) | Q(bot_id__lt=bot.pk))
+        .exclude(bot_id__in=off_board.values("pk"))
         .order_by()
         .values("ladder")
         .annotate(n=Count("pk"))
