@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, QuerySet, Window
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.request import Request
@@ -54,3 +56,45 @@ class PagePagination(StrictPageSize, PageNumberPagination):
 
 class NewestFirstPagination(StrictPageSize, CursorPagination):
     ordering = "-id"
+
+
+TOTAL = "list_total"
+"""The annotation ``with_total`` adds: the size of the whole list, on every row."""
+
+
+def with_total(qs: QuerySet[Any]) -> QuerySet[Any]:
+    """``qs`` with the size of the whole list on each row (``COUNT(*) OVER ()``), for
+    ``WindowCountPaginator``: for a list its page query reads in full anyway (a text
+    search sorts every match), the count costs no second scan."""
+    return qs.annotate(**{TOTAL: Window(Count("*"))})
+
+
+class WindowCountPaginator(Paginator):
+    """A paginator whose count comes with the page's rows (``with_total``): one query
+    instead of a ``COUNT`` and the page; an empty or invalid page counts the list as
+    ``Paginator`` does, and answers as it does."""
+
+    def _counted_page(self, number: Any) -> Page | None:
+        """Page ``number`` with the count its rows carry, or None (empty, not a number)."""
+        if isinstance(number, float) or self.orphans:
+            return None
+        try:
+            asked = int(number)
+        except (TypeError, ValueError):
+            return None
+        if asked < 1:
+            return None
+        bottom = (asked - 1) * self.per_page
+        rows = list(self.object_list[bottom : bottom + self.per_page])
+        if not rows:
+            return None
+        self.__dict__["count"] = getattr(rows[0], TOTAL)  # the cached property
+        return Page(rows, asked, self)
+
+    def page(self, number: Any) -> Page:
+        page = self._counted_page(number)
+        return super().page(number) if page is None else page
+
+    def get_page(self, number: Any) -> Page:
+        page = self._counted_page(number)
+        return super().get_page(number) if page is None else page

@@ -8,6 +8,7 @@ page or the data size; the indexes in ``models.py`` serve every filter.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
@@ -213,6 +214,123 @@ def match_rows_list(
     )
 
 
+@dataclass(frozen=True)
+class SeatLine:
+    """A seat as a line of a list of matches shows it (``web.rows.match_row``)."""
+
+    bot_id: int
+    bot_name: str
+    rank: int | None
+    rating_delta: int | None
+
+
+@dataclass(frozen=True)
+class TournamentName:
+    name: str
+
+
+@dataclass(frozen=True)
+class MatchLine:
+    """A match as a line of a list shows it (``ROW_FIELDS`` and its seats), read as plain
+    rows: what ``match_rows_list`` gives, without a model instance per match and seat."""
+
+    pk: int
+    status: str
+    ladder: str
+    rated: bool
+    tournament_id: int | None
+    tournament: TournamentName | None
+    deal_id: int | None
+    deal_rotation: int | None
+    replay_sha256: str
+    created_at: Any
+    seat_lines: list[SeatLine]
+
+
+LINE_FIELDS = (
+    "id", "status", "ladder", "rated", "tournament_id", "tournament__name", "deal_id",
+    "deal_rotation", "replay_sha256", "created_at",
+)  # fmt: skip
+"""``ROW_FIELDS`` as plain values, in the order ``_match_lines`` reads them."""
+
+
+def _match_lines(rows: list[tuple[Any, ...]]) -> list[MatchLine]:
+    """``MatchLine``s of matches read as ``LINE_FIELDS`` tuples, with their seats (one
+    query: the seats of those matches, each with its bot's name by primary key)."""
+    seats: dict[int, list[SeatLine]] = {row[0]: [] for row in rows}
+    if seats:
+        for match_id, bot_id, name, rank, before, after in (
+            MatchSeat.objects.filter(match_id__in=list(seats))
+            .order_by("match_id", "seat")
+            .values_list("match_id", "bot_id", "bot__name", "rank", "rating_before",
+                         "rating_after")
+        ):  # fmt: skip
+            delta = None if before is None or after is None else after - before
+            seats[match_id].append(SeatLine(bot_id, name, rank, delta))
+    return [
+        MatchLine(
+            pk=pk, status=status, ladder=ladder, rated=rated, tournament_id=tid,
+            tournament=TournamentName(tname) if tid is not None else None,
+            deal_id=deal_id, deal_rotation=rotation, replay_sha256=sha or "",
+            created_at=created, seat_lines=seats[pk],
+        )
+        for pk, status, ladder, rated, tid, tname, deal_id, rotation, sha, created in rows
+    ]  # fmt: skip
+
+
+class MatchLines:
+    """A list of matches as ``MatchLine``s (what ``match_rows_list`` shows, as plain
+    rows: no model instance per match and seat), read when sliced: two queries, the
+    matches' ``LINE_FIELDS`` and their seats. ``len`` counts the list."""
+
+    ordered = True  # for the paginator: ``matches`` is ordered
+
+    def __init__(self, matches: QuerySet[Match]) -> None:
+        self.matches = matches
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def count(self) -> int:
+        return self.matches.count()
+
+    def __getitem__(self, index: slice) -> list[MatchLine]:
+        if not isinstance(index, slice):
+            raise TypeError("MatchLines is read by slices")
+        return _match_lines(list(self.matches.values_list(*LINE_FIELDS)[index]))
+
+
+def match_lines(
+    *,
+    status: str = "",
+    tournament_id: int | None = None,
+    ladder: str = "",
+    oldest_first: bool = False,
+) -> MatchLines:
+    """``match_rows_list`` as ``MatchLines`` (newest first, or oldest: the queue)."""
+    qs = _filtered(bot_id=None, status=status, tournament_id=tournament_id, ladder=ladder)
+    return MatchLines(qs.order_by("id" if oldest_first else "-id"))
+
+
+class BotMatchLines(MatchLines):
+    """A bot's matches newest first as ``MatchLine``s: each slice reads the bot's seats on
+    the (bot, match) index joined to their matches, then those matches' seats; the count
+    is ``bot_match_count`` (an index count of its seats)."""
+
+    def __init__(self, bot_id: int) -> None:
+        self.bot_id = bot_id
+
+    def count(self) -> int:
+        return bot_match_count(bot_id=self.bot_id)
+
+    def __getitem__(self, index: slice) -> list[MatchLine]:
+        if not isinstance(index, slice):
+            raise TypeError("BotMatchLines is read by slices")
+        fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
+        seats = MatchSeat.objects.filter(bot_id=self.bot_id).order_by("-match_id")
+        return _match_lines(list(seats.values_list(*fields)[index]))
+
+
 def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
     """Matches of one bot (the gRPC 'matches of a bot')."""
     return match_list(bot_id=bot_id, status=status)
@@ -301,23 +419,12 @@ def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[Oppon
     """
     rows = (
         OpponentTally.objects.filter(bot_id=bot_id, matches__gt=0)
-        .select_related("opponent")
         .order_by("-matches", "opponent_id")
-        .only("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
+        .values_list("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
     )
     if limit is not None:
         rows = rows[:limit]
-    return [
-        OpponentRecord(
-            opponent_id=row.opponent_id,
-            opponent_name=row.opponent.name,
-            matches=row.matches,
-            ahead=row.ahead,
-            behind=row.behind,
-            level=row.level,
-        )
-        for row in rows
-    ]
+    return [OpponentRecord(*row) for row in rows]
 
 
 def bot_match_count(*, bot_id: int) -> int:

@@ -25,7 +25,12 @@ from ladder.bots.selectors import bot_get, bot_get_by_name
 from ladder.common import keyset
 from ladder.common.exceptions import Conflict
 from ladder.common.fields import PointsField, WholeNumberField
-from ladder.common.pagination import MAX_PAGE_SIZE, PagePagination
+from ladder.common.pagination import (
+    MAX_PAGE_SIZE,
+    PagePagination,
+    WindowCountPaginator,
+    with_total,
+)
 from ladder.common.schema import ERRORS
 from ladder.ladders import Difficulty, ladder_get, ladder_list
 from ladder.ratings import exports, selectors
@@ -82,6 +87,10 @@ class LeaderboardApi(APIView):
         paginator = self.pagination_class()
         if token is not None:  # the cursor wins over ?page= (both given: not an error)
             return self._keyset(request, qs, paginator, token)
+        if f.validated_data.get("search"):
+            # A name search reads every match to sort them: that query counts them too.
+            qs = with_total(qs)
+            paginator.django_paginator_class = WindowCountPaginator
         page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
         offset = paginator.offset()
         for i, bot in enumerate(page):

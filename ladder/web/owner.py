@@ -96,7 +96,7 @@ def _own_bot(request: HttpRequest, bot_id: int) -> Bot:
 
 def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any) -> HttpResponse:
     matches = CountedPaginator(
-        match_selectors.match_rows_list(bot_id=bot.pk),
+        match_selectors.BotMatchLines(bot.pk),
         MATCHES_PER_PAGE,
         count=match_selectors.bot_match_count(bot_id=bot.pk),
     )

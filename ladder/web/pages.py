@@ -20,6 +20,7 @@ from ladder.bots.models import Bot
 from ladder.common import keyset
 from ladder.common.exceptions import NotFound
 from ladder.common.pagecache import cached_for_anonymous
+from ladder.common.pagination import TOTAL, WindowCountPaginator, with_total
 from ladder.ladders import Ladder, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
@@ -109,17 +110,35 @@ class KeysetPage:
 
 
 def board_page(
-    qs: Any, size: int, request: HttpRequest, *, keyed: bool, count: int | None = None
+    qs: Any,
+    size: int,
+    request: HttpRequest,
+    *,
+    keyed: bool,
+    count: int | None = None,
+    searched: bool = False,
 ) -> Any:
     """The board's page: keyset (``?cursor=``, winning over ``?page=``) in the board's own
     order, so a deep page costs what the first does; page numbers for the other sorts and
     for ``?page=`` links. Both count the list (bounded by the number of bots), or take
-    ``count`` when the caller knows it more cheaply."""
+    ``count`` when the caller knows it more cheaply. A text search (``searched``) reads
+    every match to sort them anyway: its page query counts them too (``with_total``),
+    except past a cursor, whose rows are not the whole list."""
     cursor = request.GET.get("cursor")
-    paginator = Paginator(qs, size) if count is None else CountedPaginator(qs, size, count=count)
+    if count is not None:
+        paginator: Paginator = CountedPaginator(qs, size, count=count)
+    elif searched and cursor is None:
+        qs = with_total(qs)
+        paginator = WindowCountPaginator(qs, size)
+    else:
+        paginator = Paginator(qs, size)
     if not keyed or (cursor is None and request.GET.get("page")):
         return paginator.get_page(request.GET.get("page"))
-    return KeysetPage(keyset.board_page(qs, size, cursor), size, paginator)
+    page = keyset.board_page(qs, size, cursor)
+    if searched and cursor is None:  # the first page: its rows carry the whole count
+        total = getattr(page.rows[0], TOTAL) if page.rows else 0
+        paginator = CountedPaginator(qs, size, count=total)
+    return KeysetPage(page, size, paginator)
 
 
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
@@ -137,7 +156,14 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     # The whole board (no kind, no search) is counted on the rating entries' index.
     whole = not f["kind"] and not f["q"].strip()
     count = rating_selectors.leaderboard_size(ladder=ladder.key) if whole else None
-    page = board_page(qs, f["page_size"], request, keyed=f["sort"] == "rank", count=count)
+    page = board_page(
+        qs,
+        f["page_size"],
+        request,
+        keyed=f["sort"] == "rank",
+        count=count,
+        searched=bool(f["q"].strip()),
+    )
     # --- ratings: a finished season's final table instead of the live board (issue 26) ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
@@ -166,7 +192,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             first_position=None,
         ),
     }
-    context["recent"] = match_selectors.match_rows_list(
+    context["recent"] = match_selectors.match_lines(
         status=Match.Status.FINISHED, ladder=ladder.key
     )[:RECENT_MATCHES]
     return render(request, "web/leaderboard.html", context)
@@ -175,24 +201,27 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[str, Any]]:
     """The same rows as the API's ``rating-history?ladder=&season=`` (oldest first, at most
     200), with the 95 % band (rating ± 1.96 sigma) after each match."""
+    changes = rating_selectors.bot_rating_history(bot_id=bot.pk, ladder=ladder.key, season=season)
+    # Plain rows: up to 200 of them, a model instance each cost more than the table.
     return [
         {
-            "match": s.match_id,
-            "recorded": s.result_id,
-            "season": s.season,
-            "rank": s.rank,
-            "before": points(s.rating_before),
-            "after": points(s.rating_after),
-            "sigma": points(s.sigma_after),
-            "low": points(s.rating_after - round(1.96 * s.sigma_after)),
-            "high": points(s.rating_after + round(1.96 * s.sigma_after)),
-            "delta": points(s.rating_after - s.rating_before),
-            "at": s.recorded_at,
+            "match": match_id,
+            "recorded": result_id,
+            "season": number,
+            "rank": rank,
+            "before": points(before),
+            "after": points(after),
+            "sigma": points(sigma),
+            "low": points(after - round(1.96 * sigma)),
+            "high": points(after + round(1.96 * sigma)),
+            "delta": points(after - before),
+            "at": at,
         }
-        for s in rating_selectors.bot_rating_history(
-            bot_id=bot.pk, ladder=ladder.key, season=season
+        for match_id, result_id, number, rank, before, after, sigma, at in changes.values_list(
+            "match_id", "result_id", "season", "rank", "rating_before", "rating_after",
+            "sigma_after", "recorded_at",
         )
-    ]
+    ]  # fmt: skip
 
 
 def _asked_season(request: HttpRequest, seasons: list[Season]) -> Season:
@@ -218,20 +247,16 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     """A bot: its standing on every ladder, and the history of the one asked (``?ladder=``)."""
     ladder = asked_ladder(request)
     try:
-        bot = bot_selectors.bot_detail(bot_id=bot_id, ladder=ladder.key)
+        bot = bot_selectors.bot_get(bot_id=bot_id, ladder=ladder.key)
     except NotFound as exc:
         raise Http404(exc.message) from exc
-    standings = ladder_lines(
-        bot,
-        ladder_list(),
-        list(bot.ratings.all()),
-        rating_selectors.bot_ladder_positions(bot_id=bot.pk),
-    )
+    entries, positions = rating_selectors.bot_ladder_standings(bot=bot)
+    standings = ladder_lines(bot, ladder_list(), entries, positions)
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
     history = _rating_history(bot, ladder, season.number)
     matches = CountedPaginator(
-        match_selectors.match_rows_list(bot_id=bot.pk),
+        match_selectors.BotMatchLines(bot.pk),
         MATCHES_PER_PAGE,
         count=match_selectors.bot_match_count(bot_id=bot.pk),
     )
@@ -308,9 +333,8 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
         tournament = tournament_selectors.tournament_get(tournament_id=tournament_id)
     except NotFound as exc:
         raise Http404(exc.message) from exc
-    matches = Paginator(
-        match_selectors.match_rows_list(tournament_id=tournament.pk), MATCHES_PER_PAGE
-    ).get_page(request.GET.get("page"))
+    lines: Any = match_selectors.match_lines(tournament_id=tournament.pk)
+    matches = Paginator(lines, MATCHES_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "nav": "tournaments",
         "tournament": tournament,
@@ -326,17 +350,16 @@ def tournament_detail(request: HttpRequest, tournament_id: int) -> HttpResponse:
 def now(request: HttpRequest) -> HttpResponse:
     """Running, queued and last finished matches, across ladders or on one (``?ladder=``)."""
     key = asked_ladder(request).key if request.GET.get("ladder") else ""
-    queued = match_selectors.match_rows_list(status=Match.Status.QUEUED, ladder=key)
+    # Oldest (next to play) first.
+    queued = match_selectors.match_lines(status=Match.Status.QUEUED, ladder=key, oldest_first=True)
     context = {
         "nav": "now",
         "ladder": key,
         "ladders": ladder_list(),
-        "running": match_selectors.match_rows_list(status=Match.Status.RUNNING, ladder=key)[
-            :NOW_LIMIT
-        ],
-        "queued": queued.order_by("id")[:NOW_LIMIT],  # oldest (next to play) first
+        "running": match_selectors.match_lines(status=Match.Status.RUNNING, ladder=key)[:NOW_LIMIT],
+        "queued": queued[:NOW_LIMIT],
         "queued_count": queued.count(),
-        "finished": match_selectors.match_rows_list(status=Match.Status.FINISHED, ladder=key)[
+        "finished": match_selectors.match_lines(status=Match.Status.FINISHED, ladder=key)[
             :NOW_LIMIT
         ],
         "limit": NOW_LIMIT,

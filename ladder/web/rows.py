@@ -25,7 +25,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
 from ladder.matches.models import Match
-from ladder.matches.selectors import OpponentRecord
+from ladder.matches.selectors import MatchLine, OpponentRecord
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
@@ -305,8 +305,9 @@ def _signed_delta(delta: int | None) -> str:
     return _signed(points(delta))
 
 
-def match_row(m: Match, focus: Bot | None, zone: tzinfo | None = None) -> str:
-    """One ``<tr>`` of ``includes/match_rows.html`` (a match read by ``match_list``)."""
+def match_row(m: Match | MatchLine, focus: Bot | None, zone: tzinfo | None = None) -> str:
+    """One ``<tr>`` of ``includes/match_rows.html`` (a match read by ``match_rows_list``,
+    or a ``MatchLine``)."""
     pk = m.pk
     first = f'<td data-sort="{pk}"><a href="{url_of("web:match", pk)}">#{pk}</a>'
     if m.tournament_id is not None and m.tournament is not None:
@@ -335,7 +336,11 @@ def match_row(m: Match, focus: Bot | None, zone: tzinfo | None = None) -> str:
     if not m.rated:
         second += ' <span class="muted">unrated</span>'
     second += "</td>"
-    seats = list(m.seats.all())
+    # A MatchLine (plain rows) or a Match with its seats prefetched.
+    if isinstance(m, MatchLine):
+        seats: Sequence[Any] = m.seat_lines
+    else:
+        seats = list(m.seats.all())
     items = []
     for s in seats:
         me = ' class="me"' if focus is not None and s.bot_id == focus.pk else ""
@@ -372,7 +377,7 @@ def match_row(m: Match, focus: Bot | None, zone: tzinfo | None = None) -> str:
     )
 
 
-def match_rows(matches: Iterable[Match], focus: Bot | None = None) -> SafeString:
+def match_rows(matches: Iterable[Match | MatchLine], focus: Bot | None = None) -> SafeString:
     """The ``<tbody>`` rows of ``includes/match_rows.html`` ("" for no match)."""
     # Every value is escaped above.
     zone = get_current_timezone()
@@ -382,6 +387,15 @@ def match_rows(matches: Iterable[Match], focus: Bot | None = None) -> SafeString
 def _plural(n: int) -> str:
     """``|pluralize``."""
     return "" if n == 1 else "s"
+
+
+def _whole(value: float) -> str:
+    """``floatformat(value, "0")`` of points stored as hundredths (sigma, score): rounded
+    half away from zero, "-0" as "0", as the filter's decimal rounding does, without
+    its Decimal and locale work (two of them on each of a board's lines)."""
+    hundredths = round(value * SCALE)
+    whole = (abs(hundredths) + SCALE // 2) // SCALE
+    return str(-whole if hundredths < 0 and whole else whole)
 
 
 def board_row(line: BoardLine, ladder: Ladder) -> str:
@@ -408,8 +422,8 @@ def board_row(line: BoardLine, ladder: Ladder) -> str:
         f"{suspended}</td>\n"
         f'      <td class="owner">{escape(bot.owner.username)}</td>\n'
         f'      <td class="num">{rating_figure(r)}</td>\n'
-        f'      <td class="num sigma">{floatformat(r.sigma, "0")}</td>\n'
-        f'      <td class="num score">{floatformat(r.score, "0")}</td>\n'
+        f'      <td class="num sigma">{_whole(r.sigma)}</td>\n'
+        f'      <td class="num score">{_whole(r.score)}</td>\n'
         f'      <td class="num games">{games}</td>\n'
         f'      <td class="num" title="{firsts} first place{_plural(firsts)} in {games} rated'
         f' game{_plural(games)}">{share}</td>\n'

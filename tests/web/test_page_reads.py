@@ -1,0 +1,102 @@
+"""The pages' cheaper reads answer what the ORM reads they replaced answered.
+
+A bot's position from its rating entries' query (``bot_ladder_standings``), a
+search's count from its page query (``WindowCountPaginator``) and the match lists
+as plain rows (``MatchLines``) must give the same figures and the same markup as
+``bot_ladder_positions``, Django's ``Paginator`` and ``match_rows_list``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.paginator import Paginator
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from ladder.bots.models import Bot
+from ladder.bots.services import bot_auto_suspend
+from ladder.common.pagination import WindowCountPaginator, with_total
+from ladder.matches import selectors as match_selectors
+from ladder.matches.models import Match
+from ladder.ratings import selectors as rating_selectors
+from ladder.ratings.models import BotRating
+from ladder.web.rows import match_rows
+from tests.web.test_pages import grow
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _media(settings: Any, tmp_path: Any) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.LADDER_LADDERS = {
+        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)},
+        "dd-2": {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)},
+    }
+    settings.LADDER_DEFAULT_LADDER = "dd-1"
+
+
+def test_standings_positions_equal_the_board_positions(make_user: Any, make_bot: Any) -> None:
+    world = grow(make_user, make_bot, owners=3, bots_each=3, rounds=4)
+    bots = world["bots"]
+    # Ties in score (the id breaks them), a suspended and a retired bot ahead of others.
+    BotRating.objects.filter(bot__in=bots[:4]).update(score=1000)
+    bot_auto_suspend(bot_id=bots[1].pk, reason="forfeits")
+    Bot.objects.filter(pk=bots[2].pk).update(retired_at="2026-01-01T00:00:00Z")
+    for bot in Bot.objects.filter(pk__in=[b.pk for b in bots]):
+        entries, positions = rating_selectors.bot_ladder_standings(bot=bot)
+        assert positions == rating_selectors.bot_ladder_positions(bot_id=bot.pk), bot.name
+        assert [e.pk for e in entries] == [e.pk for e in bot.ratings.order_by("ladder")]
+    suspended = Bot.objects.get(pk=bots[1].pk)
+    assert rating_selectors.bot_ladder_standings(bot=suspended)[1] == {}
+
+
+def test_a_search_counted_in_its_page_query_pages_as_the_paginator(
+    make_user: Any, make_bot: Any
+) -> None:
+    grow(make_user, make_bot, owners=3, bots_each=4, rounds=2)
+    qs = rating_selectors.leaderboard_search(query="b", include_inactive=True)
+    for number in (1, 2, 3, 4, 99, 0, -1, "2", "x", "", None, "2.0"):
+        plain = Paginator(qs, 5).get_page(number)
+        counted = WindowCountPaginator(with_total(qs), 5).get_page(number)
+        assert counted.number == plain.number, number
+        assert counted.paginator.count == plain.paginator.count == 12
+        assert [b.pk for b in counted] == [b.pk for b in plain], number
+    empty = rating_selectors.leaderboard_search(query="nobody-is-called-this")
+    assert WindowCountPaginator(with_total(empty), 5).get_page(1).paginator.count == 0
+
+
+def test_a_rest_search_reads_its_count_with_its_page(make_user: Any, make_bot: Any) -> None:
+    grow(make_user, make_bot, owners=2, bots_each=3, rounds=2)
+    client = Client()
+    with CaptureQueriesContext(connection) as ctx:
+        body = client.get("/api/v1/leaderboard/?search=b&page_size=4&page=2").json()
+    assert len(ctx.captured_queries) == 1
+    assert body["count"] == 6 and [r["position"] for r in body["results"]] == [5, 6]
+    assert client.get("/api/v1/leaderboard/?search=b&page_size=4&page=3").status_code == 404
+    assert client.get("/api/v1/leaderboard/?search=zzz").json()["count"] == 0
+
+
+def test_match_lines_render_as_the_match_rows(make_user: Any, make_bot: Any) -> None:
+    world = grow(make_user, make_bot, owners=2, bots_each=3, rounds=6)
+    bot = world["bots"][0]
+    for page in (slice(0, 5), slice(5, 10), slice(50, 60)):
+        lines = match_selectors.BotMatchLines(bot.pk)[page]
+        models = match_selectors.match_rows_list(bot_id=bot.pk)[page]
+        assert match_rows(lines, bot) == match_rows(models, bot)
+    assert len(match_selectors.BotMatchLines(bot.pk)) == match_selectors.bot_match_count(
+        bot_id=bot.pk
+    )
+    for status in (Match.Status.FINISHED, Match.Status.QUEUED):
+        for ladder in ("", "dd-2"):
+            lines = match_selectors.match_lines(status=status, ladder=ladder)
+            models = match_selectors.match_rows_list(status=status, ladder=ladder)
+            assert lines.count() == models.count()
+            assert match_rows(lines[:25]) == match_rows(models[:25])
+    cup = match_selectors.match_lines(tournament_id=world["cup"].pk)
+    assert match_rows(cup[:20]) == match_rows(
+        match_selectors.match_rows_list(tournament_id=world["cup"].pk)[:20]
+    )
