@@ -263,9 +263,9 @@ def message_sizes(seeds: list[int]) -> dict[str, float]:
 # --- floor: bare gRPC echo ---------------------------------------------------------------
 
 
-def echo_server_main(listen: str, port_file: str) -> None:
-    """Unary and streamed echo on generic handlers, on ``listen`` and a unix socket beside
-    the port file: the request says how many bytes to answer."""
+def echo_answer() -> Callable[[bytes], bytes]:
+    """The echo floors' answer: as many bytes as the request's first four say (each size
+    made once, so the echo does no work per message)."""
     blobs: dict[int, bytes] = {}
 
     def answer(request: bytes) -> bytes:
@@ -274,6 +274,20 @@ def echo_server_main(listen: str, port_file: str) -> None:
         if blob is None:
             blob = blobs[n] = b"x" * n
         return blob
+
+    return answer
+
+
+def port_file_write(port_file: str, port: int) -> None:
+    tmp = Path(f"{port_file}.tmp")  # renamed: the reader never sees an empty file
+    tmp.write_text(f"{port}\n")
+    tmp.replace(port_file)
+
+
+def echo_server_main(listen: str, port_file: str) -> None:
+    """Unary and streamed echo on generic handlers, on ``listen`` and a unix socket beside
+    the port file: the request says how many bytes to answer."""
+    answer = echo_answer()
 
     def echo(request: bytes, context: Any) -> Any:
         return answer(request)
@@ -295,9 +309,7 @@ def echo_server_main(listen: str, port_file: str) -> None:
     port = server.add_insecure_port(listen)
     server.add_insecure_port(f"unix:{port_file}.sock")
     server.start()
-    tmp = Path(f"{port_file}.tmp")  # renamed: the reader never sees an empty file
-    tmp.write_text(f"{port}\n")
-    tmp.replace(port_file)
+    port_file_write(port_file, port)
     signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
     server.wait_for_termination()
 
@@ -308,14 +320,7 @@ def exchange_echo_server_main(listen: str, port_file: str) -> None:
     one wake-up per message); a floor kind of its own."""
     from digdown.stream_server import StreamServer
 
-    blobs: dict[int, bytes] = {}
-
-    def answer(request: bytes) -> bytes:
-        n = int.from_bytes(request[:4], "little")
-        blob = blobs.get(n)
-        if blob is None:
-            blob = blobs[n] = b"x" * n
-        return blob
+    answer = echo_answer()
 
     def echo_stream(requests: Any, context: Any) -> Any:
         for request in requests:
@@ -330,9 +335,7 @@ def exchange_echo_server_main(listen: str, port_file: str) -> None:
     server.add_insecure_port(f"unix:{port_file}.sock")
     server.start()
     streams.start()
-    tmp = Path(f"{port_file}.tmp")
-    tmp.write_text(f"{port}\n")
-    tmp.replace(port_file)
+    port_file_write(port_file, port)
     signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
     server.wait_for_termination()
 
@@ -343,14 +346,7 @@ def aio_echo_server_main(listen: str, port_file: str) -> None:
     server model grpcio offers besides the thread-pool one; a floor kind of its own."""
     import asyncio
 
-    blobs: dict[int, bytes] = {}
-
-    def answer(request: bytes) -> bytes:
-        n = int.from_bytes(request[:4], "little")
-        blob = blobs.get(n)
-        if blob is None:
-            blob = blobs[n] = b"x" * n
-        return blob
+    answer = echo_answer()
 
     async def echo_stream(requests: Any, context: Any) -> Any:
         async for request in requests:
@@ -365,9 +361,7 @@ def aio_echo_server_main(listen: str, port_file: str) -> None:
         port = server.add_insecure_port(listen)
         server.add_insecure_port(f"unix:{port_file}.sock")
         await server.start()
-        tmp = Path(f"{port_file}.tmp")
-        tmp.write_text(f"{port}\n")
-        tmp.replace(port_file)
+        port_file_write(port_file, port)
         stopped = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
         await stopped.wait()
