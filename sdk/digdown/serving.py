@@ -18,6 +18,7 @@ It imports neither ``ladder`` nor ``bots`` nor Django, so all three can use it.
 from __future__ import annotations
 
 import logging
+import queue
 import signal
 import sys
 import threading
@@ -179,7 +180,13 @@ class CallLimit(HandlerInterceptor):
         self.streams = streams
         self.streamed = frozenset(streamed)
         self._admitted = threading.BoundedSemaphore(admitted)
-        self._running = threading.BoundedSemaphore(self.running)
+        # The running slots as tokens in a queue, not a semaphore: one is taken and given
+        # back around every message of every game stream, and SimpleQueue's get and put
+        # are C (threading.Semaphore's acquire and release are Python around a
+        # Condition: about 1.2 µs a message against 0.1).
+        self._running: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(self.running):
+            self._running.put(None)
         self._reflection = threading.BoundedSemaphore(REFLECTION_STREAMS)
         self._streams = threading.BoundedSemaphore(max(1, streams))
         # Open game streams -> when each last got a message (monotonic).
@@ -248,12 +255,16 @@ class _RunningSlot:
         if context in limit._open:
             limit._open[context] = time.monotonic()  # the stream is in use
         # Wake up now and then: a caller that went away stops waiting.
-        while not limit._running.acquire(timeout=0.25):
-            if not context.is_active():
-                context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
+        while True:
+            try:
+                limit._running.get(timeout=0.25)
+                return
+            except queue.Empty:
+                if not context.is_active():
+                    context.abort(grpc.StatusCode.CANCELLED, "the caller went away while queued")
 
     def __exit__(self, *exc: object) -> None:
-        self._limit._running.release()
+        self._limit._running.put(None)
 
 
 @contextmanager
