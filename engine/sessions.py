@@ -134,13 +134,14 @@ class Session:
 
     def fill_decision(self, into: engine_pb2.Decision) -> None:
         """Write the pending decision into an empty ``into`` (a response's own field):
-        the observation is copied once, not built apart and copied in whole again."""
+        every part is built where it goes, not built apart and copied in whole again."""
         st = self.state
         seat = st.acting_seat
         into.seat = seat
-        into.observation.CopyFrom(wire.observation_to_proto(st.observation(seat)))
-        into.legal_actions.extend(wire.actions_to_proto(st.legal_actions()))
-        into.default_action.CopyFrom(wire.action_to_proto(st.default_action()))
+        # Each part built in its field (wire's *_into): no message is copied again.
+        wire.parse_into(st.observation(seat), into.observation)
+        wire.actions_into(st.legal_actions(), into.legal_actions)
+        wire.action_into(st.default_action(), into.default_action)
         into.ply = self.ply
 
     def fill_next(self, msg: Any) -> None:
@@ -378,7 +379,7 @@ def _apply(
             raise precondition(str(exc)) from None
     events.extend(session.play_forced())
     response = engine_pb2.StepResponse() if into is None else into
-    response.events.extend(wire.events_to_proto(events))
+    wire.events_into(events, response.events)  # built in place: not copied in
     session.fill_next(response)
     session.last_request, session.last_response = raw, response
     if st.is_over:

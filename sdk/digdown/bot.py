@@ -46,7 +46,7 @@ import grpc
 from digdown import PROTOCOL_VERSION, serving, wire
 from digdown.proto_codec import lazy_message_to_dict
 from digdown.types import Action, Observation
-from digdown.v1 import bot_pb2, bot_pb2_grpc
+from digdown.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 log = logging.getLogger("digdown.bot")
 
@@ -97,6 +97,14 @@ def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
     Legality is the engine's to judge (an illegal action is a fault with the
     engine's reason); here only the shape is checked.
     """
+    msg = game_pb2.Action()
+    answer_into(answer, legal, msg)
+    return msg
+
+
+def answer_into(answer: Answer, legal: list[Action], msg: Any) -> None:
+    """`answer_to_proto` written into the empty ``msg`` (the reply's own field, which then
+    needs no copy of the action)."""
     if isinstance(answer, bool):
         raise ValueError(f"act returned {answer!r}, not an action")
     if isinstance(answer, int):
@@ -104,7 +112,7 @@ def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
             raise ValueError(f"act returned index {answer}, but there are {len(legal)} actions")
         answer = legal[answer]
     try:
-        return wire.action_to_proto(answer)
+        wire.action_into(answer, msg)
     except wire.WireError as exc:
         raise ValueError(f"act returned an unusable action {answer!r}: {exc}") from None
 
@@ -208,7 +216,9 @@ class BotService(bot_pb2_grpc.BotServicer):
                 answer = fn(observation, legal, context=ctx)
             else:
                 answer = fn(observation, legal)
-            action = answer_to_proto(answer, legal)
+            reply = bot_pb2.DecisionReply()
+            action = reply.action
+            answer_into(answer, legal, action)  # built in the reply: not copied into it
         except Exception as exc:
             log.exception("act failed (game %s, ply %d)", request.game_id, request.ply)
             context.abort(grpc.StatusCode.INTERNAL, f"bot error: {type(exc).__name__}: {exc}")
@@ -223,7 +233,7 @@ class BotService(bot_pb2_grpc.BotServicer):
                 action.WhichOneof("kind"),
                 (time.monotonic() - started) * 1000,
             )
-        return bot_pb2.DecisionReply(action=action)
+        return reply
 
 
 class BotServer(serving.GrpcServer):

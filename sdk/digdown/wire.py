@@ -16,12 +16,14 @@ dict -> proto -> dict is the identity.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
-from digdown.proto_codec import dict_to_message, message_to_dict
+from digdown.proto_codec import _parse_fast, dict_to_message, message_to_dict
+from digdown.proto_codec import dict_to_message as _fast_dict_to_message
 from digdown.types import ACTION_ARGS
 from digdown.v1 import game_pb2
 
@@ -52,6 +54,14 @@ FIELD_KINDS: dict[str, str] = {field: kind for kind, (field, _) in ACTION_FIELDS
 
 def action_to_proto(action: dict[str, Any] | Any) -> game_pb2.Action:
     """Engine action (dict, or anything with `to_dict()`) -> `Action` message."""
+    msg = game_pb2.Action()
+    action_into(action, msg)
+    return msg
+
+
+def action_into(action: dict[str, Any] | Any, msg: game_pb2.Action) -> None:
+    """`action_to_proto` written into the empty ``msg`` (a field of a response, or an
+    element just added to a repeated field), which then needs no copy."""
     d = action.to_dict() if hasattr(action, "to_dict") else action
     if not isinstance(d, dict):
         raise WireError(f"an action is a dict with a 'kind', got {type(d).__name__}")
@@ -59,7 +69,6 @@ def action_to_proto(action: dict[str, Any] | Any) -> game_pb2.Action:
     if kind not in ACTION_FIELDS:
         raise WireError(f"unknown action kind {kind!r}")
     field, args = ACTION_FIELDS[kind]
-    msg = game_pb2.Action()
     sub = getattr(msg, field)
     sub.SetInParent()
     for name in args:
@@ -69,7 +78,13 @@ def action_to_proto(action: dict[str, Any] | Any) -> game_pb2.Action:
             setattr(sub, name, d[name])
         except (TypeError, ValueError) as exc:
             raise WireError(f"{kind}.{name}: {exc}") from None
-    return msg
+
+
+def actions_into(actions: list[Any], field: Any) -> None:
+    """`actions_to_proto` appended to a repeated ``field``, each built in its element (an
+    extend copies every message it is given)."""
+    for a in actions:
+        action_into(a, field.add())
 
 
 def action_from_proto(msg: game_pb2.Action) -> dict[str, Any]:
@@ -99,6 +114,19 @@ def parse(d: dict[str, Any], msg_cls: type[M]) -> M:
         return dict_to_message(d, msg_cls)
     except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
         raise WireError(f"cannot read {msg_cls.DESCRIPTOR.name}: {exc}") from None
+
+
+def parse_into(d: dict[str, Any], msg: Message) -> None:
+    """`parse` written into the empty ``msg`` (a field of a response), which then needs no
+    copy: the fast path is the constructor's own (``__init__`` with the same keywords),
+    so the bytes are those of ``parse``'s message (map entries in the same order)."""
+    if dict_to_message is _fast_dict_to_message and _parse_fast(cast(Descriptor, msg.DESCRIPTOR)):
+        try:
+            msg.__init__(**d)  # type: ignore[misc]
+            return
+        except Exception:
+            pass  # whatever upb refuses, parse has the last word (CopyFrom clears first)
+    msg.CopyFrom(parse(d, type(msg)))
 
 
 def to_dict(msg: Message) -> dict[str, Any]:
@@ -159,6 +187,22 @@ def event_from_proto(msg: game_pb2.Event) -> dict[str, Any]:
 def events_to_proto(events: list[dict[str, Any]]) -> list[game_pb2.Event]:
     """A list of event dicts -> messages."""
     return [event_to_proto(e) for e in events]
+
+
+def events_into(events: list[dict[str, Any]], field: Any) -> None:
+    """`events_to_proto` appended to a repeated ``field``, each built in its element by the
+    constructor's own path (``add`` with the same keywords: the same bytes), where an
+    extend would copy every message it is given."""
+    fast = dict_to_message is _fast_dict_to_message and _parse_fast(game_pb2.Event.DESCRIPTOR)
+    for d in events:
+        if fast:
+            n = len(field)
+            try:
+                field.add(**d)
+                continue
+            except Exception:
+                del field[n:]  # whatever upb refuses, parse has the last word
+        field.append(event_to_proto(d))
 
 
 def result_to_proto(d: dict[str, Any]) -> game_pb2.Result:
