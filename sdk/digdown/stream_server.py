@@ -169,11 +169,9 @@ class _Driver:
         if not event.success:
             self.failed = True
             return None
-        for op in event.batch_operations:
-            if op.type() == cygrpc.OperationType.receive_message:
-                message: bytes | None = op.message()
-                return message
-        return None  # pragma: no cover - every exchange batch receives
+        # The batch's own ReceiveMessageOperation (its last) holds the request.
+        message: bytes | None = event.batch_operations[-1].message()
+        return message
 
     def metadata(self) -> tuple[Any, ...]:
         if self.metadata_sent:
