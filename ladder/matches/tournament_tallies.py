@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from django.db.models import Case, F, IntegerField, Q, Value, When
 
 from ladder.matches.models import TournamentPairTally, TournamentTally
+from ladder.ratings.elo import pair_score
 
 
 def _halves(mine: int, theirs: int) -> int:
-    """Pairwise points in halves: 2 for a better (smaller) rank, 1 for a tie, 0 for worse
-    (``ladder.ratings.elo.pair_score`` doubled)."""
-    return 2 if mine < theirs else 1 if mine == theirs else 0
+    """Pairwise points in halves (integers, as the counters keep them)."""
+    return int(2 * pair_score(mine, theirs))
 
 
 def _by_pk(which: dict[int, int]) -> Case | Value:

@@ -50,13 +50,19 @@ def feed(publisher: LivePublisher, seed: int, decisions: int) -> list[dict[str, 
     return seen
 
 
+def running_match(make_user: Any, make_bot: Any) -> Any:  # noqa: F811  (the fixtures)
+    """A 2-seat match of two owners' bots, started by a worker."""
+    alice, bob = make_user("alice"), make_user("bob")
+    match = match_create(bot_ids=[make_bot(alice, "alpha").pk, make_bot(bob, "beta").pk])
+    match_start(match_id=match.pk, worker="test")
+    return match
+
+
 def test_the_live_view_is_public_behind_the_table_and_gone_at_the_end(
     make_user: Any,  # noqa: F811
     make_bot: Any,  # noqa: F811
 ) -> None:
-    alice, bob = make_user("alice"), make_user("bob")
-    match = match_create(bot_ids=[make_bot(alice, "alpha").pk, make_bot(bob, "beta").pk])
-    match_start(match_id=match.pk, worker="test")
+    match = running_match(make_user, make_bot)
     client = Client()
     waiting = client.get(f"/api/v1/matches/{match.pk}/live/").json()
     assert waiting["live"] is True and "view" not in waiting  # running, nothing published yet
@@ -81,9 +87,7 @@ def test_a_match_over_within_the_interval_publishes_nothing_and_an_attempt_clear
     make_user: Any,  # noqa: F811
     make_bot: Any,  # noqa: F811
 ) -> None:
-    alice, bob = make_user("alice"), make_user("bob")
-    match = match_create(bot_ids=[make_bot(alice, "alpha").pk, make_bot(bob, "beta").pk])
-    match_start(match_id=match.pk, worker="test")
+    match = running_match(make_user, make_bot)
     # The first frame waits an interval, as every next one: a quick match writes none.
     quick = LivePublisher(match.pk, delay=0, interval_s=3600.0, earlier_attempts=False)
     feed(quick, seed=4, decisions=12)
