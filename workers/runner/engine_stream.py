@@ -1,7 +1,8 @@
 """The engine calls of one game over one ``Play`` stream (engine.proto), as a stub.
 
 ``StreamedEngine`` has the unary stub's ``NewGame``, ``Step``, ``GetReplay`` and
-``CloseGame`` with the same signatures and answers, so the match loop's
+``CloseGame`` with the same signatures and answers (``GetReplay`` is the game's last
+request: the stream is half-closed with it), so the match loop's
 deadlines, retries and resume after an engine death stay one piece of code
 whichever way a game is played. ``NewGame`` opens the game's stream; the game
 lives and dies with it (the engine closes it when the stream ends). A stream
@@ -78,7 +79,10 @@ class StreamedEngine:
         if not self.streaming:
             replay: engine_pb2.GetReplayResponse = self.unary.GetReplay(request, timeout=timeout)
             return replay
-        return self._ask(engine_pb2.PlayRequest(get_replay=request), timeout).replay
+        # The game's last request: the stream is half-closed with it, so the engine ends
+        # the stream (and closes the game) as soon as it answered, and CloseGame only
+        # takes that end back instead of waiting a round trip for it.
+        return self._ask(engine_pb2.PlayRequest(get_replay=request), timeout, last=True).replay
 
     def CloseGame(
         self, request: engine_pb2.CloseGameRequest, timeout: float
@@ -97,11 +101,13 @@ class StreamedEngine:
         if self._stream is not None and not self._stream.broken:
             self._stream.half_close()
 
-    def _ask(self, request: engine_pb2.PlayRequest, timeout: float) -> engine_pb2.PlayResponse:
+    def _ask(
+        self, request: engine_pb2.PlayRequest, timeout: float, *, last: bool = False
+    ) -> engine_pb2.PlayResponse:
         stream = self._stream
-        if stream is None or stream.broken:
+        if stream is None or stream.broken or stream.half_closed:
             raise TransportError(
                 grpc.StatusCode.NOT_FOUND, "the game's Play stream is closed: the game is gone"
             )
-        response: engine_pb2.PlayResponse = stream.ask(request, timeout)
+        response: engine_pb2.PlayResponse = stream.ask(request, timeout, last=last)
         return response

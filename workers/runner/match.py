@@ -39,6 +39,7 @@ decision: `MatchOverrun`) and can be stopped from outside through `cancel`
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -303,6 +304,8 @@ class MatchRun:
         self.resumes = 0
         self.engine_s = 0.0
         self.handshakes_s = 0.0
+        self._closing: list[Any] | None = None  # transports' closes begun (_release_begin)
+        self._closing_until = 0.0
         # The game on the engine holding it now: its id and its capability there
         # (a resumed game gets new ones). The token is never sent to bots.
         self._engine_game_id = ""
@@ -433,20 +436,18 @@ class MatchRun:
                 else DialledTransport(st.spec.address, tc, is_alive=st.spec.is_alive)
             )
 
-    def _handshakes(self) -> list[tuple[int, str]]:
-        """Handshake every bot concurrently; returns (seat, reason) of unreachable ones."""
+    def _handshakes_begin(self) -> list[tuple[SeatState, Callable[[], Any]]]:
+        """Start every bot's handshake at once; what ``_handshakes_finish`` waits for.
+
+        A dialled bot's handshake is sent from this thread and answered side by side
+        with the others' (``DialledTransport.handshake_begin``: no thread per seat);
+        another transport's runs on the handshake threads when there are several, so
+        a bot still starting never delays the others'."""
         tc = self.time_control
-        dead: list[tuple[int, str]] = []
-        asked: list[SeatState] = []
-        for st in self.seats:
-            if st.spec.start_error:
-                st.handshake = st.spec.public(st.spec.start_error)
-                dead.append((st.seat, st.spec.start_error))
-                continue
-            asked.append(st)
         # The highest version offered: 2 (one stream per seat) unless streams are off.
         offered = PROTOCOL_VERSION if tc.streams else 1
         request = bot_pb2.HandshakeRequest(protocol_version=offered)
+        asked = [st for st in self.seats if not st.spec.start_error]
 
         def shake(st: SeatState) -> bot_pb2.HandshakeReply | Undecodable | grpc.RpcError:
             assert st.transport is not None
@@ -455,10 +456,37 @@ class MatchRun:
             except grpc.RpcError as exc:
                 return exc
 
-        if len(asked) > 1:  # a bot still starting must not delay the others' handshakes
-            replies = list(_handshake_pool().map(shake, asked))
-        else:
-            replies = [shake(st) for st in asked]
+        pending: list[tuple[SeatState, Callable[[], Any]]] = []
+        for st in asked:
+            begin = getattr(st.transport, "handshake_begin", None)
+            if begin is not None:
+                reply = begin(request, tc.handshake_s)
+
+                def wait(reply: Callable[[], Any] = reply) -> Any:
+                    try:
+                        return reply()
+                    except grpc.RpcError as exc:
+                        return exc
+
+                pending.append((st, wait))
+            elif len(asked) > 1:
+                pending.append((st, _handshake_pool().submit(shake, st).result))
+            else:
+                pending.append((st, functools.partial(shake, st)))
+        return pending
+
+    def _handshakes_finish(
+        self, pending: list[tuple[SeatState, Callable[[], Any]]]
+    ) -> list[tuple[int, str]]:
+        """Wait for the handshakes begun; returns (seat, reason) of unreachable ones."""
+        offered = PROTOCOL_VERSION if self.time_control.streams else 1
+        dead: list[tuple[int, str]] = []
+        for st in self.seats:
+            if st.spec.start_error:
+                st.handshake = st.spec.public(st.spec.start_error)
+                dead.append((st.seat, st.spec.start_error))
+        asked = [st for st, _ in pending]
+        replies = [wait() for _, wait in pending]
         for st, reply in zip(asked, replies, strict=True):
             if isinstance(reply, grpc.RpcError):
                 exc = reply
@@ -698,24 +726,29 @@ class MatchRun:
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         try:
             self._open_bots()
-            handshakes_started = time.monotonic()
-            dead = self._handshakes()
-            self.handshakes_s = time.monotonic() - handshakes_started
+            mark = time.monotonic()
+            pending = self._handshakes_begin()
+            self.handshakes_s = time.monotonic() - mark
+            # The game is created while the bots answer when its seats' names are known
+            # already (the ladder's are): the request is the same either way.
+            created = None
+            answered = False
+            try:
+                if self._names_known():
+                    created = self._create_first_game()
+                mark = time.monotonic()
+                answered = True
+                dead = self._handshakes_finish(pending)
+                self.handshakes_s += time.monotonic() - mark
+            finally:
+                if not answered:  # the game could not be created: take the calls back
+                    for _, wait in pending:
+                        wait()
             for st in self.seats:  # before the game: a failed dial may be this worker's
                 if st.handshake.startswith(TRANSPORT_HANDSHAKES):
                     self.referee.charge(self._dialled(st), self._others(st), "a failed handshake")
-            config = game_pb2.GameConfig(
-                ruleset=self.ruleset,
-                seed=self.seed,
-                num_seats=len(self.seats),
-                difficulty=self.difficulty,
-            )
-            seats_info = [
-                game_pb2.SeatInfo(seat=st.seat, bot=st.name, version=st.version)
-                for st in self.seats
-            ]
-            self._new_game = engine_pb2.NewGameRequest(config=config, seats=seats_info)
-            created = self._create_game(time.monotonic(), resume=False)
+            if created is None:
+                created = self._create_first_game()
             self.game_id = created.game_id
             log.info("match %s: game %s on %s", self.match_id, self.game_id, self.engine_address)
             self._note_events(created.events)
@@ -746,6 +779,9 @@ class MatchRun:
                 ply = decision.ply + 1
                 if self.on_progress is not None:
                     self.on_progress(ply)
+            # The game is over: the bots end their streams while the engine builds the
+            # replay (a streamed engine's GetReplay half-closes its stream too).
+            closing = self._release_begin()
             replay_msg: engine_pb2.GetReplayResponse = self._game_call(
                 "GetReplay", engine_pb2.GetReplayRequest()
             )
@@ -776,7 +812,7 @@ class MatchRun:
             for ply, measured in self.clocks.items():
                 if 0 <= ply < len(doc["decisions"]):
                     doc["decisions"][ply].update(measured)
-            self._release()
+            self._release(closing)
             return MatchOutcome(
                 game_id=self.game_id,
                 result=doc["result"],
@@ -792,21 +828,53 @@ class MatchRun:
         finally:
             self._release()
 
-    def _release(self) -> None:
+    def _names_known(self) -> bool:
+        """Whether every seat's name and version are set by its spec (the handshake's
+        answer then changes nothing the game is created with)."""
+        return all(st.spec.name and st.spec.version for st in self.seats)
+
+    def _create_first_game(self) -> Any:
+        config = game_pb2.GameConfig(
+            ruleset=self.ruleset,
+            seed=self.seed,
+            num_seats=len(self.seats),
+            difficulty=self.difficulty,
+        )
+        seats_info = [
+            game_pb2.SeatInfo(seat=st.seat, bot=st.name, version=st.version) for st in self.seats
+        ]
+        self._new_game = engine_pb2.NewGameRequest(config=config, seats=seats_info)
+        return self._create_game(time.monotonic(), resume=False)
+
+    def _release_begin(self) -> list[Any]:
+        """Start ending every seat's transport without waiting (``_release`` waits): the
+        dialled seats' streams are half-closed, all at once, and other transports close
+        on the handshake threads. Called when the game is over, so that the bots end
+        their streams while the engine builds the replay."""
+        if self._closing is not None:
+            return self._closing
+        transports = [st.transport for st in self.seats if st.transport is not None]
+        others = [t for t in transports if not isinstance(t, DialledTransport)]
+        closing = [_handshake_pool().submit(t.close) for t in others]
+        for t in transports:
+            if isinstance(t, DialledTransport):
+                t.half_close()
+        self._closing = closing
+        self._closing_until = time.monotonic() + CLOSE_GRACE_S  # one grace for all of them
+        return closing
+
+    def _release(self, closing: list[Any] | None = None) -> None:
         """Close the engine's game and every seat's transport (idempotent). The streams
         end side by side: each waits a moment for its other side to end it, and one after
         the other those moments added up to a share of a short match. Dialled seats'
-        streams and the engine's are half-closed first, all at once, and then waited for
-        on this thread (by then most have ended); other transports close on the handshake
-        threads meanwhile."""
+        streams and the engine's are half-closed first, all at once (``_release_begin``),
+        and then waited for on this thread (by then most have ended); other transports
+        close on the handshake threads meanwhile."""
+        closing = self._release_begin() if closing is None else closing
         transports = [st.transport for st in self.seats if st.transport is not None]
         dialled = [t for t in transports if isinstance(t, DialledTransport)]
-        others = [t for t in transports if not isinstance(t, DialledTransport)]
-        closing = [_handshake_pool().submit(t.close) for t in others]
+        until = max(self._closing_until, time.monotonic() + 0.05)
         try:
-            for t in dialled:
-                t.half_close()
-            until = time.monotonic() + CLOSE_GRACE_S  # one grace for all of them
             if isinstance(self._engine, StreamedEngine) and self._engine_game_id:
                 self._engine.half_close()
             self._close_game()

@@ -49,10 +49,10 @@ import grpc
 from workers.runner.net import TransportError
 
 try:  # grpcio's internals, which SingleThreadedCall drives; without them, its public API
-    from grpc import _common
+    from grpc import _channel, _common
     from grpc._cython import cygrpc  # type: ignore[attr-defined]  # no stubs: compiled
 except ImportError:  # pragma: no cover - a grpcio that moved them
-    _common = cygrpc = None  # type: ignore[assignment]
+    _channel = _common = cygrpc = None  # type: ignore[assignment]
 
 log = logging.getLogger("workers.runner")
 
@@ -145,9 +145,12 @@ class ThreadedCall:
         self._call: Any = method(iter(self._requests.get, _END))
         self._half_closed = False
 
-    def exchange(self, request: Any) -> Any:
-        """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed."""
+    def exchange(self, request: Any, *, last: bool = False) -> Any:
+        """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed.
+        ``last``: half-close with the request (no more come)."""
         self._requests.put(request)
+        if last:
+            self.half_close()
         try:
             return next(self._call)
         except StopIteration:
@@ -272,22 +275,22 @@ class SingleThreadedCall:
             )
         return TransportError(code, details)
 
-    def exchange(self, request: Any) -> Any:
-        """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed."""
+    def exchange(self, request: Any, *, last: bool = False) -> Any:
+        """Send ``request``, return the next reply; ``grpc.RpcError`` when the call failed.
+        ``last``: half-close in the same batch (no more requests come): the other side
+        learns it with the request, not a round trip later."""
         data = self._serialize(request)
-        if not self._start(
-            (
-                cygrpc.SendMessageOperation(data, _NO_FLAGS),
-                cygrpc.ReceiveMessageOperation(_NO_FLAGS),
-            ),
-            _EXCHANGE,
-        ):
+        send: tuple[Any, ...] = (cygrpc.SendMessageOperation(data, _NO_FLAGS),)
+        if last and not self._half_closed:
+            send += (cygrpc.SendCloseFromClientOperation(_NO_FLAGS),)
+        if not self._start((*send, cygrpc.ReceiveMessageOperation(_NO_FLAGS)), _EXCHANGE):
             raise self._failure()
+        self._half_closed = self._half_closed or last
         while True:
             event = self._next()
             if event.tag is _EXCHANGE:
                 break
-        raw = event.batch_operations[1].message()  # the batch's ReceiveMessageOperation
+        raw = event.batch_operations[-1].message()  # the batch's ReceiveMessageOperation (last)
         if raw is None:
             raise self._failure()
         try:
@@ -345,20 +348,23 @@ class CallStream:
     def __init__(self, method: grpc.StreamStreamMultiCallable) -> None:
         self._call = _open(method)
         self.broken = False
+        self.half_closed = False  # no more requests may be sent
         self.exchanges = 0  # replies received
 
-    def ask(self, request: Any, timeout_s: float) -> Any:
+    def ask(self, request: Any, timeout_s: float, *, last: bool = False) -> Any:
         """The reply to ``request`` within ``timeout_s``; raises ``grpc.RpcError``.
 
         DEADLINE_EXCEEDED when no reply came in time, UNAVAILABLE when the other side
         closed the stream, its status when it ended the stream with one. After any
-        failure the stream is ``broken`` (cancelled): open a new one.
+        failure the stream is ``broken`` (cancelled): open a new one. ``last``: the
+        stream is half-closed with the request (``close`` then waits for its end).
         """
         if self.broken:
             raise TransportError(grpc.StatusCode.UNAVAILABLE, "the stream is closed")
         timer = KEEPER.arm(timeout_s, self._call.cancel)
+        self.half_closed = self.half_closed or last
         try:
-            reply = self._call.exchange(request)
+            reply = self._call.exchange(request, last=last)
         except grpc.RpcError:
             self.close()
             if timer.fired:
@@ -378,6 +384,7 @@ class CallStream:
         requests come and ends its side meanwhile; ``close`` then waits for that. Streams
         half-closed together end side by side, on one thread: their waits overlap."""
         if not self.broken:
+            self.half_closed = True
             self._call.half_close()
 
     def close(self, grace_s: float = 0.0) -> None:
@@ -388,6 +395,97 @@ class CallStream:
             grace_s = 0.0
         self.broken = True
         self._call.end(grace_s)
+
+
+class _SegregatedUnary:
+    """A unary call started now on a completion queue of its own, answered by ``result``
+    on the thread that waits for it: what grpcio's blocking call does, cut in two."""
+
+    def __init__(self, method: Any, request: Any, timeout_s: float, wait_for_ready: bool) -> None:
+        self._deserialize = method._response_deserializer
+        state, operations, deadline, error = method._prepare(
+            request, timeout_s, None, wait_for_ready, None
+        )
+        self._error: grpc.RpcError | None = error
+        self._state = state
+        if state is None:
+            return
+        state.rpc_start_time = time.perf_counter()
+        state.method = _common.decode(method._method)
+        state.target = _common.decode(method._target)
+        self._call = method._channel.segregated_call(
+            cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS,
+            method._method,
+            None,
+            _channel._determine_deadline(deadline),
+            None,
+            None,
+            ((operations, None),),
+            method._context,
+            method._registered_call_handle,
+        )
+
+    @staticmethod
+    def supported(method: Any) -> bool:
+        return (
+            _channel is not None
+            and isinstance(method, _channel._UnaryUnaryMultiCallable)
+            and isinstance(getattr(method, "_channel", None), cygrpc.Channel)
+            and all(
+                hasattr(_channel, name)
+                for name in ("_determine_deadline", "_handle_event", "_end_unary_response_blocking")
+            )
+            and all(
+                hasattr(method, name)
+                for name in (
+                    "_prepare",
+                    "_method",
+                    "_target",
+                    "_context",
+                    "_registered_call_handle",
+                )
+            )
+        )
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        event = self._call.next_event()
+        _channel._handle_event(event, self._state, self._deserialize)
+        return _channel._end_unary_response_blocking(self._state, self._call, False, None)
+
+
+def begin_unary(
+    method: Any,
+    request: Any,
+    timeout_s: float,
+    *,
+    wait_for_ready: bool = False,
+) -> Callable[[], Any]:
+    """Start a unary call now; the returned function waits for its reply (raising the
+    call's ``grpc.RpcError`` as a blocking call would).
+
+    The calls of a match's seats (their handshakes) are started one after the other on
+    the match's thread and answered side by side, with no thread per call: a pool's
+    hand-over cost each call two thread wake-ups, and on a shared machine the pool's
+    threads queued for a CPU. A multi-callable that is not grpcio's plain one, or a
+    grpcio whose internals moved, gets its public ``future`` (the channel's own thread).
+    """
+    global _unary_internals_failed
+    if not _unary_internals_failed and _SegregatedUnary.supported(method):
+        try:
+            return _SegregatedUnary(method, request, timeout_s, wait_for_ready).result
+        except (AttributeError, TypeError, ValueError) as exc:  # internals of another grpcio
+            _unary_internals_failed = True
+            log.warning(
+                "grpcio %s: single-threaded unary calls unavailable (%s: %s); using futures",
+                grpc.__version__, type(exc).__name__, exc,
+            )  # fmt: skip
+    future = method.future(request, timeout=timeout_s, wait_for_ready=wait_for_ready)
+    return future.result
+
+
+_unary_internals_failed = False
 
 
 _internals_failed = False  # grpcio refused SingleThreadedCall once: its public API from then on

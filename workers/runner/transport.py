@@ -40,7 +40,7 @@ from workers.runner.net import (
     rpc_code,
     rpc_details,
 )
-from workers.runner.streams import CallStream
+from workers.runner.streams import CallStream, begin_unary
 
 if TYPE_CHECKING:
     from workers.runner.match import TimeControl
@@ -121,25 +121,40 @@ class DialledTransport:
     def handshake(
         self, request: bot_pb2.HandshakeRequest, timeout_s: float
     ) -> bot_pb2.HandshakeReply | Undecodable:
-        try:
-            reply: bot_pb2.HandshakeReply | Undecodable = self.stub.Handshake(
-                request,
-                timeout=timeout_s,
-                wait_for_ready=True,  # a freshly started bot may still be binding
-            )
-        except grpc.RpcError:
-            self.faulted = True
-            raise
+        return self.handshake_begin(request, timeout_s)()
+
+    def handshake_begin(
+        self, request: bot_pb2.HandshakeRequest, timeout_s: float
+    ) -> Callable[[], bot_pb2.HandshakeReply | Undecodable]:
+        """Send the handshake now; the returned function waits for the reply (raising
+        ``grpc.RpcError`` as ``handshake`` does). The match starts every seat's this way
+        on its own thread, so they are answered side by side without a thread each."""
+        # wait_for_ready: a freshly started bot may still be binding
+        pending = begin_unary(self.stub.Handshake, request, timeout_s, wait_for_ready=True)
+
+        def reply() -> bot_pb2.HandshakeReply | Undecodable:
+            try:
+                answer: bot_pb2.HandshakeReply | Undecodable = pending()
+            except grpc.RpcError:
+                self.faulted = True
+                raise
+            self._handshaken(request, answer)
+            return answer
+
+        return reply
+
+    def _handshaken(
+        self, request: bot_pb2.HandshakeRequest, reply: bot_pb2.HandshakeReply | Undecodable
+    ) -> None:
         if isinstance(reply, Undecodable):
             self.faulted = True
-        else:
-            self.streaming = request.protocol_version >= 2 and reply.protocol_version == 2
-            if self.streaming and self._stream is None:
-                # Opened now, on the handshake's thread, so the seats' streams are set up
-                # side by side before the game, not one by one at their first decisions.
-                # Nothing is sent before the first request: a refusal still comes then.
-                self._stream = CallStream(self.stub.ActStream)
-        return reply
+            return
+        self.streaming = request.protocol_version >= 2 and reply.protocol_version == 2
+        if self.streaming and self._stream is None:
+            # Opened now, as soon as the handshake is answered, so the seats' streams are
+            # set up side by side before the game, not one by one at their first
+            # decisions. Nothing is sent before the first request: a refusal comes then.
+            self._stream = CallStream(self.stub.ActStream)
 
     def act(
         self, request: bot_pb2.DecisionRequest, timeout_s: float
