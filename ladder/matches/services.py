@@ -38,6 +38,7 @@ from ladder.bots.models import Bot, BotVersion
 from ladder.common import pagecache
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
+from ladder.common.rows import rows_update
 from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladders
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.opponents import opponent_tallies_add
@@ -609,7 +610,7 @@ def _result_write(
         if seat.seat in logs:
             log_delete_later(seat.log.name)  # an earlier attempt's, once this commits
             seat.log, seat.log_size = logs[seat.seat]
-    MatchSeat.objects.bulk_update(
+    rows_update(
         seats,
         ["result", "rank", "score", "faults", "ended", "forfeit_reason", "rating_before",
          "rating_after", *(("log", "log_size") if logs else ())],

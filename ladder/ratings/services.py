@@ -27,6 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ladder.common.exceptions import ApplicationError
+from ladder.common.rows import rows_update
 from ladder.ladders import ladders
 from ladder.ratings import elo, systems
 from ladder.ratings.models import (
@@ -283,9 +284,7 @@ def ratings_apply(
             entry = entries[seat.bot_id]
             entry.rating, entry.sigma, entry.score = a.rating, a.sigma, a.score
             entry.games, entry.wins = a.games, a.wins
-        BotRating.objects.bulk_update(
-            list(entries.values()), ["rating", "sigma", "score", "games", "wins"]
-        )
+        rows_update(list(entries.values()), ["rating", "sigma", "score", "games", "wins"])
     when = recorded_at or timezone.now()
     RatingChange.objects.bulk_create(
         RatingChange(
