@@ -468,14 +468,16 @@ def begin_unary(
     The calls of a match's seats (their handshakes) are started one after the other on
     the match's thread and answered side by side, with no thread per call: a pool's
     hand-over cost each call two thread wake-ups, and on a shared machine the pool's
-    threads queued for a CPU. A multi-callable that is not grpcio's plain one, or a
-    grpcio whose internals moved, gets its public ``future`` (the channel's own thread).
+    threads queued for a CPU. A multi-callable that is not grpcio's plain one, a
+    grpcio whose internals moved, or ``LADDER_STREAM_CALL=threaded`` gets its public
+    ``future`` (the channel's own thread).
     """
     global _unary_internals_failed
-    if not _unary_internals_failed and _SegregatedUnary.supported(method):
+    wanted = os.environ.get("LADDER_STREAM_CALL", "single-threaded") != "threaded"
+    if wanted and not _unary_internals_failed and _SegregatedUnary.supported(method):
         try:
             return _SegregatedUnary(method, request, timeout_s, wait_for_ready).result
-        except (AttributeError, TypeError, ValueError) as exc:  # internals of another grpcio
+        except (AttributeError, TypeError) as exc:  # internals of another grpcio
             _unary_internals_failed = True
             log.warning(
                 "grpcio %s: single-threaded unary calls unavailable (%s: %s); using futures",

@@ -32,13 +32,39 @@ def _echo(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[
         yield request
 
 
+ENDED = threading.Event()  # the "Last" stream's handler saw the end of its requests
+TOGETHER = threading.Barrier(3, timeout=10)  # three "Unary" calls in the server at once
+
+
+def _echo_until_the_end(
+    requests: Iterator[bytes], context: grpc.ServicerContext
+) -> Iterator[bytes]:
+    yield from requests
+    ENDED.set()
+
+
+def _unary(request: bytes, context: grpc.ServicerContext) -> bytes:
+    if request == b"fail":
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION, "asked to fail")
+    if request == b"stall":
+        threading.Event().wait(5)
+    if request.startswith(b"together"):
+        TOGETHER.wait()  # broken (an error) unless all three are in at once
+    return request
+
+
 @pytest.fixture(scope="module")
 def address() -> Iterator[str]:
     server = grpc.server(futures.ThreadPoolExecutor(8))
     server.add_generic_rpc_handlers(
         (
             grpc.method_handlers_generic_handler(
-                "test.Echo", {"Stream": grpc.stream_stream_rpc_method_handler(_echo)}
+                "test.Echo",
+                {
+                    "Stream": grpc.stream_stream_rpc_method_handler(_echo),
+                    "Last": grpc.stream_stream_rpc_method_handler(_echo_until_the_end),
+                    "Unary": grpc.unary_unary_rpc_method_handler(_unary),
+                },
             ),
         )
     )
@@ -51,6 +77,11 @@ def address() -> Iterator[str]:
 class _Passthrough(grpc.StreamStreamClientInterceptor):
     def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
         return continuation(details, requests)
+
+
+class _PassthroughUnary(grpc.UnaryUnaryClientInterceptor):
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(details, request)
 
 
 @pytest.fixture(params=["single-threaded", "threaded"])
@@ -127,5 +158,56 @@ def test_grpcios_public_api_when_asked_or_when_its_internals_are_missing(
         missing = CallStream(method)
         assert isinstance(missing._call, ThreadedCall) and missing.ask(b"y", 5.0) == b"y"
         missing.close()
+    finally:
+        channel.close()
+
+
+def test_the_last_request_half_closes_the_stream_with_it(open_stream: Any, address: str) -> None:
+    """The engine's GetReplay: the other side learns that no request follows with the
+    request itself, and ends its side without waiting for a close."""
+    ENDED.clear()
+    channel = grpc.insecure_channel(address)
+    try:
+        stream = open_stream()  # which way the fixture drives it, for the same channel kind
+        last = CallStream(channel.stream_stream("/test.Echo/Last"))
+        if isinstance(stream._call, ThreadedCall):
+            last = CallStream(
+                grpc.intercept_channel(channel, _Passthrough()).stream_stream("/test.Echo/Last")
+            )
+        assert type(last._call) is type(stream._call)
+        assert last.ask(b"a", 5.0) == b"a"
+        assert last.ask(b"b", 5.0, last=True) == b"b" and last.half_closed
+        assert ENDED.wait(10), "the handler never saw the end of the requests"
+        last.close(grace_s=5.0)
+    finally:
+        channel.close()
+
+
+@pytest.mark.parametrize("way", ["internals", "threaded", "intercepted"])
+def test_begun_unary_calls_are_answered_side_by_side(
+    address: str, way: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """begin_unary starts the call at once and its result waits for the reply, raising
+    the call's error as a blocking call does; the three calls are in the server at the
+    same time (its barrier breaks otherwise), whichever way they are driven."""
+    channel = grpc.insecure_channel(address)
+    if way == "threaded":
+        monkeypatch.setenv("LADDER_STREAM_CALL", "threaded")
+    target = (
+        grpc.intercept_channel(channel, _PassthroughUnary()) if way == "intercepted" else channel
+    )
+    try:
+        method = target.unary_unary("/test.Echo/Unary")
+        TOGETHER.reset()
+        pending = [streams.begin_unary(method, b"together%d" % i, 10.0) for i in range(3)]
+        assert [wait() for wait in pending] == [b"together0", b"together1", b"together2"]
+        failed = streams.begin_unary(method, b"fail", 5.0)
+        with pytest.raises(grpc.RpcError) as err:
+            failed()
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        late = streams.begin_unary(method, b"stall", 0.2)
+        with pytest.raises(grpc.RpcError) as err:
+            late()
+        assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     finally:
         channel.close()
