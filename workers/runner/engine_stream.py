@@ -30,6 +30,23 @@ from workers.runner.streams import CallStream
 log = logging.getLogger("workers.runner")
 
 _NO_STREAM = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+# A PlayRequest holding only a step is its field's tag, the step's length and the step's
+# own bytes: what upb writes for PlayRequest(step=...), built without copying the step.
+_STEP_TAG = bytes([engine_pb2.PlayRequest.DESCRIPTOR.fields_by_name["step"].number << 3 | 2])
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _play_bytes(request: engine_pb2.PlayRequest | bytes) -> bytes:
+    """A Play request's bytes: a ``PlayRequest``, or bytes already made (a step's)."""
+    return request if isinstance(request, bytes) else request.SerializeToString()
 
 
 class StreamedEngine:
@@ -39,7 +56,7 @@ class StreamedEngine:
         self.unary = engine_pb2_grpc.EngineStub(channel)
         self.play = channel.stream_stream(
             "/digdown.v1.Engine/Play",
-            request_serializer=engine_pb2.PlayRequest.SerializeToString,
+            request_serializer=_play_bytes,
             response_deserializer=RawPlayResponse.FromString,
             _registered_method=True,  # type: ignore[call-arg]  # as the generated stub
         )
@@ -71,7 +88,9 @@ class StreamedEngine:
         if not self.streaming:
             stepped: engine_pb2.StepResponse = self.unary.Step(request, timeout=timeout)
             return stepped
-        return self._ask(engine_pb2.PlayRequest(step=request), timeout).step
+        # PlayRequest(step=request)'s bytes without the copy of the request into it.
+        data = request.SerializeToString()
+        return self._ask(_STEP_TAG + _varint(len(data)) + data, timeout).step
 
     def GetReplay(
         self, request: engine_pb2.GetReplayRequest, timeout: float
@@ -102,7 +121,7 @@ class StreamedEngine:
             self._stream.half_close()
 
     def _ask(
-        self, request: engine_pb2.PlayRequest, timeout: float, *, last: bool = False
+        self, request: engine_pb2.PlayRequest | bytes, timeout: float, *, last: bool = False
     ) -> engine_pb2.PlayResponse:
         stream = self._stream
         if stream is None or stream.broken or stream.half_closed:

@@ -551,15 +551,17 @@ class MatchRun:
                 make = RawDecisionRequest
             else:
                 observation = observation_message(observation)
+        # Read once: each read of a message's field builds its value again (upb).
+        legal_actions, ply = decision.legal_actions, decision.ply
         request = make(
             game_id=self.game_id,
             seat=st.seat,
             observation=observation,
-            legal_actions=decision.legal_actions,
+            legal_actions=legal_actions,
             time_left_ms=int(st.bank_s * 1000),
             deadline_ms=int(tc.decision_s * 1000),
             events=new_events,
-            ply=decision.ply,
+            ply=ply,
         )
         timeout = tc.decision_s + st.bank_s
         clock = DecisionClock(st.spec.cpu_usage, tc)
@@ -571,7 +573,7 @@ class MatchRun:
         except grpc.RpcError as exc:
             error = exc
         elapsed = clock.stop()  # what the time control charges: wall or CPU time
-        self.clocks[decision.ply] = clock.recorded()
+        self.clocks[ply] = clock.recorded()
         if clock.cpu_s is not None:
             st.cpu_s = (st.cpu_s or 0.0) + clock.cpu_s
         think_ms = int(elapsed * 1000)
@@ -609,8 +611,9 @@ class MatchRun:
             )
         # Most replies are an exact copy of a legal action: compared as messages (in C),
         # else by what they mean (field order, unknown fields and defaults aside).
-        for legal in decision.legal_actions:
-            if legal == reply.action:
+        action = reply.action
+        for legal in legal_actions:
+            if legal == action:
                 return _Answer("action", action=legal, think_ms=think_ms)
         try:
             key = _action_key(reply.action)
@@ -771,12 +774,13 @@ class MatchRun:
                         else decision,
                         self.events,
                     )
-                st = self.seats[decision.seat]
+                seat, at = decision.seat, decision.ply
+                st = self.seats[seat]
                 answer = self._ask(st, decision)
                 if answer.fault_kind in TRANSPORT_FAULTS:
                     self.referee.charge(self._dialled(st), self._others(st), answer.reason)
-                next_ = self._step(decision.seat, decision.ply, answer)
-                ply = decision.ply + 1
+                next_ = self._step(seat, at, answer)
+                ply = at + 1
                 if self.on_progress is not None:
                     self.on_progress(ply)
             # The game is over: the bots end their streams while the engine builds the

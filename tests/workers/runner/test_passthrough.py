@@ -104,3 +104,26 @@ def test_an_empty_observation_is_still_sent() -> None:
         ).SerializeToString()
     ).step.decision
     assert not absent.HasField("observation")
+
+
+@pytest.mark.parametrize("answer", ["action", "fault", "forfeit"])
+def test_a_step_sent_on_the_play_stream_is_the_play_requests_bytes(answer: str) -> None:
+    """The streamed engine sends a step as the bytes of ``PlayRequest(step=...)`` made
+    without copying the step into one: the same bytes, for every kind of answer and
+    for steps longer than one byte of length."""
+    from workers.runner.engine_stream import _STEP_TAG, _play_bytes, _varint
+
+    for reason in ("", "x" * 200):
+        step = engine_pb2.StepRequest(
+            game_id="g" * 36, control_token="t" * 43, seat=3, ply=417, think_time_ms=12
+        )
+        if answer == "action":
+            step.action.done.SetInParent()  # a oneof message set, empty
+        elif answer == "fault":
+            step.fault = reason or "timeout"
+        else:
+            step.forfeit = reason or "dead"
+        data = step.SerializeToString()
+        sent = _play_bytes(_STEP_TAG + _varint(len(data)) + data)
+        assert sent == engine_pb2.PlayRequest(step=step).SerializeToString()
+        assert engine_pb2.PlayRequest.FromString(sent).step == step
