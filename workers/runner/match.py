@@ -457,22 +457,27 @@ class MatchRun:
                 return exc
 
         pending: list[tuple[SeatState, Callable[[], Any]]] = []
-        for st in asked:
-            begin = getattr(st.transport, "handshake_begin", None)
-            if begin is not None:
-                reply = begin(request, tc.handshake_s)
+        try:
+            for st in asked:
+                begin = getattr(st.transport, "handshake_begin", None)
+                if begin is not None:
+                    reply = begin(request, tc.handshake_s)
 
-                def wait(reply: Callable[[], Any] = reply) -> Any:
-                    try:
-                        return reply()
-                    except grpc.RpcError as exc:
-                        return exc
+                    def wait(reply: Callable[[], Any] = reply) -> Any:
+                        try:
+                            return reply()
+                        except grpc.RpcError as exc:
+                            return exc
 
-                pending.append((st, wait))
-            elif len(asked) > 1:
-                pending.append((st, _handshake_pool().submit(shake, st).result))
-            else:
-                pending.append((st, functools.partial(shake, st)))
+                    pending.append((st, wait))
+                elif len(asked) > 1:
+                    pending.append((st, _handshake_pool().submit(shake, st).result))
+                else:
+                    pending.append((st, functools.partial(shake, st)))
+        except BaseException:  # a call that could not start: take back those that did
+            for _, started in pending:
+                started()
+            raise
         return pending
 
     def _handshakes_finish(
