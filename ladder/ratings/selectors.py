@@ -304,6 +304,66 @@ def leaderboard_positions(
         return {pk: position for pk, position in cursor.fetchall()}
 
 
+def _board_entries(
+    *, ladder: str, kind: str = "", include_inactive: bool = False
+) -> QuerySet[BotRating]:
+    """The rating entries of ``leaderboard_list``'s board (of ``kind``; with the suspended
+    bots' when ``include_inactive``) as the (ladder, score, bot) index holds them: the
+    (few) bots off that board are set aside by id, not joined entry by entry."""
+    off = (
+        Q(retired_at__isnull=False)
+        if include_inactive
+        else Q(is_active=False) | Q(retired_at__isnull=False)
+    )
+    entries = BotRating.objects.filter(ladder=ladder).exclude(
+        bot_id__in=Bot.objects.filter(off).values("pk")
+    )
+    if kind:
+        entries = entries.filter(bot_id__in=Bot.objects.filter(kind=kind).values("pk"))
+    return entries
+
+
+def leaderboard_row_at(
+    offset: int, *, ladder: str | None = None, include_inactive: bool = False
+) -> tuple[int, int] | None:
+    """(score, bot id) of the ``offset``-th entry (1-based) of the unfiltered board in its
+    order, or None past its end: where a page by number starts, read on the score index
+    (an index-only range of ``offset`` entries) instead of an OFFSET over the board
+    joined with its bots and owners."""
+    if offset < 1:
+        return None
+    entries = _board_entries(ladder=ladder_get(ladder).key, include_inactive=include_inactive)
+    row = entries.order_by("-score", "bot_id").values_list("score", "bot_id")[offset - 1 : offset]
+    found = list(row)
+    return (found[0][0], found[0][1]) if found else None
+
+
+def leaderboard_positions_from(
+    bots: Sequence[Bot], *, kind: str = "", ladder: str | None = None
+) -> dict[int, int]:
+    """Positions on the board of ``kind`` (as ``leaderboard_positions``) of ``bots``, a run
+    of consecutive lines of the site's board in its own order (suspended bots included,
+    as it lists them; they hold no position): one count of the board's entries ahead of
+    the first, then numbered down the run. The count is an index range ending at the
+    run, not a window over it: a deep page costs a few milliseconds, not ten."""
+    if not bots:
+        return {}
+    first = bots[0]
+    score: int = first.score  # type: ignore[attr-defined]
+    ahead = (
+        _board_entries(ladder=ladder_get(ladder).key, kind=kind)
+        .filter(score__gte=score)
+        .filter(Q(score__gt=score) | Q(bot_id__lt=first.pk))
+        .count()
+    )
+    positions = {}
+    for bot in bots:
+        if bot.is_active:  # a suspended bot is listed, off the board
+            ahead += 1
+            positions[bot.pk] = ahead
+    return positions
+
+
 def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
     """The bot's position on each ladder's board (``leaderboard_list`` without filters), by
     ladder key; empty when the bot is off the boards (suspended or retired).
