@@ -24,6 +24,7 @@ from django.db.models import (
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
+from ladder.common.compiled import SLICE, Compiled, marker
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Match, MatchSeat, OpponentTally
@@ -254,17 +255,35 @@ LINE_FIELDS = (
 """``ROW_FIELDS`` as plain values, in the order ``_match_lines`` reads them."""
 
 
+def _seats_of(*match_ids: int) -> QuerySet[MatchSeat]:
+    return (
+        MatchSeat.objects.filter(match_id__in=match_ids)
+        .order_by("match_id", "seat")
+        .values_list("match_id", "bot_id", "bot__name", "rank", "rating_before", "rating_after")
+    )
+
+
+_SEATS_OF: dict[int, Compiled] = {}
+"""``_seats_of`` compiled for each number of matches a list shows (a page size or less)."""
+
+
+def _seat_lines(match_ids: list[int]) -> list[tuple[Any, ...]]:
+    """The seats of those matches in match and seat order, with their bots' names."""
+    n = len(match_ids)
+    if n > 200:  # longer than any page: not worth a plan of its own
+        return list(_seats_of(*match_ids))
+    query = _SEATS_OF.get(n)
+    if query is None:
+        query = _SEATS_OF.setdefault(n, Compiled(_seats_of, [marker(i) for i in range(n)]))
+    return query.rows(*match_ids)
+
+
 def _match_lines(rows: list[tuple[Any, ...]]) -> list[MatchLine]:
     """``MatchLine``s of matches read as ``LINE_FIELDS`` tuples, with their seats (one
     query: the seats of those matches, each with its bot's name by primary key)."""
     seats: dict[int, list[SeatLine]] = {row[0]: [] for row in rows}
     if seats:
-        for match_id, bot_id, name, rank, before, after in (
-            MatchSeat.objects.filter(match_id__in=list(seats))
-            .order_by("match_id", "seat")
-            .values_list("match_id", "bot_id", "bot__name", "rank", "rating_before",
-                         "rating_after")
-        ):  # fmt: skip
+        for match_id, bot_id, name, rank, before, after in _seat_lines(list(seats)):
             delta = None if before is None or after is None else after - before
             seats[match_id].append(SeatLine(bot_id, name, rank, delta))
     return [
@@ -312,6 +331,16 @@ def match_lines(
     return MatchLines(qs.order_by("id" if oldest_first else "-id"))
 
 
+def _bot_lines(bot_id: int) -> QuerySet[MatchSeat]:
+    fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
+    seats = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id").values_list(*fields)
+    return seats[SLICE[0] : SLICE[0] + SLICE[1]]
+
+
+_BOT_LINES = Compiled(_bot_lines, [marker(1)], sliced=True)
+"""A bot's seats newest first with their matches' ``LINE_FIELDS``, a page at a time."""
+
+
 class BotMatchLines(MatchLines):
     """A bot's matches newest first as ``MatchLine``s: each slice reads the bot's seats on
     the (bot, match) index joined to their matches, then those matches' seats; the count
@@ -326,9 +355,14 @@ class BotMatchLines(MatchLines):
     def __getitem__(self, index: slice) -> list[MatchLine]:
         if not isinstance(index, slice):
             raise TypeError("BotMatchLines is read by slices")
-        fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
-        seats = MatchSeat.objects.filter(bot_id=self.bot_id).order_by("-match_id")
-        return _match_lines(list(seats.values_list(*fields)[index]))
+        start, stop = index.start or 0, index.stop
+        if stop is None or index.step not in (None, 1) or start < 0 or stop < 0:
+            fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
+            seats = MatchSeat.objects.filter(bot_id=self.bot_id).order_by("-match_id")
+            return _match_lines(list(seats.values_list(*fields)[index]))
+        if stop <= start:
+            return []
+        return _match_lines(_BOT_LINES.rows(self.bot_id, offset=start, limit=stop - start))
 
 
 def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
