@@ -8,7 +8,7 @@ with the real ones; the rows come back through the compiler's converters, as
 ``values_list`` gives them. The ORM stays the one description of the query: the
 markers only stand where the arguments go.
 
-Markers are values no caller passes (large negative ids, a NUL-prefixed string); each
+Markers are values no query holds as constants (ids above two billion, a NUL-prefixed string); each
 must reach the parameters unchanged (a filter's value, not a pattern of ``contains``),
 which compiling checks. A slice is a pair of markers too (``LIMIT``/``OFFSET`` are
 written into the SQL, not passed): see ``SLICE``.
@@ -31,8 +31,10 @@ _local = threading.local()
 
 
 def marker(n: int) -> int:
-    """The ``n``-th integer marker (an id no row has)."""
-    return -7_000_000_000_000 - n
+    """The ``n``-th integer marker: a value no query of ours holds as a constant, within a
+    positive 32-bit column's range (the ORM answers a value outside a column's range
+    with no query at all)."""
+    return 2_000_000_000 + n
 
 
 def text_marker(n: int) -> str:
@@ -45,12 +47,18 @@ class _Plan:
         self.alias = qs.db
         self.compiler = qs.query.get_compiler(using=qs.db)
         sql, params = self.compiler.as_sql()
-        self.slots: list[tuple[bool, Any]] = []  # (is an argument, its index or the value)
+        # Per parameter: an argument's index and the type the backend wrapped it in (the
+        # PostgreSQL backend passes some integers as ``Int4``), or a constant.
+        self.slots: list[tuple[int | None, Any]] = []
         found: set[int] = set()
         for p in params:
-            hit = next((i for i, m in enumerate(markers) if type(p) is type(m) and p == m), None)
-            self.slots.append((hit is not None, p if hit is None else hit))
-            if hit is not None:
+            hit = next(
+                (i for i, m in enumerate(markers) if isinstance(p, type(m)) and p == m), None
+            )
+            if hit is None:
+                self.slots.append((None, p))
+            else:
+                self.slots.append((hit, None if type(p) is type(markers[hit]) else type(p)))
                 found.add(hit)
         if found != set(range(len(markers))):
             raise ValueError(f"markers {sorted(set(range(len(markers))) - found)} not in the SQL")
@@ -85,7 +93,7 @@ class Compiled:
 
     def rows(self, *args: Any, offset: int = 0, limit: int | None = None) -> list[tuple[Any, ...]]:
         plan = self._plan()
-        params = [args[v] if is_arg else v for is_arg, v in plan.slots]
+        params = [v if i is None else args[i] if v is None else v(args[i]) for i, v in plan.slots]
         if plan.sliced:
             if limit is None:
                 raise ValueError("a sliced query needs its limit")

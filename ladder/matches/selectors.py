@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
     BooleanField,
+    Count,
     Exists,
     ExpressionWrapper,
     OuterRef,
@@ -451,19 +452,40 @@ def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[Oppon
     counters kept when results are recorded (``ladder.matches.opponents``): one
     index range of the rows shown, whatever the bot's history.
     """
-    rows = (
+    if limit is None:
+        return [OpponentRecord(*row) for row in _opponents(bot_id)]
+    return [OpponentRecord(*row) for row in _OPPONENTS.rows(bot_id, limit=limit)]
+
+
+def _opponents(bot_id: int) -> QuerySet[OpponentTally]:
+    return (
         OpponentTally.objects.filter(bot_id=bot_id, matches__gt=0)
         .order_by("-matches", "opponent_id")
         .values_list("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
     )
-    if limit is not None:
-        rows = rows[:limit]
-    return [OpponentRecord(*row) for row in rows]
+
+
+_OPPONENTS = Compiled(
+    lambda b: _opponents(b)[SLICE[0] : SLICE[0] + SLICE[1]], [marker(1)], sliced=True
+)
 
 
 def bot_match_count(*, bot_id: int) -> int:
     """How many matches the bot has a seat in (one index count, no join)."""
-    return MatchSeat.objects.filter(bot_id=bot_id).count()
+    rows = _MATCH_COUNT.rows(bot_id)
+    return int(rows[0][0]) if rows else 0
+
+
+_MATCH_COUNT = Compiled(
+    lambda b: (
+        MatchSeat.objects.filter(bot_id=b)
+        .order_by()
+        .values("bot_id")
+        .annotate(n=Count("*"))  # on the (bot, match) index alone: no row read
+        .values_list("n")
+    ),
+    [marker(1)],
+)
 
 
 def match_replay_file(*, match_id: int) -> ReplayFile:

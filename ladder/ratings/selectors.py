@@ -29,6 +29,9 @@ from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot
 from ladder.bots.selectors import ranked, with_rating
+from ladder.common.compiled import Compiled
+from ladder.common.compiled import marker as compiled_marker
+from ladder.common.compiled import text_marker as compiled_text_marker
 from ladder.common.exceptions import NotFound
 from ladder.ladders import Ladder, ladder_get
 from ladder.matches.models import Match, MatchSeat
@@ -112,12 +115,43 @@ def bot_rating_history(
     them, of one ``season`` when given (``result_id`` is the recording sequence). Unrated
     matches (tournaments, comparisons) move no rating: a chart of them would show flat
     stretches and count games the rating never saw."""
-    key = ladder_get(ladder).key
+    return _history(bot_id, ladder_get(ladder).key, season, limit)
+
+
+def _history(bot_id: int, key: str, season: int | None, limit: int) -> QuerySet[RatingChange]:
     rows = RatingChange.objects.filter(bot_id=bot_id, ladder=key, rated=True)
     if season is not None:
         rows = rows.filter(season=season)
     latest = rows.order_by("-result_id").values("pk")[:limit]
     return RatingChange.objects.filter(pk__in=latest).order_by("result_id")
+
+
+HISTORY_FIELDS = (
+    "match_id", "result_id", "season", "rank", "rating_before", "rating_after", "sigma_after",
+    "recorded_at",
+)  # fmt: skip
+HISTORY_SHOWN = 200
+_HISTORY = {
+    True: Compiled(
+        lambda b, k, s: _history(b, k, s, HISTORY_SHOWN).values_list(*HISTORY_FIELDS),
+        [compiled_marker(1), compiled_text_marker(1), compiled_marker(2)],
+    ),
+    False: Compiled(
+        lambda b, k: _history(b, k, None, HISTORY_SHOWN).values_list(*HISTORY_FIELDS),
+        [compiled_marker(1), compiled_text_marker(1)],
+    ),
+}
+
+
+def bot_rating_history_rows(
+    *, bot_id: int, ladder: str | None = None, season: int | None = None
+) -> list[tuple[Any, ...]]:
+    """``bot_rating_history``'s latest ``HISTORY_SHOWN`` changes as ``HISTORY_FIELDS``
+    tuples (the bot page's chart and table), its SQL compiled once (``Compiled``)."""
+    key = ladder_get(ladder).key
+    if season is None:
+        return _HISTORY[False].rows(bot_id, key)
+    return _HISTORY[True].rows(bot_id, key, season)
 
 
 def season_list(*, ladder: str | None = None) -> list[Season]:
@@ -386,28 +420,46 @@ def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
     return {ladder: n + 1 for ladder, n in rows.values_list("ladder", "ahead")}
 
 
-def bot_ladder_standings(*, bot: Bot) -> tuple[list[BotRating], dict[str, int]]:
-    """The bot's rating entries (by ladder key) and its position on each ladder's board
-    (``bot_ladder_positions``: none when it is off the boards), in one query: the
-    entries carry the count of the board entries ahead of them."""
-    rows = BotRating.objects.filter(bot_id=bot.pk).order_by("ladder")
-    if not bot.is_active or bot.retired_at is not None:
-        return list(rows), {}
-    # The entries ahead counted on the (ladder, score, bot) index alone, the (few) entries
-    # of suspended and retired bots set aside by id: no join of the board with its bots.
+STANDING_FIELDS = ("pk", "bot_id", "ladder", "rating", "sigma", "score", "games", "wins")
+
+
+def _standings(bot_id: int) -> QuerySet[BotRating]:
+    """A bot's rating entries, each with the count of the board entries ahead of it: on the
+    (ladder, score, bot) index alone, the (few) entries of suspended and retired bots set
+    aside by id (``bot_off_board_idx``), no join of the board with its bots."""
     off_board = Bot.objects.filter(Q(is_active=False) | Q(retired_at__isnull=False))
     ahead = (
         BotRating.objects.filter(ladder=OuterRef("ladder"), score__gte=OuterRef("score"))
-        .filter(Q(score__gt=OuterRef("score")) | Q(bot_id__lt=bot.pk))
+        .filter(Q(score__gt=OuterRef("score")) | Q(bot_id__lt=bot_id))
         .exclude(bot_id__in=off_board.values("pk"))
         .order_by()
         .values("ladder")
         .annotate(n=Count("pk"))
         .values("n")
     )
-    counted = rows.annotate(ahead=Coalesce(Subquery(ahead, output_field=IntegerField()), Value(0)))
-    entries: list[BotRating] = list(counted)
-    return entries, {e.ladder: e.ahead + 1 for e in entries}  # type: ignore[attr-defined]
+    return (
+        BotRating.objects.filter(bot_id=bot_id)
+        .order_by("ladder")
+        .annotate(ahead=Coalesce(Subquery(ahead, output_field=IntegerField()), Value(0)))
+        .values_list(*STANDING_FIELDS, "ahead")
+    )
+
+
+_STANDINGS = Compiled(_standings, [compiled_marker(1)])
+
+
+def bot_ladder_standings(*, bot: Bot) -> tuple[list[BotRating], dict[str, int]]:
+    """The bot's rating entries (by ladder key) and its position on each ladder's board
+    (``bot_ladder_positions``: none when it is off the boards), in one query: the
+    entries carry the count of the board entries ahead of them (``_standings``)."""
+    entries, ahead = [], {}
+    for *values, n in _STANDINGS.rows(bot.pk):
+        entry = BotRating(**dict(zip(("id", *STANDING_FIELDS[1:]), values, strict=True)))
+        entries.append(entry)
+        ahead[entry.ladder] = n + 1
+    if not bot.is_active or bot.retired_at is not None:
+        return entries, {}
+    return entries, ahead
 
 
 def _recorded_seats() -> QuerySet[MatchSeat]:

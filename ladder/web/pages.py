@@ -213,7 +213,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[str, Any]]:
     """The same rows as the API's ``rating-history?ladder=&season=`` (oldest first, at most
     200), with the 95 % band (rating ± 1.96 sigma) after each match."""
-    changes = rating_selectors.bot_rating_history(bot_id=bot.pk, ladder=ladder.key, season=season)
+    changes = rating_selectors.bot_rating_history_rows(
+        bot_id=bot.pk, ladder=ladder.key, season=season
+    )
     # Plain rows: up to 200 of them, a model instance each cost more than the table.
     return [
         {
@@ -229,11 +231,8 @@ def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[s
             "delta": points(after - before),
             "at": at,
         }
-        for match_id, result_id, number, rank, before, after, sigma, at in changes.values_list(
-            "match_id", "result_id", "season", "rank", "rating_before", "rating_after",
-            "sigma_after", "recorded_at",
-        )
-    ]  # fmt: skip
+        for match_id, result_id, number, rank, before, after, sigma, at in changes
+    ]
 
 
 def _asked_season(request: HttpRequest, seasons: list[Season]) -> Season:
