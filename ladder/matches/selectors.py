@@ -25,7 +25,7 @@ from django.db.models import (
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
-from ladder.common.compiled import SLICE, Compiled, marker
+from ladder.common.compiled import SLICE, Compiled, marker, text_marker
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Match, MatchSeat, OpponentTally
@@ -305,8 +305,11 @@ class MatchLines:
 
     ordered = True  # for the paginator: ``matches`` is ordered
 
-    def __init__(self, matches: QuerySet[Match]) -> None:
+    def __init__(
+        self, matches: QuerySet[Match], compiled: Compiled | None = None, args: tuple = ()
+    ) -> None:
         self.matches = matches
+        self.compiled, self.args = compiled, args
 
     def __len__(self) -> int:
         return self.count()
@@ -317,7 +320,12 @@ class MatchLines:
     def __getitem__(self, index: slice) -> list[MatchLine]:
         if not isinstance(index, slice):
             raise TypeError("MatchLines is read by slices")
-        return _match_lines(list(self.matches.values_list(*LINE_FIELDS)[index]))
+        start, stop = index.start or 0, index.stop
+        if self.compiled is None or stop is None or index.step not in (None, 1) or start < 0:
+            return _match_lines(list(self.matches.values_list(*LINE_FIELDS)[index]))
+        if stop <= start:
+            return []
+        return _match_lines(self.compiled.rows(*self.args, offset=start, limit=stop - start))
 
 
 def match_lines(
@@ -327,9 +335,40 @@ def match_lines(
     ladder: str = "",
     oldest_first: bool = False,
 ) -> MatchLines:
-    """``match_rows_list`` as ``MatchLines`` (newest first, or oldest: the queue)."""
+    """``match_rows_list`` as ``MatchLines`` (newest first, or oldest: the queue); its pages'
+    SQL compiled once for each combination of filters (``Compiled``)."""
     qs = _filtered(bot_id=None, status=status, tournament_id=tournament_id, ladder=ladder)
-    return MatchLines(qs.order_by("id" if oldest_first else "-id"))
+    shape = (bool(status), tournament_id is not None, bool(ladder), oldest_first)
+    compiled = _LINES.get(shape)
+    if compiled is None:
+        compiled = _LINES.setdefault(shape, _lines_compiled(*shape))
+    args = tuple(
+        a for a, given in zip((status, tournament_id, ladder), shape[:3], strict=True) if given
+    )
+    return MatchLines(qs.order_by("id" if oldest_first else "-id"), compiled, args)
+
+
+_LINES: dict[tuple[bool, bool, bool, bool], Compiled] = {}
+
+
+def _lines_compiled(status: bool, tournament: bool, ladder: bool, oldest_first: bool) -> Compiled:
+    """``match_lines``' page query for one combination of filters, its arguments in the
+    order status, tournament, ladder (those given)."""
+    markers = [m for m, given in ((text_marker(1), status), (marker(1), tournament),
+                                  (text_marker(2), ladder)) if given]  # fmt: skip
+
+    def build(*args: Any) -> QuerySet[Match]:
+        given = iter(args)
+        qs = _filtered(
+            bot_id=None,
+            status=next(given) if status else "",
+            tournament_id=next(given) if tournament else None,
+            ladder=next(given) if ladder else "",
+        )
+        rows = qs.order_by("id" if oldest_first else "-id").values_list(*LINE_FIELDS)
+        return rows[SLICE[0] : SLICE[0] + SLICE[1]]
+
+    return Compiled(build, markers, sliced=True)
 
 
 def _bot_lines(bot_id: int) -> QuerySet[MatchSeat]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -29,7 +30,7 @@ from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot
 from ladder.bots.selectors import ranked, with_rating
-from ladder.common.compiled import Compiled
+from ladder.common.compiled import SLICE, Compiled
 from ladder.common.compiled import marker as compiled_marker
 from ladder.common.compiled import text_marker as compiled_text_marker
 from ladder.common.exceptions import NotFound
@@ -291,9 +292,19 @@ def leaderboard_size(*, ladder: str | None = None) -> int:
     """How many bots the unfiltered site board lists (``leaderboard_search`` with
     ``include_inactive``): the ladder's entries less those of retired bots, counted on the
     entries' index with the (few) retired bots set aside, not a join of every bot."""
-    key = ladder_get(ladder).key
-    retired = Bot.objects.filter(retired_at__isnull=False).values("pk")
-    return BotRating.objects.filter(ladder=key).exclude(bot_id__in=retired).count()
+    rows = _BOARD_SIZE.rows(ladder_get(ladder).key)
+    return int(rows[0][0]) if rows else 0
+
+
+def _counted(entries: QuerySet[BotRating]) -> QuerySet[BotRating]:
+    """``entries`` counted in one row (none when there are none), on the index alone."""
+    return entries.order_by().values("ladder").annotate(n=Count("*")).values_list("n")
+
+
+_BOARD_SIZE = Compiled(
+    lambda key: _counted(_board_entries(ladder=key, include_inactive=True)),
+    [compiled_text_marker(1)],
+)
 
 
 def leaderboard_positions(
@@ -366,10 +377,21 @@ def leaderboard_row_at(
     joined with its bots and owners."""
     if offset < 1:
         return None
-    entries = _board_entries(ladder=ladder_get(ladder).key, include_inactive=include_inactive)
-    row = entries.order_by("-score", "bot_id").values_list("score", "bot_id")[offset - 1 : offset]
-    found = list(row)
+    found = _ROW_AT[include_inactive].rows(ladder_get(ladder).key, offset=offset - 1, limit=1)
     return (found[0][0], found[0][1]) if found else None
+
+
+def _row_at(key: str, include_inactive: bool) -> QuerySet[BotRating]:
+    entries = _board_entries(ladder=key, include_inactive=include_inactive)
+    rows = entries.order_by("-score", "bot_id").values_list("score", "bot_id")
+    return rows[SLICE[0] : SLICE[0] + SLICE[1]]
+
+
+_ROW_AT = {
+    inactive: Compiled(partial(_row_at, include_inactive=inactive), [compiled_text_marker(1)],
+                       sliced=True)
+    for inactive in (True, False)
+}  # fmt: skip
 
 
 def leaderboard_positions_from(
@@ -384,18 +406,30 @@ def leaderboard_positions_from(
         return {}
     first = bots[0]
     score: int = first.score  # type: ignore[attr-defined]
-    ahead = (
-        _board_entries(ladder=ladder_get(ladder).key, kind=kind)
-        .filter(score__gte=score)
-        .filter(Q(score__gt=score) | Q(bot_id__lt=first.pk))
-        .count()
-    )
+    key = ladder_get(ladder).key
+    args = (key, score, first.pk, kind) if kind else (key, score, first.pk)
+    counted = _AHEAD[bool(kind)].rows(*args)
+    ahead = int(counted[0][0]) if counted else 0
     positions = {}
     for bot in bots:
         if bot.is_active:  # a suspended bot is listed, off the board
             ahead += 1
             positions[bot.pk] = ahead
     return positions
+
+
+def _ahead(key: str, score: int, bot_id: int, kind: str = "") -> QuerySet[BotRating]:
+    entries = _board_entries(ladder=key, kind=kind).filter(score__gte=score)
+    return _counted(entries.filter(Q(score__gt=score) | Q(bot_id__lt=bot_id)))
+
+
+_AHEAD = {
+    False: Compiled(_ahead, [compiled_text_marker(1), compiled_marker(1), compiled_marker(2)]),
+    True: Compiled(
+        _ahead,
+        [compiled_text_marker(1), compiled_marker(1), compiled_marker(2), compiled_text_marker(2)],
+    ),
+}
 
 
 def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
