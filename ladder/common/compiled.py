@@ -91,15 +91,24 @@ class Compiled:
             plan = plans[id(self)] = _Plan(self.build(*self.markers), self.markers, self.sliced)
         return plan
 
-    def rows(self, *args: Any, offset: int = 0, limit: int | None = None) -> list[tuple[Any, ...]]:
+    def sql_params(
+        self, *args: Any, offset: int = 0, limit: int | None = None
+    ) -> tuple[str, list[Any]]:
+        """The SQL and its parameters for ``args``, to run inside a larger statement (rows
+        read that way skip the converters ``rows`` applies)."""
         plan = self._plan()
         params = [v if i is None else args[i] if v is None else v(args[i]) for i, v in plan.slots]
         if plan.sliced:
             if limit is None:
                 raise ValueError("a sliced query needs its limit")
             params += [limit, offset]
+        return plan.sql, params
+
+    def rows(self, *args: Any, offset: int = 0, limit: int | None = None) -> list[tuple[Any, ...]]:
+        sql, params = self.sql_params(*args, offset=offset, limit=limit)
+        plan = self._plan()
         with connections[plan.alias].cursor() as cursor:
-            cursor.execute(plan.sql, params)
+            cursor.execute(sql, params)
             fetched = cursor.fetchall()
         if not plan.converters:
             return [tuple(row) for row in fetched]
