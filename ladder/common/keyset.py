@@ -143,5 +143,5 @@ class SeekPaginator(Paginator):
         row = self.bound(bottom) if bottom else None
         if row is None:
             return super().page(number)
-        rows = list(self.object_list.filter(after(*row))[: self.per_page])
-        return self._get_page(rows, number, self)
+        board: QuerySet[Any] = self.object_list  # type: ignore[assignment]
+        return NumberedPage(list(board.filter(after(*row))[: self.per_page]), number, self)

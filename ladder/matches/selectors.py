@@ -256,7 +256,7 @@ LINE_FIELDS = (
 """``ROW_FIELDS`` as plain values, in the order ``_match_lines`` reads them."""
 
 
-def _seats_of(*match_ids: int) -> QuerySet[MatchSeat]:
+def _seats_of(*match_ids: int) -> QuerySet[Any, Any]:
     return (
         MatchSeat.objects.filter(match_id__in=match_ids)
         .order_by("match_id", "seat")
@@ -357,7 +357,7 @@ def _lines_compiled(status: bool, tournament: bool, ladder: bool, oldest_first: 
     markers = [m for m, given in ((text_marker(1), status), (marker(1), tournament),
                                   (text_marker(2), ladder)) if given]  # fmt: skip
 
-    def build(*args: Any) -> QuerySet[Match]:
+    def build(*args: Any) -> QuerySet[Any, Any]:
         given = iter(args)
         qs = _filtered(
             bot_id=None,
@@ -371,7 +371,7 @@ def _lines_compiled(status: bool, tournament: bool, ladder: bool, oldest_first: 
     return Compiled(build, markers, sliced=True)
 
 
-def _bot_lines(bot_id: int) -> QuerySet[MatchSeat]:
+def _bot_lines(bot_id: int) -> QuerySet[Any, Any]:
     fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
     seats = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id").values_list(*fields)
     return seats[SLICE[0] : SLICE[0] + SLICE[1]]
@@ -496,7 +496,7 @@ def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[Oppon
     return [OpponentRecord(*row) for row in _OPPONENTS.rows(bot_id, limit=limit)]
 
 
-def _opponents(bot_id: int) -> QuerySet[OpponentTally]:
+def _opponents(bot_id: int) -> QuerySet[Any, Any]:
     return (
         OpponentTally.objects.filter(bot_id=bot_id, matches__gt=0)
         .order_by("-matches", "opponent_id")

@@ -296,7 +296,7 @@ def leaderboard_size(*, ladder: str | None = None) -> int:
     return int(rows[0][0]) if rows else 0
 
 
-def _counted(entries: QuerySet[BotRating]) -> QuerySet[BotRating]:
+def _counted(entries: QuerySet[BotRating]) -> QuerySet[Any, Any]:
     """``entries`` counted in one row (none when there are none), on the index alone."""
     return entries.order_by().values("ladder").annotate(n=Count("*")).values_list("n")
 
@@ -355,7 +355,7 @@ def _numbered(kind: bool, lowest: bool) -> Compiled:
     if lowest:
         markers.append(compiled_marker(1))
 
-    def build(key: str, *rest: Any) -> QuerySet[BotRating]:
+    def build(key: str, *rest: Any) -> QuerySet[Any, Any]:
         given = iter(rest)
         entries = _board_entries(ladder=key, kind=next(given) if kind else "")
         if lowest:
@@ -402,7 +402,7 @@ def leaderboard_row_at(
     return (found[0][0], found[0][1]) if found else None
 
 
-def _row_at(key: str, include_inactive: bool) -> QuerySet[BotRating]:
+def _row_at(key: str, include_inactive: bool) -> QuerySet[Any, Any]:
     entries = _board_entries(ladder=key, include_inactive=include_inactive)
     rows = entries.order_by("-score", "bot_id").values_list("score", "bot_id")
     return rows[SLICE[0] : SLICE[0] + SLICE[1]]
@@ -439,7 +439,7 @@ def leaderboard_positions_from(
     return positions
 
 
-def _ahead(key: str, score: int, bot_id: int, kind: str = "") -> QuerySet[BotRating]:
+def _ahead(key: str, score: int, bot_id: int, kind: str = "") -> QuerySet[Any, Any]:
     entries = _board_entries(ladder=key, kind=kind).filter(score__gte=score)
     return _counted(entries.filter(Q(score__gt=score) | Q(bot_id__lt=bot_id)))
 
@@ -478,7 +478,7 @@ def bot_ladder_positions(*, bot_id: int) -> dict[str, int]:
 STANDING_FIELDS = ("pk", "bot_id", "ladder", "rating", "sigma", "score", "games", "wins")
 
 
-def _standings(bot_id: int) -> QuerySet[BotRating]:
+def _standings(bot_id: int) -> QuerySet[Any, Any]:
     """A bot's rating entries, each with the count of the board entries ahead of it: on the
     (ladder, score, bot) index alone, the (few) entries of suspended and retired bots set
     aside by id (``bot_off_board_idx``), no join of the board with its bots."""

@@ -9,6 +9,8 @@ sentence) is computed from the matches whenever it is read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -254,7 +256,7 @@ class TournamentStandingsApi(APIView):
         tournament = selectors.tournament_get(tournament_id=tournament_id)
         table = selectors.tournament_standings_table(tournament=tournament)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(table, request, view=self)  # type: ignore[arg-type]
+        page: list[Any] | None = paginator.paginate_queryset(table, request, view=self)  # type: ignore[arg-type]
         return paginator.get_paginated_response(StandingOutputSerializer(page, many=True).data)
 
 

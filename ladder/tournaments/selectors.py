@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 from django.db import connection
 from django.db.models import (
@@ -415,7 +415,7 @@ class BotDeal:
     mean_rank: float | None
 
 
-def _recent_deals(bot_id: int) -> QuerySet[MatchSeat]:
+def _recent_deals(bot_id: int) -> QuerySet[Any, Any]:
     seats = MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
     recent = seats.order_by("-match_id").values_list("match__deal_id")
     return recent[SLICE[0] : SLICE[0] + SLICE[1]]
