@@ -409,8 +409,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         self, request: ladder_pb2.ListMatchesRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListMatchesResponse:
         bot = _bot_named(request.bot)
-        qs = match_selectors.bot_matches(bot_id=bot.pk)
+        qs = match_selectors.bot_matches(bot_id=bot.pk, seats=False)
         rows, next_token = _newest_first_page(qs, request.page_size, request.page_token)
+        match_selectors.with_seat_rows(rows)
         return ladder_pb2.ListMatchesResponse(
             matches=[match_pb(m) for m in rows], next_page_token=next_token
         )

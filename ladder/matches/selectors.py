@@ -147,20 +147,89 @@ def match_reveal_get(*, match_id: int) -> MatchReveal:
     return match_reveal(match)
 
 
-def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
-    """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
+def _with_seats(qs: QuerySet[Match], *, seats: bool = True) -> QuerySet[Match]:
+    """Seats as ``seats_shown`` (unless ``seats`` is false: ``with_seat_rows`` gives a
+    page its seats as rows); the result and tournament (a primary-key join each);
     the matches of its deal, if any (``deal.matches.all``: one query per page);
     ``revealed`` (``match_reveal`` answers without a query)."""
     siblings = Match.objects.order_by("deal_rotation").only(
         "id", "deal_id", "deal_rotation", "status"
     )
+    prefetch: list[Prefetch[Any, Any, Any]] = [Prefetch("deal__matches", queryset=siblings)]
+    if seats:
+        prefetch.insert(0, Prefetch("seats", queryset=seats_shown()))
     return (
         qs.select_related("result", "tournament", "deal")
-        .prefetch_related(
-            Prefetch("seats", queryset=seats_shown()), Prefetch("deal__matches", queryset=siblings)
-        )
+        .prefetch_related(*prefetch)
         .annotate(revealed=_revealed())
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatShown:
+    """A seat as the REST and gRPC lists of matches show it: what ``seats_shown`` gives a
+    seat (its bot's name, kind and owner, its version's number) as a plain row. A
+    page's 150 seats cost more as model instances than the rest of the page did."""
+
+    match_id: int
+    seat: int
+    bot_id: int
+    version_id: int
+    rank: int | None
+    score: int | None
+    faults: int
+    ended: str
+    forfeit_reason: str
+    rating_before: int | None
+    rating_after: int | None
+    bot_name: str
+    bot_kind: str
+    bot_owner_id: int
+    version_number: int
+
+    @property
+    def rating_delta(self) -> int | None:
+        if self.rating_before is None or self.rating_after is None:
+            return None
+        return self.rating_after - self.rating_before
+
+
+SEAT_SHOWN_FIELDS = tuple(SeatShown.__dataclass_fields__)
+
+
+def _seats_shown_of(*match_ids: int) -> QuerySet[Any, Any]:
+    return (
+        seats_shown()
+        .filter(match_id__in=match_ids)
+        .order_by("match_id", "seat")
+        .values_list(*SEAT_SHOWN_FIELDS)
+    )
+
+
+_SEATS_SHOWN_OF: dict[int, Compiled] = {}
+
+
+def with_seat_rows(matches: list[Match]) -> list[Match]:
+    """``matches`` (read with ``match_list(..., seats=False)``) given their seats as
+    ``SeatShown`` rows where ``match.seats.all()`` finds prefetched seats: one query,
+    compiled once for each number of matches (a page size or less)."""
+    ids = [m.pk for m in matches]
+    by_match: dict[int, list[SeatShown]] = {pk: [] for pk in ids}
+    if ids:
+        n = len(ids)
+        if n > 200:
+            rows: list[tuple[Any, ...]] = list(_seats_shown_of(*ids))
+        else:
+            query = _SEATS_SHOWN_OF.get(n) or _SEATS_SHOWN_OF.setdefault(
+                n, Compiled(_seats_shown_of, [marker(i) for i in range(n)])
+            )
+            rows = query.rows(*ids)
+        for row in rows:
+            by_match[row[0]].append(SeatShown(*row))
+    for m in matches:
+        cache = m.__dict__.setdefault("_prefetched_objects_cache", {})
+        cache["seats"] = by_match[m.pk]
+    return matches
 
 
 def _filtered(
@@ -184,10 +253,13 @@ def match_list(
     status: str = "",
     tournament_id: int | None = None,
     ladder: str = "",
+    seats: bool = True,
 ) -> QuerySet[Match]:
-    """Matches newest first, filterable by bot, status, tournament and ladder key."""
+    """Matches newest first, filterable by bot, status, tournament and ladder key; without
+    their seats when ``seats`` is false (a page of them then reads its seats as rows:
+    ``with_seat_rows``)."""
     qs = _filtered(bot_id=bot_id, status=status, tournament_id=tournament_id, ladder=ladder)
-    return _with_seats(qs).order_by("-id")
+    return _with_seats(qs, seats=seats).order_by("-id")
 
 
 ROW_FIELDS = (
@@ -405,9 +477,9 @@ class BotMatchLines(MatchLines):
         return _match_lines(_BOT_LINES.rows(self.bot_id, offset=start, limit=stop - start))
 
 
-def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
+def bot_matches(*, bot_id: int, status: str = "", seats: bool = True) -> QuerySet[Match]:
     """Matches of one bot (the gRPC 'matches of a bot')."""
-    return match_list(bot_id=bot_id, status=status)
+    return match_list(bot_id=bot_id, status=status, seats=seats)
 
 
 def match_detail(*, match_id: int) -> Match:

@@ -126,3 +126,28 @@ def test_the_pages_compiled_reads_answer_as_their_querysets(make_user: Any, make
     assert rating_selectors.leaderboard_size() == len(
         rating_selectors.leaderboard_search(include_inactive=True)
     )
+
+
+def test_seats_as_rows_are_shown_as_the_prefetched_seats(make_user: Any, make_bot: Any) -> None:
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    from digdown.v1 import ladder_pb2
+    from ladder.grpc.servicer import match_pb
+    from ladder.matches.apis import MatchOutputSerializer
+
+    world = grow(make_user, make_bot, owners=2, bots_each=3, rounds=4)
+    request = Request(APIRequestFactory().get("/api/v1/matches/"))
+    for bot in (None, world["bots"][0].pk):
+        prefetched = list(match_selectors.match_list(bot_id=bot))
+        rows = match_selectors.with_seat_rows(
+            list(match_selectors.match_list(bot_id=bot, seats=False))
+        )
+        assert len(rows) == len(prefetched) >= 3
+        context = {"request": request}
+        assert MatchOutputSerializer(rows, many=True, context=context).data == (
+            MatchOutputSerializer(prefetched, many=True, context=context).data
+        )
+        assert [match_pb(m) for m in rows] == [match_pb(m) for m in prefetched]
+        assert all(isinstance(match_pb(m), ladder_pb2.Match) for m in rows)
+    assert match_selectors.with_seat_rows([]) == []
