@@ -17,6 +17,7 @@ written into the SQL, not passed): see ``SLICE``.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -85,10 +86,12 @@ class Compiled:
         self.sliced = sliced
 
     def _plan(self) -> _Plan:
-        plans: dict[int, _Plan] = _local.__dict__.setdefault("plans", {})
-        plan = plans.get(id(self))
+        plans: weakref.WeakKeyDictionary[Compiled, _Plan] = _local.__dict__.setdefault(
+            "plans", weakref.WeakKeyDictionary()
+        )
+        plan = plans.get(self)
         if plan is None:
-            plan = plans[id(self)] = _Plan(self.build(*self.markers), self.markers, self.sliced)
+            plan = plans[self] = _Plan(self.build(*self.markers), self.markers, self.sliced)
         return plan
 
     def sql_params(
