@@ -97,14 +97,16 @@ class LeaderboardApi(APIView):
             qs = with_total(qs)
             paginator.django_paginator_class = WindowCountPaginator
         elif not any(f.validated_data.get(k) is not None for k in NARROWING):
-            # The whole board: a deep page starts where the score index says, no OFFSET.
+            # The whole board: a deep page starts where the score index says, no OFFSET,
+            # and the board is counted on that index too.
+            where = {
+                "ladder": f.validated_data.get("ladder"),
+                "include_inactive": f.validated_data.get("include_inactive", False),
+            }
             paginator.django_paginator_class = partial(  # type: ignore[assignment]
                 keyset.SeekPaginator,
-                bound=partial(
-                    selectors.leaderboard_row_at,
-                    ladder=f.validated_data.get("ladder"),
-                    include_inactive=f.validated_data.get("include_inactive", False),
-                ),
+                bound=partial(selectors.leaderboard_row_at, **where),
+                count=selectors.leaderboard_size(**where),
             )
         page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
         offset = paginator.offset()

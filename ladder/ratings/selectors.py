@@ -288,11 +288,12 @@ BOARD_LINE_FIELDS = ("name", "kind", "is_active", "suspended_reason", "owner__us
 """The bot's and its owner's columns a leaderboard line shows (with the rating's)."""
 
 
-def leaderboard_size(*, ladder: str | None = None) -> int:
-    """How many bots the unfiltered site board lists (``leaderboard_search`` with
-    ``include_inactive``): the ladder's entries less those of retired bots, counted on the
-    entries' index with the (few) retired bots set aside, not a join of every bot."""
-    rows = _BOARD_SIZE.rows(ladder_get(ladder).key)
+def leaderboard_size(*, ladder: str | None = None, include_inactive: bool = True) -> int:
+    """How many bots the unfiltered board lists (``leaderboard_search`` with
+    ``include_inactive``, as the site shows it; without, the REST and gRPC board): the
+    ladder's entries less those of the bots off it, counted on the entries' index with
+    the (few) bots off it set aside, not a join of every bot."""
+    rows = _BOARD_SIZE[include_inactive].rows(ladder_get(ladder).key)
     return int(rows[0][0]) if rows else 0
 
 
@@ -301,10 +302,15 @@ def _counted(entries: QuerySet[BotRating]) -> QuerySet[Any, Any]:
     return entries.order_by().values("ladder").annotate(n=Count("*")).values_list("n")
 
 
-_BOARD_SIZE = Compiled(
-    lambda key: _counted(_board_entries(ladder=key, include_inactive=True)),
-    [compiled_text_marker(1)],
-)
+_BOARD_SIZE = {
+    inactive: Compiled(
+        lambda key, inactive=inactive: _counted(
+            _board_entries(ladder=key, include_inactive=inactive)
+        ),
+        [compiled_text_marker(1)],
+    )
+    for inactive in (True, False)
+}
 
 
 def leaderboard_positions(

@@ -171,6 +171,8 @@ def test_deep_board_pages_cost_what_a_near_one_does(make_user: Any, make_bot: An
         page = client.get(f"/api/v1/leaderboard/?page_size={size}&page={number}").json()
         first = (number - 1) * size
         assert page["results"] == rest[first : first + size], (size, number)
+        assert page["count"] == len(rest) == rating_selectors.leaderboard_list().count()
     everyone = client.get("/api/v1/leaderboard/?page_size=100&include_inactive=true").json()
     page = client.get("/api/v1/leaderboard/?page_size=2&page=4&include_inactive=true").json()
     assert page["results"] == everyone["results"][6:8]
+    assert page["count"] == everyone["count"] == len(everyone["results"]) > len(rest)
