@@ -103,6 +103,8 @@ def rest_reads(data: DataSet) -> dict[str, str]:
         "match detail (4 seats)": f"/api/v1/matches/{match}/",
         "tournaments": "/api/v1/tournaments/",
         "tournament participants": f"/api/v1/tournaments/{cup}/participants/",
+        "tournament standings (2,000 bots)": f"/api/v1/tournaments/{cup}/standings/",
+        "tournament standings, page 80": f"/api/v1/tournaments/{cup}/standings/?page=80",
         "ladders": "/api/v1/ladders/",
         "tokens (authenticated)": "/api/v1/tokens/",
         "my bots (authenticated)": "/api/v1/bots/?mine=true",

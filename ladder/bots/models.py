@@ -76,6 +76,18 @@ class Bot(models.Model):
         constraints = [
             models.UniqueConstraint(Lower("name"), name="bot_name_ci_unique"),
         ]
+        # The few bots off a board (suspended, retired), which the board's reads set
+        # aside by id on the rating index: an index of them, not a scan of every bot.
+        indexes = [
+            models.Index(
+                fields=["id"],
+                condition=models.Q(is_active=False) | models.Q(retired_at__isnull=False),
+                name="bot_off_board_idx",
+            ),
+            models.Index(
+                fields=["id"], condition=models.Q(retired_at__isnull=False), name="bot_retired_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

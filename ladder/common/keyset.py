@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.paginator import Page as NumberedPage
+from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 
 PREFIX = "k"  # tells a keyset token from the older numeric (offset) ones
@@ -70,6 +73,14 @@ class Page:
     previous: str
 
 
+def after(score: int, bot_id: int) -> Q:
+    """The rows after (score, bot_id) in the board's order. ``score <= s`` stated on its
+    own makes the start of the range an index condition: PostgreSQL does not derive it
+    from the OR, and walked the index from the top of the board (7,500 entries for a
+    page after position 7,450)."""
+    return Q(score__lte=score) & (Q(score__lt=score) | Q(score=score, id__gt=bot_id))
+
+
 def board_page(qs: QuerySet[Any], size: int, token: str | None) -> Page:
     """A page of ``size`` rows of ``qs`` (bots annotated with ``score``, e.g. by
     ``ladder.bots.selectors.ranked``) at ``token``; one query of at most ``size + 1`` rows."""
@@ -79,12 +90,15 @@ def board_page(qs: QuerySet[Any], size: int, token: str | None) -> Page:
         before, more_ahead, more_behind = 0, False, len(rows) > size
         rows = rows[:size]
     elif cursor.forward:
-        after = Q(score__lt=cursor.score) | Q(score=cursor.score, id__gt=cursor.bot_id)
-        rows = list(qs.filter(after).order_by("-score", "id")[: size + 1])
+        rows = list(
+            qs.filter(after(cursor.score, cursor.bot_id)).order_by("-score", "id")[: size + 1]
+        )
         before, more_ahead, more_behind = cursor.before, cursor.before > 0, len(rows) > size
         rows = rows[:size]
     else:
-        ahead = Q(score__gt=cursor.score) | Q(score=cursor.score, id__lt=cursor.bot_id)
+        ahead = Q(score__gte=cursor.score) & (
+            Q(score__gt=cursor.score) | Q(score=cursor.score, id__lt=cursor.bot_id)
+        )
         rows = list(qs.filter(ahead).order_by("score", "-id")[: size + 1])
         more_ahead = len(rows) > size
         rows = rows[:size][::-1]
@@ -100,3 +114,34 @@ def board_page(qs: QuerySet[Any], size: int, token: str | None) -> Page:
         first = rows[0]
         prev = Cursor(False, first.score, first.pk, before).encode()
     return Page(rows=rows, before=before, next=nxt, previous=prev)
+
+
+class SeekPaginator(Paginator):
+    """Page numbers over the board in its own order (score descending, bot id ascending)
+    without an OFFSET: page N starts after the row ``bound`` names for its offset (the
+    board's index finds it; ``ratings.selectors.leaderboard_row_at``), then reads its
+    rows as a keyset page does. The same rows, numbers and count as ``Paginator``
+    over ``object_list`` (which must be in that order and hold the rows ``bound``
+    counts); ``count`` when the caller knows it more cheaply."""
+
+    def __init__(
+        self,
+        object_list: QuerySet[Any],
+        per_page: int,
+        *,
+        bound: Callable[[int], tuple[int, int] | None],
+        count: int | None = None,
+    ) -> None:
+        super().__init__(object_list, per_page)
+        self.bound = bound
+        if count is not None:
+            self.__dict__["count"] = count  # the cached property
+
+    def page(self, number: Any) -> NumberedPage:
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        row = self.bound(bottom) if bottom else None
+        if row is None:
+            return super().page(number)
+        board: QuerySet[Any] = self.object_list  # type: ignore[assignment]
+        return NumberedPage(list(board.filter(after(*row))[: self.per_page]), number, self)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -42,7 +43,12 @@ from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
 from ladder.matches.spec import MatchSpec
 from ladder.ratings.elo import points
-from ladder.ratings.selectors import leaderboard_list, opponents_near, rating_uncertainty
+from ladder.ratings.selectors import (
+    leaderboard_list,
+    leaderboard_row_at,
+    opponents_near,
+    rating_uncertainty,
+)
 from ladder.tournaments import selectors as tournament_selectors
 from ladder.tournaments import services as tournament_services
 from ladder.tournaments.models import Tournament
@@ -82,11 +88,23 @@ def _token_number(page_token: str) -> int | None:
     return int(page_token)
 
 
-def _offset_page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], int, str]:
-    """A page by offset (for lists bounded by the number of bots): rows, offset, next token."""
+def _offset_page(
+    qs: QuerySet[Any],
+    page_size: int,
+    page_token: str,
+    *,
+    bound: Callable[[int], tuple[int, int] | None] | None = None,
+) -> tuple[list[Any], int, str]:
+    """A page by offset (for lists bounded by the number of bots): rows, offset, next token.
+    ``bound`` (a board in its own order: ``keyset.SeekPaginator``'s) finds the row before
+    the offset on an index instead of an OFFSET over ``qs``."""
     size = _page_size(page_size)
     offset = _token_number(page_token) or 0
-    rows = list(qs[offset : offset + size + 1])
+    row = bound(offset) if bound is not None and offset else None
+    if row is not None:
+        rows = list(qs.filter(keyset.after(*row))[: size + 1])
+    else:
+        rows = list(qs[offset : offset + size + 1])
     return rows[:size], offset, str(offset + size) if len(rows) > size else ""
 
 
@@ -346,8 +364,18 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         ladder = ladder_get(request.ladder)
         qs = leaderboard_list(include_inactive=request.include_inactive, ladder=ladder.key)
         if request.page_token and not request.page_token.startswith(keyset.PREFIX):
-            # A numeric token from before keyset pages: still an offset, once.
-            rows, offset, next_token = _offset_page(qs, request.page_size, request.page_token)
+            # A numeric token from before keyset pages: an offset, once, found on the
+            # score index (``leaderboard_row_at``), then a keyset page from there.
+            rows, offset, next_token = _offset_page(
+                qs,
+                request.page_size,
+                request.page_token,
+                bound=partial(
+                    leaderboard_row_at,
+                    ladder=ladder.key,
+                    include_inactive=request.include_inactive,
+                ),
+            )
             if next_token and rows:
                 last = rows[-1]
                 next_token = keyset.Cursor(True, last.score, last.pk, offset + len(rows)).encode()
@@ -381,8 +409,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         self, request: ladder_pb2.ListMatchesRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListMatchesResponse:
         bot = _bot_named(request.bot)
-        qs = match_selectors.bot_matches(bot_id=bot.pk)
+        qs = match_selectors.bot_matches(bot_id=bot.pk, seats=False)
         rows, next_token = _newest_first_page(qs, request.page_size, request.page_token)
+        match_selectors.with_seat_rows(rows)
         return ladder_pb2.ListMatchesResponse(
             matches=[match_pb(m) for m in rows], next_page_token=next_token
         )

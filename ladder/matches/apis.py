@@ -252,10 +252,14 @@ class MatchListApi(APIView):
         f.is_valid(raise_exception=True)
         d = f.validated_data
         qs = selectors.match_list(
-            bot_id=d["bot"], status=d["status"], tournament_id=d["tournament"], ladder=d["ladder"]
+            bot_id=d["bot"],
+            status=d["status"],
+            tournament_id=d["tournament"],
+            ladder=d["ladder"],
+            seats=False,
         )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
+        page = selectors.with_seat_rows(paginator.paginate_queryset(qs, request, view=self) or [])
         data = MatchOutputSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)
 

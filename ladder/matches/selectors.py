@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import (
     BooleanField,
+    Count,
     Exists,
     ExpressionWrapper,
     OuterRef,
@@ -24,6 +25,7 @@ from django.db.models import (
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
+from ladder.common.compiled import SLICE, Compiled, marker, text_marker
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.matches.models import Match, MatchSeat, OpponentTally
@@ -145,20 +147,89 @@ def match_reveal_get(*, match_id: int) -> MatchReveal:
     return match_reveal(match)
 
 
-def _with_seats(qs: QuerySet[Match]) -> QuerySet[Match]:
-    """Seats as ``seats_shown``; the result and tournament (a primary-key join each);
+def _with_seats(qs: QuerySet[Match], *, seats: bool = True) -> QuerySet[Match]:
+    """Seats as ``seats_shown`` (unless ``seats`` is false: ``with_seat_rows`` gives a
+    page its seats as rows); the result and tournament (a primary-key join each);
     the matches of its deal, if any (``deal.matches.all``: one query per page);
     ``revealed`` (``match_reveal`` answers without a query)."""
     siblings = Match.objects.order_by("deal_rotation").only(
         "id", "deal_id", "deal_rotation", "status"
     )
+    prefetch: list[Prefetch[Any, Any, Any]] = [Prefetch("deal__matches", queryset=siblings)]
+    if seats:
+        prefetch.insert(0, Prefetch("seats", queryset=seats_shown()))
     return (
         qs.select_related("result", "tournament", "deal")
-        .prefetch_related(
-            Prefetch("seats", queryset=seats_shown()), Prefetch("deal__matches", queryset=siblings)
-        )
+        .prefetch_related(*prefetch)
         .annotate(revealed=_revealed())
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatShown:
+    """A seat as the REST and gRPC lists of matches show it: what ``seats_shown`` gives a
+    seat (its bot's name, kind and owner, its version's number) as a plain row. A
+    page's 150 seats cost more as model instances than the rest of the page did."""
+
+    match_id: int
+    seat: int
+    bot_id: int
+    version_id: int
+    rank: int | None
+    score: int | None
+    faults: int
+    ended: str
+    forfeit_reason: str
+    rating_before: int | None
+    rating_after: int | None
+    bot_name: str
+    bot_kind: str
+    bot_owner_id: int
+    version_number: int
+
+    @property
+    def rating_delta(self) -> int | None:
+        if self.rating_before is None or self.rating_after is None:
+            return None
+        return self.rating_after - self.rating_before
+
+
+SEAT_SHOWN_FIELDS = tuple(SeatShown.__dataclass_fields__)
+
+
+def _seats_shown_of(*match_ids: int) -> QuerySet[Any, Any]:
+    return (
+        seats_shown()
+        .filter(match_id__in=match_ids)
+        .order_by("match_id", "seat")
+        .values_list(*SEAT_SHOWN_FIELDS)
+    )
+
+
+_SEATS_SHOWN_OF: dict[int, Compiled] = {}
+
+
+def with_seat_rows(matches: list[Match]) -> list[Match]:
+    """``matches`` (read with ``match_list(..., seats=False)``) given their seats as
+    ``SeatShown`` rows where ``match.seats.all()`` finds prefetched seats: one query,
+    compiled once for each number of matches (a page size or less)."""
+    ids = [m.pk for m in matches]
+    by_match: dict[int, list[SeatShown]] = {pk: [] for pk in ids}
+    if ids:
+        n = len(ids)
+        if n > 200:
+            rows: list[tuple[Any, ...]] = list(_seats_shown_of(*ids))
+        else:
+            query = _SEATS_SHOWN_OF.get(n) or _SEATS_SHOWN_OF.setdefault(
+                n, Compiled(_seats_shown_of, [marker(i) for i in range(n)])
+            )
+            rows = query.rows(*ids)
+        for row in rows:
+            by_match[row[0]].append(SeatShown(*row))
+    for m in matches:
+        cache = m.__dict__.setdefault("_prefetched_objects_cache", {})
+        cache["seats"] = by_match[m.pk]
+    return matches
 
 
 def _filtered(
@@ -182,10 +253,13 @@ def match_list(
     status: str = "",
     tournament_id: int | None = None,
     ladder: str = "",
+    seats: bool = True,
 ) -> QuerySet[Match]:
-    """Matches newest first, filterable by bot, status, tournament and ladder key."""
+    """Matches newest first, filterable by bot, status, tournament and ladder key; without
+    their seats when ``seats`` is false (a page of them then reads its seats as rows:
+    ``with_seat_rows``)."""
     qs = _filtered(bot_id=bot_id, status=status, tournament_id=tournament_id, ladder=ladder)
-    return _with_seats(qs).order_by("-id")
+    return _with_seats(qs, seats=seats).order_by("-id")
 
 
 ROW_FIELDS = (
@@ -254,17 +328,35 @@ LINE_FIELDS = (
 """``ROW_FIELDS`` as plain values, in the order ``_match_lines`` reads them."""
 
 
+def _seats_of(*match_ids: int) -> QuerySet[Any, Any]:
+    return (
+        MatchSeat.objects.filter(match_id__in=match_ids)
+        .order_by("match_id", "seat")
+        .values_list("match_id", "bot_id", "bot__name", "rank", "rating_before", "rating_after")
+    )
+
+
+_SEATS_OF: dict[int, Compiled] = {}
+"""``_seats_of`` compiled for each number of matches a list shows (a page size or less)."""
+
+
+def _seat_lines(match_ids: list[int]) -> list[tuple[Any, ...]]:
+    """The seats of those matches in match and seat order, with their bots' names."""
+    n = len(match_ids)
+    if n > 200:  # longer than any page: not worth a plan of its own
+        return list(_seats_of(*match_ids))
+    query = _SEATS_OF.get(n)
+    if query is None:
+        query = _SEATS_OF.setdefault(n, Compiled(_seats_of, [marker(i) for i in range(n)]))
+    return query.rows(*match_ids)
+
+
 def _match_lines(rows: list[tuple[Any, ...]]) -> list[MatchLine]:
     """``MatchLine``s of matches read as ``LINE_FIELDS`` tuples, with their seats (one
     query: the seats of those matches, each with its bot's name by primary key)."""
     seats: dict[int, list[SeatLine]] = {row[0]: [] for row in rows}
     if seats:
-        for match_id, bot_id, name, rank, before, after in (
-            MatchSeat.objects.filter(match_id__in=list(seats))
-            .order_by("match_id", "seat")
-            .values_list("match_id", "bot_id", "bot__name", "rank", "rating_before",
-                         "rating_after")
-        ):  # fmt: skip
+        for match_id, bot_id, name, rank, before, after in _seat_lines(list(seats)):
             delta = None if before is None or after is None else after - before
             seats[match_id].append(SeatLine(bot_id, name, rank, delta))
     return [
@@ -285,8 +377,11 @@ class MatchLines:
 
     ordered = True  # for the paginator: ``matches`` is ordered
 
-    def __init__(self, matches: QuerySet[Match]) -> None:
+    def __init__(
+        self, matches: QuerySet[Match], compiled: Compiled | None = None, args: tuple = ()
+    ) -> None:
         self.matches = matches
+        self.compiled, self.args = compiled, args
 
     def __len__(self) -> int:
         return self.count()
@@ -297,7 +392,12 @@ class MatchLines:
     def __getitem__(self, index: slice) -> list[MatchLine]:
         if not isinstance(index, slice):
             raise TypeError("MatchLines is read by slices")
-        return _match_lines(list(self.matches.values_list(*LINE_FIELDS)[index]))
+        start, stop = index.start or 0, index.stop
+        if self.compiled is None or stop is None or index.step not in (None, 1) or start < 0:
+            return _match_lines(list(self.matches.values_list(*LINE_FIELDS)[index]))
+        if stop <= start:
+            return []
+        return _match_lines(self.compiled.rows(*self.args, offset=start, limit=stop - start))
 
 
 def match_lines(
@@ -307,9 +407,50 @@ def match_lines(
     ladder: str = "",
     oldest_first: bool = False,
 ) -> MatchLines:
-    """``match_rows_list`` as ``MatchLines`` (newest first, or oldest: the queue)."""
+    """``match_rows_list`` as ``MatchLines`` (newest first, or oldest: the queue); its pages'
+    SQL compiled once for each combination of filters (``Compiled``)."""
     qs = _filtered(bot_id=None, status=status, tournament_id=tournament_id, ladder=ladder)
-    return MatchLines(qs.order_by("id" if oldest_first else "-id"))
+    shape = (bool(status), tournament_id is not None, bool(ladder), oldest_first)
+    compiled = _LINES.get(shape)
+    if compiled is None:
+        compiled = _LINES.setdefault(shape, _lines_compiled(*shape))
+    args = tuple(
+        a for a, given in zip((status, tournament_id, ladder), shape[:3], strict=True) if given
+    )
+    return MatchLines(qs.order_by("id" if oldest_first else "-id"), compiled, args)
+
+
+_LINES: dict[tuple[bool, bool, bool, bool], Compiled] = {}
+
+
+def _lines_compiled(status: bool, tournament: bool, ladder: bool, oldest_first: bool) -> Compiled:
+    """``match_lines``' page query for one combination of filters, its arguments in the
+    order status, tournament, ladder (those given)."""
+    markers = [m for m, given in ((text_marker(1), status), (marker(1), tournament),
+                                  (text_marker(2), ladder)) if given]  # fmt: skip
+
+    def build(*args: Any) -> QuerySet[Any, Any]:
+        given = iter(args)
+        qs = _filtered(
+            bot_id=None,
+            status=next(given) if status else "",
+            tournament_id=next(given) if tournament else None,
+            ladder=next(given) if ladder else "",
+        )
+        rows = qs.order_by("id" if oldest_first else "-id").values_list(*LINE_FIELDS)
+        return rows[SLICE[0] : SLICE[0] + SLICE[1]]
+
+    return Compiled(build, markers, sliced=True)
+
+
+def _bot_lines(bot_id: int) -> QuerySet[Any, Any]:
+    fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
+    seats = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id").values_list(*fields)
+    return seats[SLICE[0] : SLICE[0] + SLICE[1]]
+
+
+_BOT_LINES = Compiled(_bot_lines, [marker(1)], sliced=True)
+"""A bot's seats newest first with their matches' ``LINE_FIELDS``, a page at a time."""
 
 
 class BotMatchLines(MatchLines):
@@ -326,14 +467,19 @@ class BotMatchLines(MatchLines):
     def __getitem__(self, index: slice) -> list[MatchLine]:
         if not isinstance(index, slice):
             raise TypeError("BotMatchLines is read by slices")
-        fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
-        seats = MatchSeat.objects.filter(bot_id=self.bot_id).order_by("-match_id")
-        return _match_lines(list(seats.values_list(*fields)[index]))
+        start, stop = index.start or 0, index.stop
+        if stop is None or index.step not in (None, 1) or start < 0 or stop < 0:
+            fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
+            seats = MatchSeat.objects.filter(bot_id=self.bot_id).order_by("-match_id")
+            return _match_lines(list(seats.values_list(*fields)[index]))
+        if stop <= start:
+            return []
+        return _match_lines(_BOT_LINES.rows(self.bot_id, offset=start, limit=stop - start))
 
 
-def bot_matches(*, bot_id: int, status: str = "") -> QuerySet[Match]:
+def bot_matches(*, bot_id: int, status: str = "", seats: bool = True) -> QuerySet[Match]:
     """Matches of one bot (the gRPC 'matches of a bot')."""
-    return match_list(bot_id=bot_id, status=status)
+    return match_list(bot_id=bot_id, status=status, seats=seats)
 
 
 def match_detail(*, match_id: int) -> Match:
@@ -417,19 +563,40 @@ def bot_opponent_records(*, bot_id: int, limit: int | None = None) -> list[Oppon
     counters kept when results are recorded (``ladder.matches.opponents``): one
     index range of the rows shown, whatever the bot's history.
     """
-    rows = (
+    if limit is None:
+        return [OpponentRecord(*row) for row in _opponents(bot_id)]
+    return [OpponentRecord(*row) for row in _OPPONENTS.rows(bot_id, limit=limit)]
+
+
+def _opponents(bot_id: int) -> QuerySet[Any, Any]:
+    return (
         OpponentTally.objects.filter(bot_id=bot_id, matches__gt=0)
         .order_by("-matches", "opponent_id")
         .values_list("opponent_id", "opponent__name", "matches", "ahead", "behind", "level")
     )
-    if limit is not None:
-        rows = rows[:limit]
-    return [OpponentRecord(*row) for row in rows]
+
+
+_OPPONENTS = Compiled(
+    lambda b: _opponents(b)[SLICE[0] : SLICE[0] + SLICE[1]], [marker(1)], sliced=True
+)
 
 
 def bot_match_count(*, bot_id: int) -> int:
     """How many matches the bot has a seat in (one index count, no join)."""
-    return MatchSeat.objects.filter(bot_id=bot_id).count()
+    rows = _MATCH_COUNT.rows(bot_id)
+    return int(rows[0][0]) if rows else 0
+
+
+_MATCH_COUNT = Compiled(
+    lambda b: (
+        MatchSeat.objects.filter(bot_id=b)
+        .order_by()
+        .values("bot_id")
+        .annotate(n=Count("*"))  # on the (bot, match) index alone: no row read
+        .values_list("n")
+    ),
+    [marker(1)],
+)
 
 
 def match_replay_file(*, match_id: int) -> ReplayFile:

@@ -6,6 +6,7 @@ the ladder as ``?ladder=KEY`` (default: the default ladder).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.db.models import QuerySet
@@ -54,6 +55,10 @@ class LadderListApi(APIView):
         return Response(self.OutputSerializer(ladder_list(), many=True).data)
 
 
+NARROWING = ("kind", "owner", "search", "provisional")
+"""The leaderboard's filters that narrow the board (its pages are then offsets)."""
+
+
 class LeaderboardApi(APIView):
     """Active bots of a ladder by rating; provisional bots are marked."""
 
@@ -91,6 +96,18 @@ class LeaderboardApi(APIView):
             # A name search reads every match to sort them: that query counts them too.
             qs = with_total(qs)
             paginator.django_paginator_class = WindowCountPaginator
+        elif not any(f.validated_data.get(k) is not None for k in NARROWING):
+            # The whole board: a deep page starts where the score index says, no OFFSET,
+            # and the board is counted on that index too.
+            where = {
+                "ladder": f.validated_data.get("ladder"),
+                "include_inactive": f.validated_data.get("include_inactive", False),
+            }
+            paginator.django_paginator_class = partial(  # type: ignore[assignment]
+                keyset.SeekPaginator,
+                bound=partial(selectors.leaderboard_row_at, **where),
+                count=selectors.leaderboard_size(**where),
+            )
         page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
         offset = paginator.offset()
         for i, bot in enumerate(page):

@@ -9,6 +9,8 @@ sentence) is computed from the matches whenever it is read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -243,13 +245,19 @@ class StandingOutputSerializer(serializers.Serializer):
 
 class TournamentStandingsApi(APIView):
     """A tournament's standings from its matches, best first, with their tie-breaks
-    (points; head-to-head; Buchholz for Swiss; first places); final once finished."""
+    (points; head-to-head; Buchholz for Swiss; first places); final once finished.
+    Paged (``page``, ``page_size``; 50 lines a page by default): the largest tournaments
+    hold thousands of bots, and the database reads and ranks only a page's lines."""
+
+    pagination_class = PagePagination  # the list's page shape, in the schema too
 
     @extend_schema(responses={200: StandingOutputSerializer(many=True), 404: ERRORS[404]})
     def get(self, request: Request, tournament_id: int) -> Response:
         tournament = selectors.tournament_get(tournament_id=tournament_id)
-        lines = selectors.tournament_standings(tournament=tournament)
-        return Response(StandingOutputSerializer(lines, many=True).data)
+        table = selectors.tournament_standings_table(tournament=tournament)
+        paginator = self.pagination_class()
+        page: list[Any] | None = paginator.paginate_queryset(table, request, view=self)  # type: ignore[arg-type]
+        return paginator.get_paginated_response(StandingOutputSerializer(page, many=True).data)
 
 
 class TournamentParticipantsApi(APIView):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 from django.db import connection
 from django.db.models import (
@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 from ladder.accounts.models import User
 from ladder.bots.models import Bot
 from ladder.bots.selectors import with_rating
+from ladder.common.compiled import SLICE, Compiled, marker
 from ladder.common.exceptions import NotFound, PermissionDenied
 from ladder.matches.models import Match, MatchSeat, TournamentPairTally, TournamentTally
 from ladder.matches.selectors import seats_shown
@@ -414,13 +415,18 @@ class BotDeal:
     mean_rank: float | None
 
 
+def _recent_deals(bot_id: int) -> QuerySet[Any, Any]:
+    seats = MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
+    recent = seats.order_by("-match_id").values_list("match__deal_id")
+    return recent[SLICE[0] : SLICE[0] + SLICE[1]]
+
+
+_RECENT_DEALS = Compiled(_recent_deals, [marker(1)], sliced=True)
+
+
 def bot_deals(*, bot_id: int, limit: int = 10) -> list[BotDeal]:
     """The bot's latest ``limit`` duplicate deals, newest first (two index reads)."""
-    recent = (
-        MatchSeat.objects.filter(bot_id=bot_id, match__deal__isnull=False)
-        .order_by("-match_id")
-        .values_list("match__deal_id", flat=True)[: limit * 4]
-    )
+    recent = [row[0] for row in _RECENT_DEALS.rows(bot_id, limit=limit * 4)]
     deal_ids: list[int] = []
     for deal_id in recent:
         if deal_id is not None and deal_id not in deal_ids:

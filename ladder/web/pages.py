@@ -6,6 +6,8 @@ fixed number of queries whatever the number of rows (tests pin the counts).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -117,16 +119,21 @@ def board_page(
     keyed: bool,
     count: int | None = None,
     searched: bool = False,
+    bound: Callable[[int], tuple[int, int] | None] | None = None,
 ) -> Any:
     """The board's page: keyset (``?cursor=``, winning over ``?page=``) in the board's own
     order, so a deep page costs what the first does; page numbers for the other sorts and
     for ``?page=`` links. Both count the list (bounded by the number of bots), or take
     ``count`` when the caller knows it more cheaply. A text search (``searched``) reads
     every match to sort them anyway: its page query counts them too (``with_total``),
-    except past a cursor, whose rows are not the whole list."""
+    except past a cursor, whose rows are not the whole list. ``bound`` (the whole board in
+    its own order) finds where a page by number starts on the score index, so a deep
+    ``?page=`` link costs what its cursor does (``keyset.SeekPaginator``)."""
     cursor = request.GET.get("cursor")
-    if count is not None:
-        paginator: Paginator = CountedPaginator(qs, size, count=count)
+    if keyed and bound is not None:
+        paginator: Paginator = keyset.SeekPaginator(qs, size, bound=bound, count=count)
+    elif count is not None:
+        paginator = CountedPaginator(qs, size, count=count)
     elif searched and cursor is None:
         qs = with_total(qs)
         paginator = WindowCountPaginator(qs, size)
@@ -156,13 +163,16 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     # The whole board (no kind, no search) is counted on the rating entries' index.
     whole = not f["kind"] and not f["q"].strip()
     count = rating_selectors.leaderboard_size(ladder=ladder.key) if whole else None
+    keyed = f["sort"] == "rank"
+    bound = partial(rating_selectors.leaderboard_row_at, ladder=ladder.key, include_inactive=True)
     page = board_page(
         qs,
         f["page_size"],
         request,
-        keyed=f["sort"] == "rank",
+        keyed=keyed,
         count=count,
         searched=bool(f["q"].strip()),
+        bound=bound if whole else None,
     )
     # --- ratings: a finished season's final table instead of the live board (issue 26) ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
@@ -188,8 +198,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             page.object_list,
             kind=f["kind"],
             ladder=ladder.key,
-            # Positions from the board itself (suspended bots are listed but hold none).
+            # Positions from the board itself (suspended bots are listed but hold none);
+            # a page of the board of its kind in its own order is a run of its lines.
             first_position=None,
+            consecutive=keyed and not f["q"].strip(),
         ),
     }
     context["recent"] = match_selectors.match_lines(
@@ -201,7 +213,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[str, Any]]:
     """The same rows as the API's ``rating-history?ladder=&season=`` (oldest first, at most
     200), with the 95 % band (rating ± 1.96 sigma) after each match."""
-    changes = rating_selectors.bot_rating_history(bot_id=bot.pk, ladder=ladder.key, season=season)
+    changes = rating_selectors.bot_rating_history_rows(
+        bot_id=bot.pk, ladder=ladder.key, season=season
+    )
     # Plain rows: up to 200 of them, a model instance each cost more than the table.
     return [
         {
@@ -217,11 +231,8 @@ def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[s
             "delta": points(after - before),
             "at": at,
         }
-        for match_id, result_id, number, rank, before, after, sigma, at in changes.values_list(
-            "match_id", "result_id", "season", "rank", "rating_before", "rating_after",
-            "sigma_after", "recorded_at",
-        )
-    ]  # fmt: skip
+        for match_id, result_id, number, rank, before, after, sigma, at in changes
+    ]
 
 
 def _asked_season(request: HttpRequest, seasons: list[Season]) -> Season:

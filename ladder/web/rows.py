@@ -117,13 +117,18 @@ def board_lines(
     kind: str = "",
     ladder: str | None = None,
     first_position: int | None = None,
+    consecutive: bool = False,
 ) -> list[BoardLine]:
     """Leaderboard lines on ``ladder`` for one page of bots read by the selectors on that
     ladder (their ``rating``, ``games`` and ``wins`` are that ladder's): two queries
     whatever the page size, one when ``first_position`` says the bots are a slice of
-    the board in its own order (their positions follow from it, as the API's do)."""
+    the board in its own order (their positions follow from it, as the API's do).
+    ``consecutive``: the bots are a run of the site's board of ``kind`` in its order
+    (suspended bots listed): numbered from one count of the entries ahead of them."""
     ids = [b.pk for b in bots]
-    if first_position is None:
+    if first_position is None and consecutive:
+        positions = rating_selectors.leaderboard_positions_from(bots, kind=kind, ladder=ladder)
+    elif first_position is None:
         positions = rating_selectors.leaderboard_positions(
             bot_ids=ids,
             kind=kind,

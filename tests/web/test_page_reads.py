@@ -8,6 +8,7 @@ as plain rows (``MatchLines``) must give the same figures and the same markup as
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from django.test.utils import CaptureQueriesContext
 
 from ladder.bots.models import Bot
 from ladder.bots.services import bot_auto_suspend
+from ladder.common import keyset
 from ladder.common.pagination import WindowCountPaginator, with_total
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
@@ -100,3 +102,77 @@ def test_match_lines_render_as_the_match_rows(make_user: Any, make_bot: Any) -> 
     assert match_rows(cup[:20]) == match_rows(
         match_selectors.match_rows_list(tournament_id=world["cup"].pk)[:20]
     )
+
+
+def _uneven_board(make_user: Any, make_bot: Any) -> list[Bot]:
+    """A board with ties in score, a suspended bot and a retired one among the first."""
+    world = grow(make_user, make_bot, owners=3, bots_each=4, rounds=4)
+    bots = world["bots"]
+    BotRating.objects.filter(bot__in=bots[:5]).update(score=1000)
+    bot_auto_suspend(bot_id=bots[1].pk, reason="forfeits")
+    bot_auto_suspend(bot_id=bots[7].pk, reason="forfeits")
+    Bot.objects.filter(pk=bots[2].pk).update(retired_at="2026-01-01T00:00:00Z")
+    return bots
+
+
+@pytest.mark.parametrize("include_inactive", [True, False])
+def test_pages_by_number_seek_the_rows_the_paginator_reads(
+    make_user: Any, make_bot: Any, include_inactive: bool
+) -> None:
+    _uneven_board(make_user, make_bot)
+    qs = rating_selectors.leaderboard_search(include_inactive=True)
+    if not include_inactive:
+        qs = rating_selectors.leaderboard_list()
+    bound = partial(rating_selectors.leaderboard_row_at, include_inactive=include_inactive)
+    for size in (1, 2, 5):
+        for number in (1, 2, 3, 4, 6, 11, 99, 0, -1, "2", "x", "", None):
+            plain = Paginator(qs, size).get_page(number)
+            seeking = keyset.SeekPaginator(qs, size, bound=bound).get_page(number)
+            assert seeking.number == plain.number, (size, number)
+            assert seeking.paginator.count == plain.paginator.count
+            assert [b.pk for b in seeking] == [b.pk for b in plain], (size, number)
+    counted = keyset.SeekPaginator(qs, 2, bound=bound, count=qs.count())
+    assert [b.pk for b in counted.page(3)] == [b.pk for b in Paginator(qs, 2).page(3)]
+    assert rating_selectors.leaderboard_row_at(0) is None
+    assert rating_selectors.leaderboard_row_at(qs.count() + 1) is None
+
+
+def test_a_run_of_the_board_is_numbered_as_the_whole_board(make_user: Any, make_bot: Any) -> None:
+    bots = _uneven_board(make_user, make_bot)
+    Bot.objects.filter(pk__in=[b.pk for b in bots[::3]]).update(kind=Bot.Kind.REMOTE)
+    for kind in ("", "hosted", "remote"):
+        board = list(rating_selectors.leaderboard_search(kind=kind, include_inactive=True))
+        window = rating_selectors.leaderboard_positions(bot_ids=[b.pk for b in board], kind=kind)
+        for size in (1, 3, 4):
+            for start in range(0, len(board), size):
+                run = board[start : start + size]
+                assert rating_selectors.leaderboard_positions_from(run, kind=kind) == {
+                    b.pk: window[b.pk] for b in run if b.pk in window
+                }, (kind, size, start)
+
+
+def test_deep_board_pages_cost_what_a_near_one_does(make_user: Any, make_bot: Any) -> None:
+    _uneven_board(make_user, make_bot)
+    grow(make_user, make_bot, owners=4, bots_each=10, rounds=1)  # 52 bots: 3 pages of 25
+    client = Client()
+
+    def counted(url: str) -> tuple[int, bytes]:
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(url)
+        assert response.status_code == 200, url
+        return len(ctx.captured_queries), response.content
+
+    near, _ = counted("/?page=2&page_size=25")
+    deep, body = counted("/?page=3&page_size=25")
+    assert deep == near
+    assert b"Page 3 of 3" in body and b'href="?page=2&amp;page_size=25"' in body
+    rest = client.get("/api/v1/leaderboard/?page_size=100").json()["results"]
+    for size, number in ((2, 3), (3, 2), (1, 9)):
+        page = client.get(f"/api/v1/leaderboard/?page_size={size}&page={number}").json()
+        first = (number - 1) * size
+        assert page["results"] == rest[first : first + size], (size, number)
+        assert page["count"] == len(rest) == rating_selectors.leaderboard_list().count()
+    everyone = client.get("/api/v1/leaderboard/?page_size=100&include_inactive=true").json()
+    page = client.get("/api/v1/leaderboard/?page_size=2&page=4&include_inactive=true").json()
+    assert page["results"] == everyone["results"][6:8]
+    assert page["count"] == everyone["count"] == len(everyone["results"]) > len(rest)

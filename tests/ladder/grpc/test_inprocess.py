@@ -155,6 +155,7 @@ def test_ladders_and_page_tokens(served: Any, world: World) -> None:
     # An offset token from an older server still reads, and hands on a keyset one.
     old = stub.Leaderboard(pb.LeaderboardRequest(page_size=1, page_token="1"), timeout=T)
     assert [e.position for e in old.entries] == [2] and old.next_page_token.startswith("k")
+    assert [e.bot for e in old.entries] == [board.entries[1].bot]  # found on the score index
     last = stub.Leaderboard(
         pb.LeaderboardRequest(page_size=1, page_token=old.next_page_token), timeout=T
     )

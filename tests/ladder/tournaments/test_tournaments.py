@@ -217,7 +217,8 @@ def test_rest_create_is_for_staff_and_shows_standings(
         record(m, [1, 2])
     tournament_advance(tournament_id=out["id"])
     table = api.get(f"/api/v1/tournaments/{out['id']}/standings/").json()
-    assert sum(row["points"] for row in table) == 3.0
+    assert table["count"] == 3 and table["next"] is None
+    assert sum(row["points"] for row in table["results"]) == 3.0
     assert api.get(f"/api/v1/tournaments/{out['id']}/").json()["status"] == "finished"
 
 
@@ -272,3 +273,28 @@ def test_a_suspended_bot_is_withdrawn_and_the_swiss_still_finishes(
     assert t.status == Tournament.Status.FINISHED
     lines = selectors.tournament_standings(tournament=t)
     assert {ln.standing.bot for ln in lines} == set(ids)  # its results stay in the table
+
+
+def test_rest_standings_are_paged_in_their_order(five: list[Bot]) -> None:
+    from rest_framework.test import APIClient
+
+    t = tournament_create(name="paged", participant_ids=[b.pk for b in five])
+    for m in Match.objects.filter(tournament=t).order_by("pk"):
+        seated = list(m.seats.order_by("seat").values_list("bot_id", flat=True))
+        record(m, [1, 2] if seated[0] < seated[1] else [2, 1])  # the older bot wins
+    whole = [(line.standing.bot, line.standing.rank, line.standing.points)
+             for line in selectors.tournament_standings(tournament=t)]  # fmt: skip
+    api = APIClient()
+    url: str | None = f"/api/v1/tournaments/{t.pk}/standings/?page_size=2"
+    read, pages = [], 0
+    while url:
+        page = api.get(url).json()
+        assert page["count"] == 5 and len(page["results"]) <= 2
+        read += [(r["bot"], r["rank"], r["points"]) for r in page["results"]]
+        url, pages = page["next"], pages + 1
+    assert read == whole and pages == 3
+    assert [rank for _, rank, _ in whole] == [1, 2, 3, 4, 5]
+    default = api.get(f"/api/v1/tournaments/{t.pk}/standings/").json()
+    assert default["next"] is None and len(default["results"]) == 5
+    assert api.get(f"/api/v1/tournaments/{t.pk}/standings/?page=4&page_size=2").status_code == 404
+    assert api.get(f"/api/v1/tournaments/{t.pk}/standings/?page_size=0").status_code == 400
