@@ -412,7 +412,9 @@ class MatchLines:
         return _match_lines(self.compiled.rows(*self.args, offset=start, limit=stop - start))
 
 
-def _sought(seek: tuple[Compiled, Compiled], args: tuple, start: int, limit: int) -> list[MatchLine]:
+def _sought(
+    seek: tuple[Compiled, Compiled], args: tuple, start: int, limit: int
+) -> list[MatchLine]:
     """``limit`` lines from the ``start``-th (0-based, more than 0) of a list: the id of the
     match before them read on the list's index, then the page after it."""
     row_at, after = seek
@@ -466,7 +468,8 @@ def _lines_compiled(
     (where a page starts: an index-only range); with ``after``, the page after the match
     whose id is the last argument."""
     markers = [m for m, given in ((text_marker(1), status), (marker(1), tournament),
-                                  (text_marker(2), ladder), (marker(2), after)) if given]  # fmt: skip
+                                  (text_marker(2), ladder), (marker(2), after))
+               if given]  # fmt: skip
 
     def build(*args: Any) -> QuerySet[Any, Any]:
         given = iter(args)
