@@ -238,6 +238,41 @@ def test_versions_play_each_other_in_the_lineage(ladder_with: Any, six: Any) -> 
     assert old != new.pk
 
 
+def test_a_lineage_reads_its_entries_only_however_long_the_history(
+    ladder_with: Any, six: Any
+) -> None:
+    """The record against the previous version is nothing ahead, behind or level because
+    no match can seat two versions of one bot (what the lineage relies on to read no
+    seats): not as two seats of the bot, not as another bot pinned to its version."""
+    from django.db import IntegrityError, connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from ladder.common.exceptions import ApplicationError
+    from ladder.ratings.selectors import bot_lineage
+
+    ladder_with("elo")
+    alice, bots = six()
+    counts = []
+    for n in range(3):
+        version = bot_version_upload(
+            user=alice, bot_id=bots[0].pk, filename="bot.py", data=f"x = {n}\n".encode()
+        )
+        bot_version_smoke_record(version_id=version.pk, passed=True, outcome="passed", log=b"")
+        play(alice, bots, 8, seed=n)
+        with CaptureQueriesContext(connection) as ctx:
+            rows = bot_lineage(bot_id=bots[0].pk, ladder="dd-1")
+        counts.append(len(ctx.captured_queries))
+        assert [(r.ahead, r.behind, r.level) for r in rows] == [(0, 0, 0)] * len(rows)
+    assert len(rows) >= 3 and counts == [1, 1, 1]
+    with pytest.raises(ApplicationError):
+        match_create(
+            bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice,
+            versions={bots[1].pk: bots[0].current_version_id},
+        )  # fmt: skip
+    with pytest.raises((ApplicationError, IntegrityError)), transaction.atomic():
+        match_create(bot_ids=[bots[0].pk, bots[0].pk], requested_by=alice)
+
+
 def test_leaderboard_ranks_by_the_conservative_rating(ladder_with: Any, six: Any) -> None:
     ladder_with("plackett-luce")
     alice, bots = six()
