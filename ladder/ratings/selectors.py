@@ -184,8 +184,10 @@ def season_standings(*, season: Season) -> QuerySet[SeasonStanding]:
 
 @dataclass(frozen=True)
 class LineageRow:
-    """One version of a bot on a ladder: its own rating entry and how it fared against the
-    version before it (in matches where both played: ahead, behind, level)."""
+    """One version of a bot on a ladder: its own rating entry, how far its rating moved from
+    the version before it (``change``: None for the first), and its record against that
+    version in matches where both played (ahead, behind, level: always 0, see
+    ``bot_lineage``; kept for the API's old clients)."""
 
     number: int
     version_id: int
@@ -196,6 +198,7 @@ class LineageRow:
     ahead: int
     behind: int
     level: int
+    change: int | None
 
 
 def bot_lineage(*, bot_id: int, ladder: str | None = None) -> list[LineageRow]:
@@ -210,7 +213,11 @@ def bot_lineage(*, bot_id: int, ladder: str | None = None) -> list[LineageRow]:
     or level, answered without reading the seats of every version (about 11,000 pages
     of them for a bot with 3,700 seats over ten versions). Matches that seat two
     versions of a bot would need that record kept as counters per (version, previous
-    version) pair, added to in the transaction that records such a match."""
+    version) pair, added to in the transaction that records such a match.
+
+    What tells an author whether a version is better than the one before is how far
+    its rating moved from the entry it was seeded with (``change``), and a version
+    comparison (both versions against the same opponents)."""
     key = ladder_get(ladder).key
     entries = (
         VersionRating.objects.filter(bot_id=bot_id, ladder=key)
@@ -218,12 +225,14 @@ def bot_lineage(*, bot_id: int, ladder: str | None = None) -> list[LineageRow]:
         .only("version__number", "version_id", "rating", "sigma", "games", "wins")
         .order_by("-version__number")
     )
+    rows = list(entries)
     return [
         LineageRow(
             number=e.version.number, version_id=e.version_id, rating=e.rating,
             sigma=e.sigma, games=e.games, wins=e.wins, ahead=0, behind=0, level=0,
+            change=e.rating - rows[i + 1].rating if i + 1 < len(rows) else None,
         )
-        for e in entries
+        for i, e in enumerate(rows)
     ]  # fmt: skip
 
 

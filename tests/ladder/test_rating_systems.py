@@ -212,6 +212,10 @@ def test_every_version_has_its_own_rating_and_a_lineage(
     lineage = APIClient().get(f"/api/v1/bots/{bots[0].pk}/lineage/?ladder=dd-1").json()
     assert [row["number"] for row in lineage] == [2, 1]
     assert lineage[0]["games"] == 3 and lineage[1]["games"] == v1_entry.games + 3
+    # How far v2 moved from v1, which is where it started; the oldest has nothing before it.
+    v1_entry.refresh_from_db()
+    assert lineage[0]["rating_change"] == pytest.approx((v2.rating - v1_entry.rating) / 100)
+    assert lineage[0]["rating_change"] != 0 and lineage[1]["rating_change"] is None
     # The first seeded entry started from v1's rating with a wider sigma.
     first_change = RatingChange.objects.filter(version=version).order_by("result_id").first()
     assert first_change is not None and first_change.version_rating_after is not None
