@@ -199,6 +199,19 @@ def bench_grpc(
                         timeout=10,
                     ),
                 ),
+                "GetTournament (2,000 bots)": (
+                    "GetTournament",
+                    lambda: stub.GetTournament(
+                        pb.GetTournamentRequest(tournament_id=data.tournament), timeout=10
+                    ),
+                ),
+                "GetTournament, page 41 (offset 2000)": (
+                    "GetTournament",
+                    lambda: stub.GetTournament(
+                        pb.GetTournamentRequest(tournament_id=data.tournament, page_token="2000"),
+                        timeout=10,
+                    ),
+                ),
                 "GetMatch (4 seats)": (
                     "GetMatch",
                     lambda: stub.GetMatch(

@@ -81,9 +81,14 @@ def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     ladder = ladder_default().key
     # Keyset links into the second half of the board, as its "Next" links make them.
     from ladder.common import keyset
+    from ladder.matches.selectors import bot_match_count
     from ladder.ratings.selectors import leaderboard_search
 
     board = list(leaderboard_search(include_inactive=True).values_list("score", "pk"))
+    # The busiest bot's and the tournament's match lists, 20 lines a page (the pages'
+    # MATCHES_PER_PAGE): a deep page by number is sought on the list's index.
+    busiest_pages = max(1, -(-bot_match_count(bot_id=data.busiest_bot) // 20))
+    cup_pages = max(1, -(-Match.objects.filter(tournament_id=data.tournament).count() // 20))
     half = len(board) // 2
     cursors = [
         keyset.Cursor(True, board[i][0], board[i][1], i + 1).encode()
@@ -102,10 +107,16 @@ def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
         "leaderboard ?ladder=": lambda: f"/?ladder={ladder}&page={rng.randint(1, 20)}",
         "bot": lambda: f"/bots/{rng.choice(bot_ids)}/",
         "bot (busiest)": lambda: f"/bots/{data.busiest_bot}/",
+        "bot (busiest), deep match page": lambda: (
+            f"/bots/{data.busiest_bot}/?page={rng.randint(busiest_pages // 2, busiest_pages)}"
+        ),
         "match": lambda: f"/matches/{rng.choice(match_ids)}/",
         "replay page": lambda: f"/replays/matches/{rng.choice(match_ids)}/",
         "tournaments": lambda: "/tournaments/",
         "tournament (2,000 bots)": lambda: f"/tournaments/{data.tournament}/",
+        "tournament (2,000 bots), deep match page": lambda: (
+            f"/tournaments/{data.tournament}/?page={rng.randint(cup_pages // 2, cup_pages)}"
+        ),
         "now": lambda: "/now/",
         "now ?ladder=": lambda: f"/now/?ladder={ladder}",
         "dashboard": lambda: "/me/",

@@ -200,9 +200,23 @@ def match_pb(m: Match) -> ladder_pb2.Match:
     )
 
 
-def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
-    """A tournament with its standings (``tournament_selectors.tournament_standings``)."""
-    return ladder_pb2.Tournament(
+def tournament_pb(
+    t: Tournament, *, page_size: int = 0, page_token: str = ""
+) -> tuple[ladder_pb2.Tournament, str]:
+    """A tournament with a page of its standings and of its participants (the same
+    offset in both: every participant has a standing line) and the next page's token.
+    The largest tournaments hold thousands of bots: a page is what the database ranks
+    and sends (``tournament_standings_table``), as the REST standings are paged."""
+    size = _page_size(page_size)
+    offset = _token_number(page_token) or 0
+    lines = tournament_selectors.tournament_standings_table(tournament=t)[
+        offset : offset + size + 1
+    ]
+    names = list(
+        t.participants.order_by("name").values_list("name", flat=True)[offset : offset + size + 1]
+    )
+    more = len(lines) > size or len(names) > size
+    message = ladder_pb2.Tournament(
         id=t.pk,
         name=t.name,
         format=t.format.upper(),
@@ -212,7 +226,8 @@ def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
         rated=t.rated,
         rounds=t.rounds or 0,
         ladder=t.ladder,
-        participants=sorted(t.participants.values_list("name", flat=True)),
+        participants=names[:size],
+        participant_count=t.participants.count(),
         created_at=_time(t.created_at),
         started_at=_time(t.started_at),
         finished_at=_time(t.finished_at),
@@ -228,9 +243,10 @@ def tournament_pb(t: Tournament) -> ladder_pb2.Tournament:
                 head_to_head=line.standing.head_to_head,
                 buchholz=line.standing.buchholz,
             )
-            for line in tournament_selectors.tournament_standings(tournament=t)
+            for line in lines[:size]
         ],
     )
+    return message, str(offset + size) if more else ""
 
 
 def comparison_pb(report: ComparisonReport) -> ladder_pb2.Comparison:
@@ -529,17 +545,19 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
             if "exists" in exc.message:
                 raise GrpcError(grpc.StatusCode.ALREADY_EXISTS, exc.message) from exc
             raise
-        return ladder_pb2.TournamentResponse(
-            tournament=tournament_pb(
-                tournament_selectors.tournament_get(tournament_id=tournament.pk)
-            )
+        message, next_token = tournament_pb(
+            tournament_selectors.tournament_get(tournament_id=tournament.pk)
         )
+        return ladder_pb2.TournamentResponse(tournament=message, next_page_token=next_token)
 
     def GetTournament(
         self, request: ladder_pb2.GetTournamentRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.TournamentResponse:
         tournament = tournament_selectors.tournament_get(tournament_id=request.tournament_id)
-        return ladder_pb2.TournamentResponse(tournament=tournament_pb(tournament))
+        message, next_token = tournament_pb(
+            tournament, page_size=request.page_size, page_token=request.page_token
+        )
+        return ladder_pb2.TournamentResponse(tournament=message, next_page_token=next_token)
 
     def CompareVersions(
         self, request: ladder_pb2.CompareVersionsRequest, context: grpc.ServicerContext

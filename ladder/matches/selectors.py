@@ -373,15 +373,25 @@ def _match_lines(rows: list[tuple[Any, ...]]) -> list[MatchLine]:
 class MatchLines:
     """A list of matches as ``MatchLine``s (what ``match_rows_list`` shows, as plain
     rows: no model instance per match and seat), read when sliced: two queries, the
-    matches' ``LINE_FIELDS`` and their seats. ``len`` counts the list."""
+    matches' ``LINE_FIELDS`` and their seats. ``len`` counts the list.
+
+    With ``seek`` (two compiled queries: the id of the list's ``n``-th match, and a page
+    after a given id), a slice that does not start at the top finds its start on the
+    list's index first (an index-only range, no match row read) and reads its page
+    from there, instead of an OFFSET that joins and discards every match ahead of it:
+    a deep page by number costs its rows and that range, the same rows as the OFFSET."""
 
     ordered = True  # for the paginator: ``matches`` is ordered
 
     def __init__(
-        self, matches: QuerySet[Match], compiled: Compiled | None = None, args: tuple = ()
+        self,
+        matches: QuerySet[Match],
+        compiled: Compiled | None = None,
+        args: tuple = (),
+        seek: tuple[Compiled, Compiled] | None = None,
     ) -> None:
         self.matches = matches
-        self.compiled, self.args = compiled, args
+        self.compiled, self.args, self.seek = compiled, args, seek
 
     def __len__(self) -> int:
         return self.count()
@@ -397,7 +407,21 @@ class MatchLines:
             return _match_lines(list(self.matches.values_list(*LINE_FIELDS)[index]))
         if stop <= start:
             return []
+        if start and self.seek is not None:
+            return _sought(self.seek, self.args, start, stop - start)
         return _match_lines(self.compiled.rows(*self.args, offset=start, limit=stop - start))
+
+
+def _sought(
+    seek: tuple[Compiled, Compiled], args: tuple, start: int, limit: int
+) -> list[MatchLine]:
+    """``limit`` lines from the ``start``-th (0-based, more than 0) of a list: the id of the
+    match before them read on the list's index, then the page after it."""
+    row_at, after = seek
+    found = row_at.rows(*args, offset=start - 1, limit=1)
+    if not found:
+        return []
+    return _match_lines(after.rows(*args, found[0][0], limit=limit))
 
 
 def match_lines(
@@ -408,26 +432,44 @@ def match_lines(
     oldest_first: bool = False,
 ) -> MatchLines:
     """``match_rows_list`` as ``MatchLines`` (newest first, or oldest: the queue); its pages'
-    SQL compiled once for each combination of filters (``Compiled``)."""
+    SQL compiled once for each combination of filters (``Compiled``), a deep page sought
+    on the filter's (column, id) index (``MatchLines``)."""
     qs = _filtered(bot_id=None, status=status, tournament_id=tournament_id, ladder=ladder)
     shape = (bool(status), tournament_id is not None, bool(ladder), oldest_first)
     compiled = _LINES.get(shape)
     if compiled is None:
         compiled = _LINES.setdefault(shape, _lines_compiled(*shape))
+    seek = _SEEK.get(shape)
+    if seek is None:
+        seek = _SEEK.setdefault(
+            shape, (_lines_compiled(*shape, ids=True), _lines_compiled(*shape, after=True))
+        )
     args = tuple(
         a for a, given in zip((status, tournament_id, ladder), shape[:3], strict=True) if given
     )
-    return MatchLines(qs.order_by("id" if oldest_first else "-id"), compiled, args)
+    return MatchLines(qs.order_by("id" if oldest_first else "-id"), compiled, args, seek)
 
 
 _LINES: dict[tuple[bool, bool, bool, bool], Compiled] = {}
+_SEEK: dict[tuple[bool, bool, bool, bool], tuple[Compiled, Compiled]] = {}
 
 
-def _lines_compiled(status: bool, tournament: bool, ladder: bool, oldest_first: bool) -> Compiled:
+def _lines_compiled(
+    status: bool,
+    tournament: bool,
+    ladder: bool,
+    oldest_first: bool,
+    *,
+    ids: bool = False,
+    after: bool = False,
+) -> Compiled:
     """``match_lines``' page query for one combination of filters, its arguments in the
-    order status, tournament, ladder (those given)."""
+    order status, tournament, ladder (those given); with ``ids``, only the matches' ids
+    (where a page starts: an index-only range); with ``after``, the page after the match
+    whose id is the last argument."""
     markers = [m for m, given in ((text_marker(1), status), (marker(1), tournament),
-                                  (text_marker(2), ladder)) if given]  # fmt: skip
+                                  (text_marker(2), ladder), (marker(2), after))
+               if given]  # fmt: skip
 
     def build(*args: Any) -> QuerySet[Any, Any]:
         given = iter(args)
@@ -437,26 +479,44 @@ def _lines_compiled(status: bool, tournament: bool, ladder: bool, oldest_first: 
             tournament_id=next(given) if tournament else None,
             ladder=next(given) if ladder else "",
         )
-        rows = qs.order_by("id" if oldest_first else "-id").values_list(*LINE_FIELDS)
+        if after:
+            qs = qs.filter(**{"id__gt" if oldest_first else "id__lt": next(given)})
+        ordered = qs.order_by("id" if oldest_first else "-id")
+        rows = ordered.values_list("id") if ids else ordered.values_list(*LINE_FIELDS)
         return rows[SLICE[0] : SLICE[0] + SLICE[1]]
 
     return Compiled(build, markers, sliced=True)
 
 
-def _bot_lines(bot_id: int) -> QuerySet[Any, Any]:
+def _bot_lines(bot_id: int, before: int | None = None) -> QuerySet[Any, Any]:
     fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
-    seats = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id").values_list(*fields)
+    seats = MatchSeat.objects.filter(bot_id=bot_id)
+    if before is not None:
+        seats = seats.filter(match_id__lt=before)
+    return seats.order_by("-match_id").values_list(*fields)[SLICE[0] : SLICE[0] + SLICE[1]]
+
+
+def _bot_match_ids(bot_id: int) -> QuerySet[Any, Any]:
+    seats = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id").values_list("match_id")
     return seats[SLICE[0] : SLICE[0] + SLICE[1]]
 
 
 _BOT_LINES = Compiled(_bot_lines, [marker(1)], sliced=True)
 """A bot's seats newest first with their matches' ``LINE_FIELDS``, a page at a time."""
 
+_BOT_SEEK = (
+    Compiled(_bot_match_ids, [marker(1)], sliced=True),
+    Compiled(_bot_lines, [marker(1), marker(2)], sliced=True),
+)
+"""Where a deep page of a bot's matches starts (on the (bot, match) index alone), and the
+page after it."""
+
 
 class BotMatchLines(MatchLines):
     """A bot's matches newest first as ``MatchLine``s: each slice reads the bot's seats on
-    the (bot, match) index joined to their matches, then those matches' seats; the count
-    is ``bot_match_count`` (an index count of its seats)."""
+    the (bot, match) index joined to their matches, then those matches' seats (a deep
+    one sought on that index first, as ``MatchLines`` seeks); the count is
+    ``bot_match_count`` (an index count of its seats)."""
 
     def __init__(self, bot_id: int) -> None:
         self.bot_id = bot_id
@@ -474,6 +534,8 @@ class BotMatchLines(MatchLines):
             return _match_lines(list(seats.values_list(*fields)[index]))
         if stop <= start:
             return []
+        if start:
+            return _sought(_BOT_SEEK, (self.bot_id,), start, stop - start)
         return _match_lines(_BOT_LINES.rows(self.bot_id, offset=start, limit=stop - start))
 
 

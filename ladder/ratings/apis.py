@@ -259,8 +259,9 @@ class SeasonStartApi(APIView):
 
 
 class BotLineageApi(APIView):
-    """A bot's versions on a ladder, newest first: each version's own rating entry and its
-    record against the version before it."""
+    """A bot's versions on a ladder, newest first: each version's own rating entry and how
+    far it moved from the version before it (``rating_change``, null for the first).
+    ``vs_previous`` is always zero: no match seats two versions of one bot."""
 
     class OutputSerializer(serializers.Serializer):
         number = serializers.IntegerField()
@@ -269,6 +270,7 @@ class BotLineageApi(APIView):
         sigma = PointsField(allow_null=True)
         games = serializers.IntegerField()
         wins = serializers.IntegerField()
+        rating_change = PointsField(source="change", allow_null=True)
         vs_previous = serializers.SerializerMethodField()
 
         def get_vs_previous(self, row: Any) -> dict[str, int]:

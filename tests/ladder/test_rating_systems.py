@@ -212,6 +212,10 @@ def test_every_version_has_its_own_rating_and_a_lineage(
     lineage = APIClient().get(f"/api/v1/bots/{bots[0].pk}/lineage/?ladder=dd-1").json()
     assert [row["number"] for row in lineage] == [2, 1]
     assert lineage[0]["games"] == 3 and lineage[1]["games"] == v1_entry.games + 3
+    # How far v2 moved from v1, which is where it started; the oldest has nothing before it.
+    v1_entry.refresh_from_db()
+    assert lineage[0]["rating_change"] == pytest.approx((v2.rating - v1_entry.rating) / 100)
+    assert lineage[0]["rating_change"] != 0 and lineage[1]["rating_change"] is None
     # The first seeded entry started from v1's rating with a wider sigma.
     first_change = RatingChange.objects.filter(version=version).order_by("result_id").first()
     assert first_change is not None and first_change.version_rating_after is not None
@@ -236,6 +240,41 @@ def test_versions_play_each_other_in_the_lineage(ladder_with: Any, six: Any) -> 
     assert [r["number"] for r in rows] == [2]
     assert rows[0]["vs_previous"] == {"ahead": 0, "behind": 0, "level": 0}
     assert old != new.pk
+
+
+def test_a_lineage_reads_its_entries_only_however_long_the_history(
+    ladder_with: Any, six: Any
+) -> None:
+    """The record against the previous version is nothing ahead, behind or level because
+    no match can seat two versions of one bot (what the lineage relies on to read no
+    seats): not as two seats of the bot, not as another bot pinned to its version."""
+    from django.db import IntegrityError, connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from ladder.common.exceptions import ApplicationError
+    from ladder.ratings.selectors import bot_lineage
+
+    ladder_with("elo")
+    alice, bots = six()
+    counts = []
+    for n in range(3):
+        version = bot_version_upload(
+            user=alice, bot_id=bots[0].pk, filename="bot.py", data=f"x = {n}\n".encode()
+        )
+        bot_version_smoke_record(version_id=version.pk, passed=True, outcome="passed", log=b"")
+        play(alice, bots, 8, seed=n)
+        with CaptureQueriesContext(connection) as ctx:
+            rows = bot_lineage(bot_id=bots[0].pk, ladder="dd-1")
+        counts.append(len(ctx.captured_queries))
+        assert [(r.ahead, r.behind, r.level) for r in rows] == [(0, 0, 0)] * len(rows)
+    assert len(rows) >= 3 and counts == [1, 1, 1]
+    with pytest.raises(ApplicationError):
+        match_create(
+            bot_ids=[bots[0].pk, bots[1].pk], requested_by=alice,
+            versions={bots[1].pk: bots[0].current_version_id},
+        )  # fmt: skip
+    with pytest.raises((ApplicationError, IntegrityError)), transaction.atomic():
+        match_create(bot_ids=[bots[0].pk, bots[0].pk], requested_by=alice)
 
 
 def test_leaderboard_ranks_by_the_conservative_rating(ladder_with: Any, six: Any) -> None:

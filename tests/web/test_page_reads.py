@@ -104,6 +104,64 @@ def test_match_lines_render_as_the_match_rows(make_user: Any, make_bot: Any) -> 
     )
 
 
+def test_deep_match_pages_seek_the_rows_an_offset_reads(make_user: Any, make_bot: Any) -> None:
+    """A slice of a match list below its top finds its start on the list's index
+    (``MatchLines``' seek): the same lines as the ORM's OFFSET, at every page size, up to
+    and past the end, for a bot's matches, a tournament's and the queue (oldest first)."""
+    world = grow(make_user, make_bot, owners=2, bots_each=3, rounds=12)
+    bot = world["bots"][0]
+    cup = world["cup"].pk
+    queued = Match.Status.QUEUED
+    lists = [
+        (match_selectors.BotMatchLines(bot.pk), match_selectors.match_rows_list(bot_id=bot.pk)),
+        (match_selectors.match_lines(tournament_id=cup),
+         match_selectors.match_rows_list(tournament_id=cup)),
+        (match_selectors.match_lines(status=Match.Status.FINISHED, ladder="dd-2"),
+         match_selectors.match_rows_list(status=Match.Status.FINISHED, ladder="dd-2")),
+        (match_selectors.match_lines(status=queued, oldest_first=True),
+         match_selectors.match_rows_list(status=queued).order_by("id")),
+        (match_selectors.match_lines(), match_selectors.match_rows_list()),
+    ]  # fmt: skip
+    for lines, models in lists:
+        total = models.count()
+        assert total > 6 or models.query.where, "a list long enough to page"
+        for size in (1, 2, 3, 7):
+            for start in range(0, total + size + 1, size):
+                shown = lines[start : start + size]
+                assert match_rows(shown, bot) == match_rows(models[start : start + size], bot)
+                assert len(shown) == max(0, min(size, total - start)), (start, size)
+
+
+def test_a_deep_page_of_a_bot_s_matches_costs_what_a_near_one_does(
+    make_user: Any, make_bot: Any
+) -> None:
+    world = grow(make_user, make_bot, owners=1, bots_each=4, rounds=30)
+    bot = world["bots"][0]
+    count = match_selectors.bot_match_count(bot_id=bot.pk)
+    last = -(-count // 20)
+    assert last >= 3, "three pages of 20 at least"
+    client = Client()
+
+    def counted(url: str) -> tuple[list[str], bytes]:
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(url)
+        assert response.status_code == 200, url
+        return [q["sql"] for q in ctx.captured_queries], response.content
+
+    near, _ = counted(f"/bots/{bot.pk}/?page=2")
+    deep, body = counted(f"/bots/{bot.pk}/?page={last}")
+    assert len(deep) == len(near)
+    joined = [sql for sql in deep if '"matches_match"' in sql and " OFFSET " in sql]
+    assert all(sql.endswith(" OFFSET 0") for sql in joined), joined
+    oldest = match_selectors.match_rows_list(bot_id=bot.pk).order_by("id").first()
+    assert oldest is not None and f"/matches/{oldest.pk}/".encode() in body
+    assert f"Page {last} of {last}".encode() in body
+    cup = world["cup"].pk
+    tournament_near, _ = counted(f"/tournaments/{cup}/?page=2")
+    tournament_deep, _ = counted(f"/tournaments/{cup}/?page=3")
+    assert len(tournament_deep) == len(tournament_near)
+
+
 def _uneven_board(make_user: Any, make_bot: Any) -> list[Bot]:
     """A board with ties in score, a suspended bot and a retired one among the first."""
     world = grow(make_user, make_bot, owners=3, bots_each=4, rounds=4)

@@ -1137,15 +1137,26 @@ class GetTournamentRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.int
+    page_size: _builtins.int
+    """Standing lines and participants per page (0 = 50; at most 200). A request
+    without page_size or page_token (a client from before pages) gets the
+    first 50 of each and a next_page_token when there are more.
+    """
+    page_token: _builtins.str
+    """A previous response's next_page_token; empty = the first page."""
     def __init__(
         self,
         *,
         tournament_id: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1220,6 +1231,7 @@ class Tournament(_message.Message):
     STARTED_AT_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
+    PARTICIPANT_COUNT_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: _builtins.str
@@ -1235,13 +1247,17 @@ class Tournament(_message.Message):
     created_at: _builtins.str
     started_at: _builtins.str
     finished_at: _builtins.str
+    participant_count: _builtins.int
+    """Participants in all (each has a standing line, played or not)."""
     @_builtins.property
     def participants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Bot names."""
+        """Bot names, in name order: one page of them (GetTournament's page_size;
+        CreateTournament answers with the first page).
+        """
 
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
-        """Best first."""
+        """Best first: one page of them, the same page as participants."""
 
     def __init__(
         self,
@@ -1260,10 +1276,11 @@ class Tournament(_message.Message):
         started_at: _builtins.str = ...,
         finished_at: _builtins.str = ...,
         standings: _abc.Iterable[Global___Standing] | None = ...,
+        participant_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "duplicate", b"duplicate", "finished_at", b"finished_at", "format", b"format", "id", b"id", "ladder", b"ladder", "name", b"name", "participants", b"participants", "rated", b"rated", "rounds", b"rounds", "seats", b"seats", "standings", b"standings", "started_at", b"started_at", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "duplicate", b"duplicate", "finished_at", b"finished_at", "format", b"format", "id", b"id", "ladder", b"ladder", "name", b"name", "participant_count", b"participant_count", "participants", b"participants", "rated", b"rated", "rounds", b"rounds", "seats", b"seats", "standings", b"standings", "started_at", b"started_at", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1274,16 +1291,22 @@ class TournamentResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next page of standings and participants (GetTournamentRequest's
+    page_token); empty on the last page.
+    """
     @_builtins.property
     def tournament(self) -> Global___Tournament: ...
     def __init__(
         self,
         *,
         tournament: Global___Tournament | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -104,3 +104,51 @@ def test_compare_versions_over_grpc(stub_inproc: Any, make_user: Any, make_bot: 
     with pytest.raises(grpc.RpcError) as err:
         stub_inproc.CompareVersions(ask, metadata=bearer(other), timeout=T)
     assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_get_tournament_pages_standings_and_participants(
+    stub_inproc: Any, make_user: Any, make_bot: Any
+) -> None:
+    """Pages of ``page_size`` walk every standing line and participant once, in order; a
+    request from before pages (neither field) gets the first 50 and a token for the rest."""
+    from ladder.matches.services import match_create
+    from ladder.tournaments.models import Tournament
+    from ladder.tournaments.selectors import tournament_standings
+
+    authors = [make_user(f"author-{k}") for k in range(3)]  # 20 bots each at most
+    bots = [make_bot(authors[i % 3], f"p-{i:02d}") for i in range(53)]
+    cup = Tournament.objects.create(name="big cup")
+    cup.participants.set(bots)
+    for i in range(0, 12, 2):  # some points, so the standings are not in name order
+        record(match_create(bot_ids=[bots[i].pk, bots[i + 1].pk], tournament=cup), [2, 1])
+    every = [(s.bot_name, s.standing.rank, s.standing.points) for s in tournament_standings(
+        tournament=cup)]  # fmt: skip
+    assert len(every) == 53
+
+    def got(**fields: Any) -> Any:
+        return stub_inproc.GetTournament(
+            pb.GetTournamentRequest(tournament_id=cup.pk, **fields), timeout=T
+        )
+
+    old = got()
+    assert len(old.tournament.standings) == len(old.tournament.participants) == 50
+    assert old.tournament.participant_count == 53 and old.next_page_token
+    rest = got(page_token=old.next_page_token)
+    assert (len(rest.tournament.standings), rest.next_page_token) == (3, "")
+    for size in (1, 7, 53, 200):
+        lines, names, token, pages = [], [], "", 0
+        while True:
+            page = got(page_size=size, page_token=token)
+            lines += [(s.bot, s.rank, s.points) for s in page.tournament.standings]
+            names += page.tournament.participants
+            pages += 1
+            token = page.next_page_token
+            if not token:
+                break
+        assert lines == every, size
+        assert names == sorted(b.name for b in bots), size
+        assert pages == -(-53 // size), size
+    for bad in ({"page_token": "not-a-token"}, {"page_size": -1}):
+        with pytest.raises(grpc.RpcError) as err:
+            got(**bad)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
