@@ -299,6 +299,21 @@ else:
         # then compiled 30 functions (10-30 ms) for a query that runs in about 1 ms.
         _options = DATABASES["default"].setdefault("OPTIONS", {})
         _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
+    # Deadlines on the connection itself: a server that stops answering (a cut link drops
+    # packets, no reset) would otherwise hold a connect for minutes and a query until the
+    # kernel gives up on the socket (about 15 minutes). libpq's own settings: connect
+    # within LADDER_DB_CONNECT_TIMEOUT, drop a socket whose sent data goes unacknowledged
+    # for LADDER_DB_TCP_USER_TIMEOUT_MS, and probe an idle one with keepalives. A query
+    # that runs long without sending is not cut: the server acknowledges what it received.
+    _deadlines = DATABASES["default"].setdefault("OPTIONS", {})
+    _deadlines.setdefault("connect_timeout", int(os.environ.get("LADDER_DB_CONNECT_TIMEOUT", "5")))
+    _deadlines.setdefault(
+        "tcp_user_timeout", int(os.environ.get("LADDER_DB_TCP_USER_TIMEOUT_MS", "30000"))
+    )
+    _deadlines.setdefault("keepalives", 1)
+    _deadlines.setdefault("keepalives_idle", 10)
+    _deadlines.setdefault("keepalives_interval", 5)
+    _deadlines.setdefault("keepalives_count", 3)
     # One test database per test run, for the same reason.
     DATABASES["default"]["TEST"] = {
         "NAME": os.environ.get(
