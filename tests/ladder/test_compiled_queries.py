@@ -14,19 +14,9 @@ from ladder.common.compiled import SLICE, Compiled, marker, text_marker
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match, MatchSeat
 from ladder.ratings import selectors as rating_selectors
-from tests.web.test_pages import grow
+from tests.web.test_pages import grow, two_ladders  # noqa: F401 (autouse: the pages' ladders)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _ladders(settings: Any, tmp_path: Any) -> None:
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.LADDER_LADDERS = {
-        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)},
-        "dd-2": {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)},
-    }
-    settings.LADDER_DEFAULT_LADDER = "dd-1"
 
 
 def _seats(bot_id: int, status: str) -> QuerySet[MatchSeat]:

@@ -26,19 +26,9 @@ from ladder.matches.models import Match
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.models import BotRating
 from ladder.web.rows import match_rows
-from tests.web.test_pages import grow
+from tests.web.test_pages import grow, two_ladders  # noqa: F401 (autouse: the pages' ladders)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _media(settings: Any, tmp_path: Any) -> None:
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.LADDER_LADDERS = {
-        "dd-1": {"ruleset": "dd-1", "difficulty": "normal", "seats": (2, 4)},
-        "dd-2": {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)},
-    }
-    settings.LADDER_DEFAULT_LADDER = "dd-1"
 
 
 def test_standings_positions_equal_the_board_positions(make_user: Any, make_bot: Any) -> None:

@@ -28,7 +28,9 @@ DD2 = {"ruleset": "dd-2", "difficulty": "normal", "seats": (2, 4)}
 
 
 @pytest.fixture(autouse=True)
-def _media(settings: Any, tmp_path: Any) -> None:
+def two_ladders(settings: Any, tmp_path: Any) -> None:
+    """Media in the test's own folder and a second ladder on every page (autouse here and
+    in the modules that import it)."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.LADDER_LADDERS = {"dd-1": DD1, "dd-2": DD2}  # a second ladder on every page
