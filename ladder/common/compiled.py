@@ -99,20 +99,26 @@ class Compiled:
     ) -> tuple[str, list[Any]]:
         """The SQL and its parameters for ``args``, to run inside a larger statement (rows
         read that way skip the converters ``rows`` applies)."""
-        plan = self._plan()
-        params = [v if i is None else args[i] if v is None else v(args[i]) for i, v in plan.slots]
-        if plan.sliced:
-            if limit is None:
-                raise ValueError("a sliced query needs its limit")
-            params += [limit, offset]
-        return plan.sql, params
+        return _bind(self._plan(), args, offset, limit)
 
     def rows(self, *args: Any, offset: int = 0, limit: int | None = None) -> list[tuple[Any, ...]]:
-        sql, params = self.sql_params(*args, offset=offset, limit=limit)
         plan = self._plan()
+        sql, params = _bind(plan, args, offset, limit)
         with connections[plan.alias].cursor() as cursor:
             cursor.execute(sql, params)
             fetched = cursor.fetchall()
         if not plan.converters:
             return [tuple(row) for row in fetched]
         return [tuple(row) for row in plan.compiler.apply_converters(fetched, plan.converters)]
+
+
+def _bind(
+    plan: _Plan, args: tuple[Any, ...], offset: int, limit: int | None
+) -> tuple[str, list[Any]]:
+    """``plan``'s SQL and its parameters with ``args`` in the markers' places."""
+    params = [v if i is None else args[i] if v is None else v(args[i]) for i, v in plan.slots]
+    if plan.sliced:
+        if limit is None:
+            raise ValueError("a sliced query needs its limit")
+        params += [limit, offset]
+    return plan.sql, params

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,11 +48,10 @@ def test_a_silent_server_fails_the_connect_within_its_deadline(silent_server: in
     assert options["connect_timeout"] > 0 and options["tcp_user_timeout"] > 0
     options["connect_timeout"] = 2
     options.pop("options", None)
-    started = time.monotonic()
+    # Without a deadline libpq waits on the silent server for ever (the test's own timeout
+    # then fails it); with one, the connect ends in an error.
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(host="127.0.0.1", port=silent_server, dbname="ladder", user="x", **options)
-    # Without a deadline libpq waits on the silent server for ever; 2 s was asked for.
-    assert time.monotonic() - started < 60
 
 
 @pytest.mark.django_db
