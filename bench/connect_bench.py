@@ -41,6 +41,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# This process runs matches as a worker does: grpc's I/O chosen before grpc's import.
+import digdown.game_io  # noqa: E402, F401  # isort: skip
 
 from tests.support.processes import start, start_bot, start_engine  # noqa: E402
 from tests.support.redis import RedisServer  # noqa: E402

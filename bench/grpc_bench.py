@@ -56,6 +56,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# This process runs matches as a worker does: grpc's I/O chosen before grpc's import.
+import digdown.game_io  # noqa: E402  # isort: skip
 
 import grpc  # noqa: E402
 
@@ -641,10 +643,12 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
-        # grpc core's experiments of every process of the run (inherited): with
-        # "-event_engine_client,-event_engine_listener" its older I/O (iomgr) polls on
-        # the waiting threads themselves; docs/protocol.md has both sets of figures.
+        # grpc core's I/O of every process of the run (each chooses it as shipped, and
+        # the echo servers inherit it): digdown.game_io; DIGDOWN_GRPC_IO=default for
+        # grpc's own. docs/protocol.md has both sets of figures.
+        "grpc_io": digdown.game_io.CHOSEN,
         "grpc_experiments": os.environ.get("GRPC_EXPERIMENTS", ""),
+        "grpc_poll_strategy": os.environ.get("GRPC_POLL_STRATEGY", ""),
         "platform": platform.platform(),
     }
 
@@ -788,8 +792,8 @@ def main() -> int:
     m = report["machine"]
     sm = report["summary"]
     print(
-        f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}"
-        + (f", GRPC_EXPERIMENTS={m['grpc_experiments']}" if m["grpc_experiments"] else "")
+        f"machine: {m['cpu']} x{m['cores']}, Python {m['python']}, grpcio {m['grpcio']}; "
+        + m["grpc_io"]
     )
     print(
         "load average: {:.2f} {:.2f} {:.2f} at start, ".format(*report["load_average"])

@@ -11,6 +11,8 @@ SIGTERM/SIGINT so a draining engine reports NOT_SERVING before it goes away.
 
 from __future__ import annotations
 
+# First of all: grpcio reads its I/O settings when it is imported (digdown.game_io).
+import digdown.game_io  # isort: skip
 import argparse
 import contextlib
 import functools
@@ -309,10 +311,11 @@ class EngineServer(serving.GrpcServer):
         super().start()
         self._reaper.start()
         log.info(
-            "digdown-engine listening on %s (rules core: %s build, %s)",
+            "digdown-engine listening on %s (rules core: %s build, %s; %s)",
             self.address,
             rules_build.BUILD,
             rules_build.BUILD_REASON,
+            digdown.game_io.CHOSEN,
         )
         if warning := rules_build.build_warning():
             log.warning("%s", warning)

@@ -14,11 +14,14 @@ processes (prometheus-client's multiprocess mode, ``workers.metrics``).
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
+# Before anything imports grpc: grpcio reads its I/O settings then (digdown.game_io).
+import digdown.game_io
 from telemetry.metrics import metrics_port, prepare_group
 
 # A worker that serves metrics sums its pool children's: the samples' directory must be
@@ -48,3 +51,9 @@ def _watch_broker(**_: object) -> None:
     from workers import broker_watch
 
     broker_watch.start(app)
+
+
+@worker_ready.connect
+def _say_grpc_io(**_: object) -> None:
+    """The start-up log says how the pool's matches reach the engine and the bots."""
+    logging.getLogger("workers").info("match runner: %s", digdown.game_io.CHOSEN)

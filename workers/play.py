@@ -15,6 +15,8 @@ error (EX_SOFTWARE).
 
 from __future__ import annotations
 
+# First of all: grpcio reads its I/O settings when it is imported (digdown.game_io).
+import digdown.game_io  # noqa: F401  # isort: skip
 import argparse
 import json
 import sys

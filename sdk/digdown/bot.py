@@ -29,6 +29,8 @@ Stateful bots: pass `factory=` instead of a bot; it is called once per
 
 from __future__ import annotations
 
+# First of all: grpcio reads its I/O settings when it is imported (digdown.game_io).
+import digdown.game_io  # isort: skip
 import argparse
 import collections
 import contextlib
@@ -269,7 +271,13 @@ class BotServer(serving.GrpcServer):
 
     def start(self) -> None:
         super().start()
-        log.info("bot %s %s listening on %s", self.service.name, self.service.version, self.address)
+        log.info(
+            "bot %s %s listening on %s (%s)",
+            self.service.name,
+            self.service.version,
+            self.address,
+            digdown.game_io.CHOSEN,
+        )
 
     def stop(self, grace_s: float = 2.0) -> None:
         """NOT_SERVING first (so a runner's health check sees it), then drain for `grace_s`."""

@@ -24,6 +24,8 @@ The end of each match (rank, rating change) is logged and given to
 
 from __future__ import annotations
 
+# First of all: grpcio reads its I/O settings when it is imported (digdown.game_io).
+import digdown.game_io  # noqa: F401  # isort: skip
 import argparse
 import logging
 import queue

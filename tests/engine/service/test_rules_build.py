@@ -13,4 +13,7 @@ def test_the_engine_names_its_rules_build(engine: EngineProcess) -> None:
         game_pb2.GetRulesetRequest(), timeout=CALL_TIMEOUT
     )
     assert ("digdown-rules-build", BUILD) in tuple(call.initial_metadata())
-    assert f"rules core: {BUILD} build" in engine.log_path.read_text()
+    log = engine.log_path.read_text()
+    assert f"rules core: {BUILD} build" in log
+    # and how grpc core does its I/O (digdown.game_io)
+    assert "grpc I/O: polled by the waiting thread" in log
