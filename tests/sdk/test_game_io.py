@@ -86,7 +86,7 @@ port = server.add_insecure_port("127.0.0.1:0")
 server.start()
 channel = grpc.insecure_channel(f"127.0.0.1:{port}")
 call = CallStream(channel.stream_stream("/t.Echo/S"))
-for _ in range(600):
+for _ in range(1000):
     assert call.ask(b"x" * 2000, 10.0) == b"x" * 2000
 threads = {}
 for task in Path(f"/proc/{os.getpid()}/task").iterdir():
@@ -106,7 +106,9 @@ def test_this_grpcio_honours_it() -> None:
     grpcio that ignored the settings would fail here, not just run slower."""
     polled = _python(ECHO.replace("#IO", "import digdown.game_io"))
     default = _python(ECHO.replace("#IO", ""), DIGDOWN_GRPC_IO="default")
-    assert float(polled["share"]) < 0.1 < float(default["share"]), (polled, default)
+    # Seen here: 0.7-1.3% polled, 8% with grpc's own I/O (client and server in one process).
+    assert float(polled["share"]) < 0.04, (polled, default)
+    assert float(default["share"]) > 3 * float(polled["share"]), (polled, default)
 
 
 def test_the_game_processes_choose_it_and_the_ladder_does_not() -> None:
