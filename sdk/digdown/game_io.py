@@ -38,6 +38,10 @@ GAME_IO = {
     # messages, not through a thread that happens to poll every socket.
     "GRPC_POLL_STRATEGY": "poll",
 }
+# grpc core's older I/O logs at INFO every GOAWAY it receives (a bot or an engine that
+# stops): a line on stderr per connection, where grpc's own I/O says nothing. ERROR is
+# the verbosity grpc documents as its default.
+QUIET = {"GRPC_VERBOSITY": "ERROR"}
 OPT_OUT = "DIGDOWN_GRPC_IO"
 
 
@@ -46,7 +50,7 @@ def use_game_io() -> str:
     grpcio is not imported yet; what this process runs, for its start-up log."""
     opted_out = os.environ.get(OPT_OUT, "").strip().lower() == "default"
     if not opted_out and "grpc" not in sys.modules:
-        for name, value in GAME_IO.items():
+        for name, value in {**GAME_IO, **QUIET}.items():
             os.environ.setdefault(name, value)
     return describe()
 

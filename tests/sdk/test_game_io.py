@@ -11,7 +11,7 @@ import sys
 
 from workers.server_process import ROOT, default_env
 
-SETTINGS = ("GRPC_EXPERIMENTS", "GRPC_POLL_STRATEGY")
+SETTINGS = ("GRPC_EXPERIMENTS", "GRPC_POLL_STRATEGY", "GRPC_VERBOSITY")
 
 
 def _python(code: str, **env: str) -> dict[str, object]:
@@ -39,11 +39,11 @@ REPORT = (
 
 
 def test_importing_it_first_chooses_the_polled_io() -> None:
-    from digdown.game_io import GAME_IO
+    from digdown.game_io import GAME_IO, QUIET
 
     out = _python(REPORT)
     assert out["chosen"] == "grpc I/O: polled by the waiting thread (poll, EventEngine off)"
-    assert {k: out[k] for k in SETTINGS} == GAME_IO
+    assert {k: out[k] for k in SETTINGS} == {**GAME_IO, **QUIET}
 
 
 def test_settings_already_given_are_kept() -> None:
@@ -55,13 +55,13 @@ def test_settings_already_given_are_kept() -> None:
 
 def test_the_operator_can_keep_grpcs_own_io() -> None:
     out = _python(REPORT, DIGDOWN_GRPC_IO="default")
-    assert out["GRPC_EXPERIMENTS"] is None and out["GRPC_POLL_STRATEGY"] is None
+    assert all(out[k] is None for k in SETTINGS)
     assert out["chosen"] == "grpc I/O: grpc defaults (EventEngine)"
 
 
 def test_imported_after_grpc_it_changes_nothing() -> None:
     out = _python("import grpc\n" + REPORT)
-    assert out["GRPC_EXPERIMENTS"] is None and out["GRPC_POLL_STRATEGY"] is None
+    assert all(out[k] is None for k in SETTINGS)
 
 
 # A stream of echoes on loopback, in one process: client and server. Prints how much of
