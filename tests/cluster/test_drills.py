@@ -101,8 +101,11 @@ def drill(
     assert report["stuck"] == 0, report
     # The queues drain: a periodic task may be in a worker's hands at any one moment (an
     # unacknowledged message for a second); a message lost in the fault stays for good.
-    wait_until(lambda: not stack.broker_backlog(), 60, f"{name}: the broker's queues drained",
-               poll_s=1.0)  # fmt: skip
+    try:
+        wait_until(lambda: not stack.broker_backlog(), 60,
+                   f"{name}: the broker's queues drained", poll_s=1.0)  # fmt: skip
+    except AssertionError as exc:  # what stayed, and what the workers and beat said
+        raise AssertionError(f"{exc}\n{stack.diagnosis(ids)}") from None
     return report
 
 
