@@ -250,7 +250,14 @@ class SingleThreadedCall:
 
     def _next(self) -> Any:
         """The next event of the call's queue (blocks without the GIL); notes the status."""
-        event = self._call.next_event()
+        try:
+            event = self._call.next_event()
+        except BaseException:
+            # An exception from a signal handler while waiting (Celery's soft time limit,
+            # a test's timeout): grpcio has ended the call and freed its queue, so nothing
+            # more comes back, and waiting for it would never end.
+            self._pending = 0
+            raise
         self._pending -= 1
         if event.tag is _STATUS:
             op = event.batch_operations[0]

@@ -211,3 +211,63 @@ def test_begun_unary_calls_are_answered_side_by_side(
         assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     finally:
         channel.close()
+
+
+# A stream whose wait is interrupted by an exception from a signal handler, as Celery's
+# soft time limit interrupts a pool process; run apart, with a bound, since what this
+# guards against is a wait that never ends.
+INTERRUPTED = """
+import signal, sys
+from concurrent import futures
+import grpc
+from workers.runner.streams import CallStream
+
+def slow(requests, context):
+    for request in requests:
+        context.add_callback(lambda: None)
+        import time; time.sleep(5)
+        yield request
+
+server = grpc.server(futures.ThreadPoolExecutor(4))
+server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+    "t.Slow", {"S": grpc.stream_stream_rpc_method_handler(slow)})])
+port = server.add_insecure_port("127.0.0.1:0")
+server.start()
+channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+stream = CallStream(channel.stream_stream("/t.Slow/S"))
+
+class SoftLimit(Exception):
+    pass
+
+def interrupt(*_):
+    raise SoftLimit()
+
+signal.signal(signal.SIGALRM, interrupt)
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+try:
+    stream.ask(b"x", 10.0)
+except SoftLimit:
+    print("interrupted", flush=True)
+stream.close(grace_s=2.0)  # the match's cleanup, as a finally block runs it
+print("closed", flush=True)
+server.stop(None)
+"""
+
+
+def test_a_wait_interrupted_by_a_signal_handler_still_closes() -> None:
+    """grpcio ends a call whose wait a signal handler's exception interrupted and frees
+    its queue; closing the stream afterwards must not wait on that queue for ever."""
+    import subprocess
+    import sys
+
+    from workers.server_process import ROOT, default_env
+
+    run = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED],
+        cwd=ROOT,
+        env=default_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.stdout.split() == ["interrupted", "closed"], run.stderr[-2000:]
