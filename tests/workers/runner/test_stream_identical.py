@@ -36,6 +36,8 @@ def illegal_bot(procdir: Path) -> Iterator[Proc]:
     bot.stop()
 
 
+# A few thousand seeds take minutes: about 0.2 s a seed here, so a second a seed is roomy.
+@pytest.mark.timeout(max(300, SEEDS + 120))
 def test_streamed_and_unary_replays_are_identical(
     engine: Proc, random_bots: list[Proc], illegal_bot: Proc, tmp_path: Path
 ) -> None:
