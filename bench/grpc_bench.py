@@ -647,8 +647,6 @@ def machine() -> dict[str, Any]:
         # the echo servers inherit it): digdown.game_io; DIGDOWN_GRPC_IO=default for
         # grpc's own. docs/protocol.md has both sets of figures.
         "grpc_io": digdown.game_io.CHOSEN,
-        "grpc_experiments": os.environ.get("GRPC_EXPERIMENTS", ""),
-        "grpc_poll_strategy": os.environ.get("GRPC_POLL_STRATEGY", ""),
         "platform": platform.platform(),
     }
 

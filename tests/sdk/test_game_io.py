@@ -70,21 +70,16 @@ ECHO = """
 import json, os, sys
 sys.path.insert(0, os.getcwd())
 #IO
-from concurrent import futures
 from pathlib import Path
 import grpc
+from tests.support import loopback
 from workers.runner.streams import CallStream
 
 def stream(requests, context):
-    for r in requests:
-        yield r
+    yield from requests
 
-server = grpc.server(futures.ThreadPoolExecutor(4))
-server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-    "t.Echo", {"S": grpc.stream_stream_rpc_method_handler(stream)})])
-port = server.add_insecure_port("127.0.0.1:0")
-server.start()
-channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+server, address = loopback.serve("t.Echo", {"S": grpc.stream_stream_rpc_method_handler(stream)})
+channel = grpc.insecure_channel(address)
 call = CallStream(channel.stream_stream("/t.Echo/S"))
 for _ in range(1000):
     assert call.ask(b"x" * 2000, 10.0) == b"x" * 2000

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from concurrent import futures
 from typing import Any
 
 import grpc
 import pytest
 
+from tests.support import loopback
 from workers.runner import streams
 from workers.runner.streams import CallStream, SingleThreadedCall, ThreadedCall
 
@@ -55,22 +55,16 @@ def _unary(request: bytes, context: grpc.ServicerContext) -> bytes:
 
 @pytest.fixture(scope="module")
 def address() -> Iterator[str]:
-    server = grpc.server(futures.ThreadPoolExecutor(8))
-    server.add_generic_rpc_handlers(
-        (
-            grpc.method_handlers_generic_handler(
-                "test.Echo",
-                {
-                    "Stream": grpc.stream_stream_rpc_method_handler(_echo),
-                    "Last": grpc.stream_stream_rpc_method_handler(_echo_until_the_end),
-                    "Unary": grpc.unary_unary_rpc_method_handler(_unary),
-                },
-            ),
-        )
+    server, address = loopback.serve(
+        "test.Echo",
+        {
+            "Stream": grpc.stream_stream_rpc_method_handler(_echo),
+            "Last": grpc.stream_stream_rpc_method_handler(_echo_until_the_end),
+            "Unary": grpc.unary_unary_rpc_method_handler(_unary),
+        },
+        workers=8,
     )
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield f"127.0.0.1:{port}"
+    yield address
     server.stop(0)
 
 
@@ -217,23 +211,18 @@ def test_begun_unary_calls_are_answered_side_by_side(
 # soft time limit interrupts a pool process; run apart, with a bound, since what this
 # guards against is a wait that never ends.
 INTERRUPTED = """
-import signal, sys
-from concurrent import futures
+import signal, time
 import grpc
+from tests.support import loopback
 from workers.runner.streams import CallStream
 
 def slow(requests, context):
     for request in requests:
-        context.add_callback(lambda: None)
-        import time; time.sleep(5)
+        time.sleep(5)
         yield request
 
-server = grpc.server(futures.ThreadPoolExecutor(4))
-server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-    "t.Slow", {"S": grpc.stream_stream_rpc_method_handler(slow)})])
-port = server.add_insecure_port("127.0.0.1:0")
-server.start()
-channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+server, address = loopback.serve("t.Slow", {"S": grpc.stream_stream_rpc_method_handler(slow)})
+channel = grpc.insecure_channel(address)
 stream = CallStream(channel.stream_stream("/t.Slow/S"))
 
 class SoftLimit(Exception):
