@@ -5,7 +5,8 @@ what a network needs: status codes with short human messages instead of
 tracebacks (every message cleaned and bounded: it travels in a trailer),
 control of each game by the token its creator got, limits (threads,
 concurrent calls, message sizes, live games in all and per client, idle
-games), health and reflection outside the call limit, and a graceful stop on
+games, replay verifications on child processes: engine/verify_pool.py), health and
+reflection outside the call limit, and a graceful stop on
 SIGTERM/SIGINT so a draining engine reports NOT_SERVING before it goes away.
 """
 
@@ -28,7 +29,7 @@ import grpc
 from digdown import serving, text, wire
 from digdown.rulesets import ruleset_response
 from digdown.v1 import engine_pb2, engine_pb2_grpc, game_pb2
-from engine import metrics, sessions, verify
+from engine import metrics, sessions, verify_pool
 from engine import rules as rules_build
 from engine.rules import RULESETS, GameConfig
 from engine.ruleset_json import ruleset_json
@@ -73,8 +74,12 @@ def _rpc(method: Callable[..., R]) -> Callable[..., R]:
 class EngineService(engine_pb2_grpc.EngineServicer):
     """digdown.v1.Engine over a SessionStore."""
 
-    def __init__(self, store: sessions.SessionStore) -> None:
+    def __init__(
+        self, store: sessions.SessionStore, verifier: verify_pool.VerifyPool | None = None
+    ) -> None:
         self.store = store
+        # Replay verification off the call threads, bounded (engine/verify_pool.py).
+        self.verifier = verifier or verify_pool.VerifyPool(processes=1, admitted=4)
         # Taken around each message of a Play stream (EngineServer: one of its running
         # slots), so streams idle between steps never hold one.
         self.message_slot: Callable[[grpc.ServicerContext], contextlib.AbstractContextManager[Any]]
@@ -238,9 +243,7 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     def VerifyReplay(
         self, request: engine_pb2.VerifyReplayRequest, context: grpc.ServicerContext
     ) -> engine_pb2.VerifyReplayResponse:
-        response = verify.verify_request(request)
-        # The difference may quote the (caller's) replay: keep it short and printable.
-        response.first_difference = text.clean(response.first_difference, text.MESSAGE_MAX)
+        response = self.verifier.verify(request, context.time_remaining())
         log.info("VerifyReplay: ok=%s %s", response.ok, response.first_difference)
         return response
 
@@ -275,13 +278,22 @@ class EngineServer(serving.GrpcServer):
         reflection_enabled: bool = True,
         max_streams: int = 256,
         observers: Sequence[grpc.ServerInterceptor] = (),
+        verify_processes: int = 1,
+        max_verifications: int = 4,
     ) -> None:
+        """``verify_processes`` child processes verify replays, ``max_verifications`` calls
+        at most in progress or waiting for one (never more than half the running slots,
+        ``max_workers``: steps always find one); more are refused (RESOURCE_EXHAUSTED)."""
         self.store = sessions.SessionStore(
             idle_timeout_s=idle_timeout_s,
             max_games=max_games,
             max_games_per_client=max_games_per_client,
         )
-        service = EngineService(self.store)
+        self.verifier = verify_pool.VerifyPool(
+            processes=verify_processes,
+            admitted=min(max_verifications, max(1, max_workers // 2)),
+        )
+        service = EngineService(self.store, self.verifier)
         super().__init__(
             listen,
             services=[SERVICE_NAME],
@@ -333,6 +345,7 @@ class EngineServer(serving.GrpcServer):
             "stopping: %d live games dropped after up to %.1f s grace", len(self.store), grace_s
         )
         super().stop(grace_s)
+        self.verifier.close()
         log.info("stopped")
 
 
@@ -355,6 +368,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=256,
         help="Play streams (one per game, each holding an idle thread) open at once;"
         " more are refused and those clients play by unary calls",
+    )
+    p.add_argument(
+        "--verify-processes",
+        type=int,
+        default=1,
+        help="child processes verifying replays (at nice 10), so a flood of VerifyReplay"
+        " never starves health and the games' steps",
+    )
+    p.add_argument(
+        "--max-verifications",
+        type=int,
+        default=4,
+        help="VerifyReplay calls in progress or queued at once (at most half of"
+        " --max-workers); more: RESOURCE_EXHAUSTED",
     )
     p.add_argument("--idle-timeout", type=float, default=600.0, help="forget idle games after s")
     p.add_argument("--max-games", type=int, default=10_000, help="live games at most")
@@ -393,6 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             reflection_enabled=not args.no_reflection,
             max_streams=args.max_streams,
             observers=[MetricsInterceptor()],
+            verify_processes=args.verify_processes,
+            max_verifications=args.max_verifications,
         )
     except OSError as exc:
         log.error("%s", exc)

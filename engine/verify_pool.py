@@ -1,0 +1,122 @@
+"""Replay verification on processes of its own, a bounded number at once.
+
+Verifying a replay re-simulates a whole game and converts every stored event:
+CPU-bound Python, up to a tenth of a second for a long match, and any client
+may ask for many at once. Run on the engine's call threads, a flood of them
+holds the interpreter lock and the CPU that health probes and the steps of
+running games need: with 200 concurrent calls the engine answered too few
+probes within the workers' 1 s deadline and looked dead to their pool. Here the
+work goes to ``processes`` child processes (started on first use, at a lower
+priority, so the engine's games come first), and at most ``admitted``
+verifications are in progress or waiting for one of them; a call beyond that
+is refused at once with RESOURCE_EXHAUSTED and a message, so a client knows to
+come back later instead of timing out. A waiting call holds its call thread
+(not the interpreter), and ``admitted`` is kept below the engine's running
+slots, so steps always find one.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import multiprocessing
+import os
+import threading
+
+import grpc
+
+from digdown import serving, text
+from digdown.v1 import engine_pb2
+from engine import verify
+
+log = logging.getLogger("engine.verify_pool")
+
+NICE = 10  # verification is background work: the engine's games come first
+
+
+def _lower_priority() -> None:
+    with contextlib.suppress(OSError):  # a sandbox without setpriority
+        os.nice(NICE)
+
+
+def verify_serialized(request: bytes) -> bytes:
+    """One verification in a child process: a serialized request in, its response out."""
+    parsed = engine_pb2.VerifyReplayRequest.FromString(request)
+    response = verify.verify_request(parsed)
+    # The difference may quote the (caller's) replay: keep it short and printable.
+    response.first_difference = text.clean(response.first_difference, text.MESSAGE_MAX)
+    return response.SerializeToString()
+
+
+class VerifyPool:
+    """``verify(request, timeout_s)`` on child processes, at most ``admitted`` at once."""
+
+    def __init__(self, processes: int, admitted: int) -> None:
+        self.processes = max(1, processes)
+        self.admitted = max(1, admitted)
+        self._slots = threading.BoundedSemaphore(self.admitted)
+        self._lock = threading.Lock()
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._closed = False
+
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        with self._lock:
+            if self._closed:
+                raise serving.StatusError(grpc.StatusCode.UNAVAILABLE, "the engine is stopping")
+            if self._executor is None:
+                # spawn, not fork: the engine's process runs gRPC's threads.
+                self._executor = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=self.processes,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_lower_priority,
+                )
+                log.info(
+                    "replay verification on %d processes, %d calls at most",
+                    self.processes,
+                    self.admitted,
+                )
+            return self._executor
+
+    def verify(
+        self, request: engine_pb2.VerifyReplayRequest, timeout_s: float | None
+    ) -> engine_pb2.VerifyReplayResponse:
+        """The verification's response; StatusError when refused, timed out or failed."""
+        if not self._slots.acquire(blocking=False):
+            raise serving.StatusError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"engine busy: {self.admitted} replay verifications in progress, the limit; "
+                "retry later",
+            )
+        try:
+            future = self._pool().submit(verify_serialized, request.SerializeToString())
+            try:
+                data = future.result(timeout=timeout_s)
+            except concurrent.futures.TimeoutError:
+                future.cancel()  # not started yet: never started; else it runs out alone
+                raise serving.StatusError(
+                    grpc.StatusCode.DEADLINE_EXCEEDED, "the replay was not verified in time"
+                ) from None
+            except concurrent.futures.process.BrokenProcessPool:
+                self._reset()
+                raise serving.StatusError(
+                    grpc.StatusCode.UNAVAILABLE, "the verification process died; retry"
+                ) from None
+            return engine_pb2.VerifyReplayResponse.FromString(data)
+        finally:
+            self._slots.release()
+
+    def _reset(self) -> None:
+        """Forget a broken pool (a child killed): the next call starts a new one."""
+        with self._lock:
+            broken, self._executor = self._executor, None
+        if broken is not None:
+            broken.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        """Stop the child processes (queued verifications are dropped)."""
+        with self._lock:
+            self._closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
