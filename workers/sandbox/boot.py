@@ -12,8 +12,9 @@ the bot runs:
 2. copy the unpacked bot (read-only ``/bundle``) into its writable scratch
    directory ``/bot`` (a size-capped tmpfs);
 3. resource limits (they are inherited across exec and cannot be raised
-   again without a capability the bot does not have), nice, close every
-   inherited descriptor but stdio;
+   again without a capability the bot does not have), nice, the CPUs it runs
+   on (where the launcher chose them: the CPU clock's measure, see
+   ``workers/sandbox/pinning.py``), close every inherited descriptor but stdio;
 4. exec the bot's interpreter with the environment the launcher chose.
 
 Any failure exits with status 70 and a ``[sandbox]`` line on stderr, which the
@@ -88,6 +89,8 @@ def main() -> None:
             drop_to(config["uid"], config["gid"], scratch)
         copy_bundle(config["bundle"], scratch)
         set_limits(config["limits"])
+        if config.get("cpus"):
+            os.sched_setaffinity(0, config["cpus"])
         os.closerange(3, 1 << 16)
         os.chdir(scratch)
         argv = config["argv"]

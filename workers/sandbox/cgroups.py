@@ -209,6 +209,27 @@ class SeatCgroup:
         usage = self._keyed("cpu.stat").get("usage_usec")
         return None if usage is None else usage / 1e6
 
+    def cpu_stall_seconds(self) -> float | None:
+        """How long the seat had threads ready to run and none running, so far (None: the
+        kernel does not say).
+
+        The ``full`` line of the cgroup's ``cpu.pressure`` (PSI): kept by the kernel for
+        the cgroup as a whole, so the threads and processes that already exited count
+        too. PSI averages its per-CPU figures weighted by how busy the cgroup was on
+        each CPU, so the figure is the seat's exact hold-back only while the seat runs
+        on one CPU (``workers/sandbox/pinning.py``); across several it is less.
+        """
+        try:
+            text = (self.path / "cpu.pressure").read_text()
+        except OSError:
+            return None
+        for line in text.splitlines():
+            kind, _, fields = line.partition(" ")
+            if kind == "full":
+                with contextlib.suppress(ValueError):
+                    return int(fields.rpartition("total=")[2]) / 1e6
+        return None
+
     def pids(self) -> list[int]:
         try:
             return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
@@ -297,20 +318,51 @@ def process_tree(root_pid: int) -> list[int]:
     return found
 
 
-def runqueue_wait_seconds(pids: list[int]) -> float:
-    """Time the threads of ``pids`` spent runnable but waiting for a CPU (scheduler stats).
+def thread_waits(pids: list[int]) -> dict[int, int]:
+    """Each live thread of ``pids``: nanoseconds it spent runnable but waiting for a CPU.
 
-    The second field of ``/proc/PID/task/TID/schedstat`` (nanoseconds), summed
-    over every live thread: how long the machine, not the bot, held them back.
+    The second field of ``/proc/PID/task/TID/schedstat``: how long the machine, not
+    the bot, held the thread back. Gone with the thread.
     """
-    total = 0
+    found: dict[int, int] = {}
     for pid in pids:
         with contextlib.suppress(OSError):
             for tid in os.listdir(f"/proc/{pid}/task"):
                 path = f"/proc/{pid}/task/{tid}/schedstat"
                 with contextlib.suppress(OSError, ValueError, IndexError), open(path) as fh:
-                    total += int(fh.read().split()[1])
-    return total / 1e9
+                    found[int(tid)] = int(fh.read().split()[1])
+    return found
+
+
+def runqueue_wait_seconds(pids: list[int]) -> float:
+    """Time the live threads of ``pids`` spent runnable but waiting for a CPU, summed."""
+    return sum(thread_waits(pids).values()) / 1e9
+
+
+class ThreadWaits:
+    """The waits for a CPU of every thread seen so far, living or exited since.
+
+    Without a cgroup (``rlimits`` mode) a seat's waits are read per thread, and a
+    thread that exits takes its figure with it: summed over the live threads only,
+    the total would fall, and the clock would charge the fall to later decisions.
+    Here a thread keeps the wait it had when last read. What a thread waited
+    between its last reading and its exit is still lost (the kernel keeps it only
+    in taskstats, which needs CAP_NET_ADMIN and delay accounting turned on), so a
+    bot whose threads or processes live within one decision is charged their waits.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int, int] = {}
+        self._gone = 0  # ns: the last readings of threads that exited
+
+    def seconds(self, pids: list[int]) -> float:
+        now = thread_waits(pids)
+        for tid, last in self._last.items():
+            current = now.get(tid)
+            if current is None or current < last:  # exited (its tid maybe reused since)
+                self._gone += last
+        self._last = now
+        return (self._gone + sum(now.values())) / 1e9
 
 
 def process_tree_memory_peak(root_pid: int) -> int:

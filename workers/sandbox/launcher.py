@@ -48,15 +48,16 @@ from pathlib import Path
 
 from digdown.healthcheck import wait_until_serving
 from workers.runner import BotSpec
+from workers.sandbox import pinning
 from workers.sandbox.bundle import Bundle, BundleError
 from workers.sandbox.capture import CappedLog
 from workers.sandbox.cgroups import (
     SeatCgroup,
+    ThreadWaits,
     cgroup_support,
     process_tree,
     process_tree_cpu_seconds,
     process_tree_memory_peak,
-    runqueue_wait_seconds,
 )
 from workers.sandbox.seccomp import SeccompUnavailable, filter_fd
 from workers.sandbox.view import BOOT, LIB_DIR, runtime_view
@@ -133,8 +134,10 @@ class HostedSeat:
     cgroup: SeatCgroup | None = None  # its own cgroup, where the worker has one to give
     cpu_s: float = 0.0  # CPU time of its processes, as last read
     memory_peak: int = 0  # bytes, as last read
-    waited_s: float = 0.0  # its live threads' waits for a CPU, as last read (never less)
+    waited_s: float = 0.0  # its waits for a CPU, as last read (never less)
+    thread_waits: ThreadWaits = field(default_factory=ThreadWaits)  # without a cgroup's
     killed_why: str = ""  # the launcher's reason when it killed the seat (a limit)
+    cpus: list[int] = field(default_factory=list)  # the CPUs it is pinned to (pinning.py)
 
     def cpu_seconds(self) -> float | None:
         """CPU seconds the seat's processes have used so far (None: cannot be read now)."""
@@ -151,16 +154,28 @@ class HostedSeat:
         return used
 
     def cpu_usage(self) -> tuple[float, float] | None:
-        """(CPU seconds, seconds its threads waited for a CPU) so far; the runner's clock."""
+        """(CPU seconds, seconds it waited for a CPU) so far; the runner's clock.
+
+        The wait is its cgroup's CPU stall where the seat is pinned to one CPU: exact,
+        with the threads and processes that exited (``pinning.py``). Otherwise the
+        waits of its threads (scheduler statistics, ``ThreadWaits``), which miss what
+        threads and processes waited after their last reading before they exited
+        (the ``rlimits`` mode: docs/sandbox.md).
+        """
         used = self.cpu_seconds()
         if used is None:
             return None
+        if self.cgroup is not None and len(self.cpus) == 1:
+            stalled = self.cgroup.cpu_stall_seconds()
+            if stalled is not None:
+                self.waited_s = max(self.waited_s, stalled)
+                return used, self.waited_s
         if self.cgroup is not None:
             pids = self.cgroup.pids()
         else:
             root = self.init_pid or (self.proc.pid if self.proc is not None else 0)
             pids = process_tree(root) if root else []
-        self.waited_s = max(self.waited_s, runqueue_wait_seconds(pids))
+        self.waited_s = max(self.waited_s, self.thread_waits.seconds(pids))
         return used, self.waited_s
 
     def _read_memory_peak(self) -> None:
@@ -533,23 +548,6 @@ def _launch(
     else:
         scratch, listen, bundle_dir, boot = SCRATCH, LISTEN, BUNDLE, BOOT
         env = _bot_env(LIB_DIR, SCRATCH, LISTEN)
-    boot_config = {
-        "uid": seat.uid,
-        "gid": seat.uid,
-        "scratch": scratch,
-        "bundle": bundle_dir,
-        "limits": limits.rlimits(),
-        "argv": [view.python, "-S", "-B", f"{scratch}/{entry}", "--listen", listen],
-        "env": env,
-    }
-    if mode == "unsafe":
-        seat.log.note("UNSAFE development mode: this bot runs WITHOUT any isolation")
-        argv = [view.python, "-I", "-S", boot, json.dumps(boot_config)]
-        info_r = info_w = seccomp = -1
-    else:
-        info_r, info_w = os.pipe()
-        seccomp = filter_fd()
-        argv = _sandbox_argv(seat_dir, boot_config, (info_w, seccomp), limits, config.bwrap)
     support = cgroup_support(config.cgroup)
     if support.mode != "rlimits":
         try:
@@ -563,6 +561,29 @@ def _launch(
             log.warning("hosted seat without its cgroup (rlimits only): %s", exc)
     if seat.cgroup is not None:
         stack.callback(seat.cgroup.close)  # after _stop, which reads it last
+    if seat.cgroup is not None and seat.cgroup.cpu_stall_seconds() is not None:
+        # Its CPU stall is the clock's measure: exact on one CPU (pinning.py).
+        seat.cpus = pinning.take(limits.cpus)
+        stack.callback(pinning.give_back, seat.cpus)
+    boot_config = {
+        "uid": seat.uid,
+        "gid": seat.uid,
+        "scratch": scratch,
+        "bundle": bundle_dir,
+        "limits": limits.rlimits(),
+        "argv": [view.python, "-S", "-B", f"{scratch}/{entry}", "--listen", listen],
+        "env": env,
+        "cpus": seat.cpus,
+    }
+    if mode == "unsafe":
+        seat.log.note("UNSAFE development mode: this bot runs WITHOUT any isolation")
+        argv = [view.python, "-I", "-S", boot, json.dumps(boot_config)]
+        info_r = info_w = seccomp = -1
+    else:
+        info_r, info_w = os.pipe()
+        seccomp = filter_fd()
+        argv = _sandbox_argv(seat_dir, boot_config, (info_w, seccomp), limits, config.bwrap)
+    if seat.cgroup is not None:
         # Enter the seat's cgroup before bubblewrap starts, so every process of the
         # sandbox is born in it (a move afterwards could miss a fast fork).
         argv = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', seat.cgroup.procs, *argv]
@@ -581,6 +602,9 @@ def _launch(
         if info_w >= 0:
             os.close(info_w)
             os.close(seccomp)
+    if seat.cpus:  # bubblewrap too (boot.py pins the bot, whatever was forked before this)
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(seat.proc.pid, seat.cpus)
     stack.callback(_stop, seat, limits)
     assert seat.proc.stdout is not None
     seat.log.drain(seat.proc.stdout)
