@@ -115,6 +115,13 @@ BENCHES = [
         ["--decisions", "15", "--nice", "0"],
     ),
     Bench(
+        "cpu_clock",
+        "cpu_clock_bench.py",
+        "the CPU clock's charged / used CPU per way of spreading work (threads, processes...)",
+        ["--decisions", "5"],
+        ["--decisions", "2"],
+    ),
+    Bench(
         "connect",
         "connect_bench.py",
         "latency a connected bot adds per decision against a dialled and a hosted bot",
