@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from digdown import wire
+from digdown import text, wire
 from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import ENGINE_VERSION, replay_record
 
@@ -136,3 +136,12 @@ def verify_request(request: engine_pb2.VerifyReplayRequest) -> engine_pb2.Verify
         result = wire.result_from_proto(subject.result) if subject.HasField("result") else None
         return verify(record, events, result)
     raise wire.WireError("VerifyReplayRequest needs a record or a replay")
+
+
+def verify_serialized(request: bytes) -> bytes:
+    """VerifyReplay on a serialized request, answered serialized: what the engine's
+    verification processes run (engine/verify_pool.py; this module imports no gRPC)."""
+    response = verify_request(engine_pb2.VerifyReplayRequest.FromString(request))
+    # The difference may quote the (caller's) replay: keep it short and printable.
+    response.first_difference = text.clean(response.first_difference, text.MESSAGE_MAX)
+    return response.SerializeToString()

@@ -26,7 +26,7 @@ import threading
 
 import grpc
 
-from digdown import serving, text
+from digdown import serving
 from digdown.v1 import engine_pb2
 from engine import verify
 
@@ -38,15 +38,6 @@ NICE = 10  # verification is background work: the engine's games come first
 def _lower_priority() -> None:
     with contextlib.suppress(OSError):  # a sandbox without setpriority
         os.nice(NICE)
-
-
-def verify_serialized(request: bytes) -> bytes:
-    """One verification in a child process: a serialized request in, its response out."""
-    parsed = engine_pb2.VerifyReplayRequest.FromString(request)
-    response = verify.verify_request(parsed)
-    # The difference may quote the (caller's) replay: keep it short and printable.
-    response.first_difference = text.clean(response.first_difference, text.MESSAGE_MAX)
-    return response.SerializeToString()
 
 
 class VerifyPool:
@@ -89,7 +80,7 @@ class VerifyPool:
                 "retry later",
             )
         try:
-            future = self._pool().submit(verify_serialized, request.SerializeToString())
+            future = self._pool().submit(verify.verify_serialized, request.SerializeToString())
             try:
                 data = future.result(timeout=timeout_s)
             except concurrent.futures.TimeoutError:
