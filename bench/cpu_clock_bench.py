@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# The runner's grpc I/O as the workers run it (a decision's wait polled by its own thread).
+import digdown.game_io  # noqa: E402, F401  # isort: skip
 from tqdm import tqdm  # noqa: E402
 
 from tests.support import cpu_clock  # noqa: E402

@@ -32,6 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# The runner's grpc I/O as the workers run it (a decision's wait polled by its own thread).
+import digdown.game_io  # noqa: E402, F401  # isort: skip
 import grpc  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
