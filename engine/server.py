@@ -307,7 +307,11 @@ class EngineServer(serving.GrpcServer):
             # steps; each step takes one of the `max_workers` slots like a unary call.
             max_streams=max_streams,
             streamed=[f"/{SERVICE_NAME}/Play"],
-            observers=observers,
+            # Verifications beyond their bound are refused before the call limit.
+            observers=[
+                *observers,
+                verify_pool.VerifyAdmission(self.verifier, f"/{SERVICE_NAME}/VerifyReplay"),
+            ],
             # Streams opened and left silent (a bot that reached the engine, a lost
             # client) go when an idle game would.
             stream_idle_s=idle_timeout_s,

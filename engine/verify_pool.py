@@ -10,9 +10,12 @@ work goes to ``processes`` child processes (started on first use, at a lower
 priority, so the engine's games come first), and at most ``admitted``
 verifications are in progress or waiting for one of them; a call beyond that
 is refused at once with RESOURCE_EXHAUSTED and a message, so a client knows to
-come back later instead of timing out. A waiting call holds its call thread
-(not the interpreter), and ``admitted`` is kept below the engine's running
-slots, so steps always find one.
+come back later instead of timing out. The refusal comes before the engine's
+call limit (``VerifyAdmission``, an interceptor outside ``CallLimit``), so a
+flood of refused calls never takes the running slots that steps wait for; an
+admitted call holds its call thread and a running slot (not the interpreter),
+and ``admitted`` is kept below the engine's running slots, so steps always
+find one.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections.abc import Iterator
 
 import grpc
 
@@ -69,33 +73,39 @@ class VerifyPool:
                 )
             return self._executor
 
-    def verify(
-        self, request: engine_pb2.VerifyReplayRequest, timeout_s: float | None
-    ) -> engine_pb2.VerifyReplayResponse:
-        """The verification's response; StatusError when refused, timed out or failed."""
+    @contextlib.contextmanager
+    def admission(self, context: grpc.ServicerContext) -> Iterator[None]:
+        """One of the ``admitted`` places for a VerifyReplay call, or its refusal at once."""
         if not self._slots.acquire(blocking=False):
-            raise serving.StatusError(
+            context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"engine busy: {self.admitted} replay verifications in progress, the limit; "
                 "retry later",
             )
         try:
-            future = self._pool().submit(verify.verify_serialized, request.SerializeToString())
-            try:
-                data = future.result(timeout=timeout_s)
-            except concurrent.futures.TimeoutError:
-                future.cancel()  # not started yet: never started; else it runs out alone
-                raise serving.StatusError(
-                    grpc.StatusCode.DEADLINE_EXCEEDED, "the replay was not verified in time"
-                ) from None
-            except concurrent.futures.process.BrokenProcessPool:
-                self._reset()
-                raise serving.StatusError(
-                    grpc.StatusCode.UNAVAILABLE, "the verification process died; retry"
-                ) from None
-            return engine_pb2.VerifyReplayResponse.FromString(data)
+            yield
         finally:
             self._slots.release()
+
+    def verify(
+        self, request: engine_pb2.VerifyReplayRequest, timeout_s: float | None
+    ) -> engine_pb2.VerifyReplayResponse:
+        """The verification's response (called admitted); StatusError when it timed out or
+        its process died."""
+        future = self._pool().submit(verify.verify_serialized, request.SerializeToString())
+        try:
+            data = future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()  # not started yet: never started; else it runs out alone
+            raise serving.StatusError(
+                grpc.StatusCode.DEADLINE_EXCEEDED, "the replay was not verified in time"
+            ) from None
+        except concurrent.futures.process.BrokenProcessPool:
+            self._reset()
+            raise serving.StatusError(
+                grpc.StatusCode.UNAVAILABLE, "the verification process died; retry"
+            ) from None
+        return engine_pb2.VerifyReplayResponse.FromString(data)
 
     def _reset(self) -> None:
         """Forget a broken pool (a child killed): the next call starts a new one."""
@@ -111,3 +121,16 @@ class VerifyPool:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
+
+
+class VerifyAdmission(serving.HandlerInterceptor):
+    """``VerifyPool.admission`` around ``method`` (the engine's VerifyReplay), placed before
+    the call limit: a refused verification costs no admitted call and no running slot."""
+
+    def __init__(self, pool: VerifyPool, method: str) -> None:
+        self.pool, self.method = pool, method
+
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        if method != self.method:
+            return handler
+        return serving.wrap_handler(handler, self.pool.admission)
