@@ -29,6 +29,7 @@ DECISIONS = 2  # per pattern, after one not counted
 CPU_TOLERANCE = 1.08
 SLEEP_RANGE = (0.85, 1.1)  # less: waits of its other threads while it sleeps
 NO_CGROUP = "/nonexistent-cgroup"
+NO_PSI = "the kernel runs without PSI (psi=0 or CONFIG_PSI off); the seat's waits are per thread"
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +38,8 @@ def rows() -> list[cpu_clock.Row]:
     if support.mode == "rlimits":
         pytest.skip(f"no cgroup for the seat here ({support.why}): its waits are per thread")
     with cpu_clock.spread_seat(WORK_S) as seat:
+        if not seat.cpus:
+            pytest.skip(f"no CPU pressure (PSI) in the seat's cgroup here: {NO_PSI}")
         measured = cpu_clock.measure(seat, WORK_S, DECISIONS)
     print("\n" + cpu_clock.table(measured))
     return measured
@@ -47,6 +50,8 @@ def test_a_seat_with_a_cgroup_runs_on_one_cpu() -> None:
     if cgroup_support(cpu_clock.seat_config().cgroup).mode == "rlimits":
         pytest.skip("no cgroup for the seat here")
     with cpu_clock.spread_seat(WORK_S) as seat:
+        if seat.cgroup is not None and seat.cgroup.cpu_stall_seconds() is None:
+            pytest.skip(f"no CPU pressure (PSI) in the seat's cgroup here: {NO_PSI}")
         assert len(seat.cpus) == 1
         assert seat.cgroup is not None and seat.cgroup.pids()
         for pid in seat.cgroup.pids():
