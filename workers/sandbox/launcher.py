@@ -561,9 +561,9 @@ def _launch(
             log.warning("hosted seat without its cgroup (rlimits only): %s", exc)
     if seat.cgroup is not None:
         stack.callback(seat.cgroup.close)  # after _stop, which reads it last
-    if seat.cgroup is not None and seat.cgroup.cpu_stall_seconds() is not None:
+    if seat.cgroup is not None and limits.cpus <= 1 and seat.cgroup.cpu_stall_seconds() is not None:
         # Its CPU stall is the clock's measure: exact on one CPU (pinning.py).
-        seat.cpus = pinning.take(limits.cpus)
+        seat.cpus = pinning.take()
         stack.callback(pinning.give_back, seat.cpus)
     boot_config = {
         "uid": seat.uid,

@@ -10,17 +10,17 @@ living or exited: its ``cpu.pressure`` ``full`` total, the time the seat had
 work ready and none of it running. The kernel averages that figure over CPUs,
 weighted by how busy the seat was on each, so it is exact for a seat on one
 CPU and less than the truth for a seat spread over several. A seat whose
-cgroup keeps it is therefore pinned (its processes' affinity, inherited by all
-their children) to ``ceil(cpus)`` CPUs of the worker's, one by default: the
-least used by this process's seats. That is the seat's share anyway
-(``SandboxLimits.cpus``, its ``cpu.max`` where controllers are delegated). A
-bot that widens its own affinity only makes the measure smaller and is charged
-more, never less than its CPU time.
+cgroup keeps it, and whose share is one CPU at most (``SandboxLimits.cpus``,
+1 by default: its ``cpu.max`` where controllers are delegated), is therefore
+pinned (its processes' affinity, inherited by all their children) to one CPU
+of the worker's: the least used by this process's seats. A seat given more
+than one CPU is not pinned and its waits are read per thread. A bot that
+widens its own affinity only makes the measure smaller and is charged more,
+never less than its CPU time.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections import Counter
@@ -30,15 +30,14 @@ _in_use: Counter[int] = Counter()  # CPU -> seats of this process pinned there n
 _next = 0  # ties go round the CPUs, not always to the first
 
 
-def take(cpus: float) -> list[int]:
-    """The least used ``ceil(cpus)`` CPUs this process may run on, held until ``give_back``."""
+def take() -> list[int]:
+    """The least used CPU this process may run on (as a list), held until ``give_back``."""
     allowed = sorted(os.sched_getaffinity(0))
-    wanted = max(1, min(len(allowed), math.ceil(cpus)))
     global _next
     with _lock:
         start, _next = _next, _next + 1
         order = {cpu: (i - start) % len(allowed) for i, cpu in enumerate(allowed)}
-        chosen = sorted(allowed, key=lambda cpu: (_in_use[cpu], order[cpu]))[:wanted]
+        chosen = sorted(allowed, key=lambda cpu: (_in_use[cpu], order[cpu]))[:1]
         _in_use.update(chosen)
     return chosen
 
