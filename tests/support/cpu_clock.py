@@ -101,12 +101,18 @@ def seat_config(cgroup: str = "") -> SandboxConfig:
 
 @contextmanager
 def spread_seat(
-    work_s: float, config: SandboxConfig | None = None, limits: SandboxLimits | None = None
+    work_s: float,
+    config: SandboxConfig | None = None,
+    limits: SandboxLimits | None = None,
+    pattern: str = "main",
+    decisions: int = 1 << 30,
 ) -> Iterator[HostedSeat]:
-    """The spread bot, started in the sandbox (``work_s`` per decision)."""
+    """The spread bot, started in the sandbox (``work_s`` per decision; ``pattern`` for the
+    first ``decisions`` of a real match, whose game_id names none)."""
     limits = limits or SandboxLimits(start_s=60.0)
     config = config or seat_config()
-    with hosted_seat(hostile_bundle("spread", work_s=work_s), limits, config) as seat:
+    bundle = hostile_bundle("spread", work_s=work_s, pattern=pattern, decisions=decisions)
+    with hosted_seat(bundle, limits, config) as seat:
         assert not seat.start_error, seat.log_bytes().decode(errors="replace")[-2000:]
         yield seat
 

@@ -20,6 +20,9 @@ import os
 import pytest
 
 from tests.support import cpu_clock
+from tests.support.processes import Proc
+from workers.runner import TimeControl, run_match
+from workers.sandbox import HostedSeat
 from workers.sandbox.cgroups import cgroup_support
 
 WORK_S = 0.2
@@ -29,7 +32,13 @@ DECISIONS = 2  # per pattern, after one not counted
 CPU_TOLERANCE = 1.08
 SLEEP_RANGE = (0.85, 1.1)  # less: waits of its other threads while it sleeps
 NO_CGROUP = "/nonexistent-cgroup"
+WORKING = 8  # decisions of the match in which the bot works in child processes
 NO_PSI = "the kernel runs without PSI (psi=0 or CONFIG_PSI off); the seat's waits are per thread"
+
+
+def psi_here(seat: HostedSeat) -> bool:
+    """Does the kernel keep the seat's CPU pressure (PSI) in its cgroup?"""
+    return seat.cgroup is not None and (seat.cgroup.path / "cpu.pressure").is_file()
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +47,7 @@ def rows() -> list[cpu_clock.Row]:
     if support.mode == "rlimits":
         pytest.skip(f"no cgroup for the seat here ({support.why}): its waits are per thread")
     with cpu_clock.spread_seat(WORK_S) as seat:
-        if not seat.cpus:
+        if not psi_here(seat):
             pytest.skip(f"no CPU pressure (PSI) in the seat's cgroup here: {NO_PSI}")
         measured = cpu_clock.measure(seat, WORK_S, DECISIONS)
     print("\n" + cpu_clock.table(measured))
@@ -50,7 +59,7 @@ def test_a_seat_with_a_cgroup_runs_on_one_cpu() -> None:
     if cgroup_support(cpu_clock.seat_config().cgroup).mode == "rlimits":
         pytest.skip("no cgroup for the seat here")
     with cpu_clock.spread_seat(WORK_S) as seat:
-        if seat.cgroup is not None and seat.cgroup.cpu_stall_seconds() is None:
+        if not psi_here(seat):
             pytest.skip(f"no CPU pressure (PSI) in the seat's cgroup here: {NO_PSI}")
         assert len(seat.cpus) == 1
         assert seat.cgroup is not None and seat.cgroup.pids()
@@ -92,3 +101,34 @@ def test_without_a_cgroup_threads_that_outlive_decisions_are_charged_their_cpu()
     print("\n" + cpu_clock.table(measured))
     for row in measured:
         assert 1.0 <= row.ratio <= CPU_TOLERANCE, cpu_clock.table(measured)
+
+
+def test_a_bot_working_in_child_processes_plays_its_match_without_a_timeout(
+    engine: Proc, remote_random: Proc
+) -> None:
+    """The issue's match: 4 child processes in each of its first 8 decisions, about 0.16 s
+    of CPU with their start-up, against a 0.4 s deadline and no bank. Charged per live
+    thread (1.8-4.6 times its CPU) it timed out three times and forfeited. The wall cap
+    is wide (x30): on a loaded machine the decision's wall time is the machine's."""
+    if cgroup_support(cpu_clock.seat_config().cgroup).mode == "rlimits":
+        pytest.skip("no cgroup for the seat here: per-thread waits miss exited processes")
+    tc = TimeControl(decision_s=0.4, bank_s=0.0, hosted_clock="cpu", cpu_wall_factor=30.0)
+    with cpu_clock.spread_seat(0.1, pattern="procs", decisions=WORKING) as seat:
+        if not psi_here(seat):
+            pytest.skip(f"no CPU pressure (PSI) in the seat's cgroup here: {NO_PSI}")
+        outcome = run_match(
+            engine.address,
+            [seat.bot_spec(), remote_random.address],
+            seed=3,
+            time_control=tc,
+            difficulty="easy",
+        )
+    asked = [d for d in outcome.replay["decisions"] if d.get("seat") == 0 and "wall_ms" in d]
+    assert [f for f in outcome.faults if f.seat == 0] == [], asked[:WORKING]
+    asked = asked[:WORKING]  # the decisions it worked in (then it answers at once)
+    assert len(asked) == WORKING and all(d["cpu_ms"] >= 100 for d in asked), asked
+    charged, used = (sum(d[k] for d in asked) for k in ("think_time_ms", "cpu_ms"))
+    print(f"\n{len(asked)} decisions: charged {charged} ms, CPU {used} ms")
+    assert charged <= CPU_TOLERANCE * used + len(asked), [
+        (d["wall_ms"], d["cpu_ms"], d["wait_ms"], d["think_time_ms"]) for d in asked
+    ]

@@ -1,8 +1,10 @@
 """Spend a set amount of CPU per decision, spread over threads or processes as asked.
 
 Not hostile: it shows what the CPU clock charges for each way a bot may do its
-work. The decision's ``game_id`` names the pattern, CONFIG ``work_s`` the CPU
-seconds (``sleep`` and ``spin``: the wall seconds) per decision:
+work. The decision's ``game_id`` names the pattern (in a real match, whose
+game_id names none: CONFIG ``pattern``, for its first CONFIG ``decisions``);
+CONFIG ``work_s`` is the CPU seconds (``sleep`` and ``spin``: the wall seconds)
+per decision:
 
 - ``main``: in the thread that answers;
 - ``reused``: over 4 threads made once, at the first decision;
@@ -28,12 +30,14 @@ from probe import CONFIG
 from digdown.bot import parse_args, serve
 
 WORK_S = float(CONFIG.get("work_s", 0.2))
+PATTERNS = ("main", "reused", "drop", "threads", "procs", "orphans", "sleep", "spin")
 SPLIT = 4
 BURN = "import time\nend = time.process_time() + {s}\nwhile time.process_time() < end: pass\n"
 # A child that starts the burner and exits at once: the burner is orphaned.
 ORPHAN = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-S', '-c', {burn!r}])\n"
 
 _pool = None
+_decisions = 0
 
 
 def burn_thread(seconds):
@@ -57,6 +61,13 @@ def in_reused_threads(seconds):
     list(_pool.map(burn_thread, [seconds / SPLIT] * SPLIT))
 
 
+def drop_threads():
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=True)
+        _pool = None
+
+
 def in_processes(seconds, orphaned):
     burn = BURN.format(s=seconds / SPLIT)
     code = ORPHAN.format(burn=burn) if orphaned else burn
@@ -74,16 +85,19 @@ def in_processes(seconds, orphaned):
 
 
 def act(observation, legal, context):
+    global _decisions
     pattern = context.game_id
+    if pattern not in PATTERNS:
+        _decisions += 1
+        if _decisions > CONFIG.get("decisions", 1 << 30):
+            return 0
+        pattern = CONFIG.get("pattern", "main")
     if pattern == "main":
         burn_thread(WORK_S)
     elif pattern == "reused":
         in_reused_threads(WORK_S)
     elif pattern == "drop":
-        global _pool
-        if _pool is not None:
-            _pool.shutdown(wait=True)
-            _pool = None
+        drop_threads()
         burn_thread(WORK_S)
     elif pattern == "threads":
         in_threads(WORK_S)
