@@ -26,6 +26,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -37,11 +38,22 @@ from engine import verify
 log = logging.getLogger("engine.verify_pool")
 
 NICE = 10  # verification is background work: the engine's games come first
+PARENT_CHECK_S = 1.0
 
 
-def _lower_priority() -> None:
+def _start_child() -> None:
+    """In each verification process: a lower priority, and an exit when the engine is gone
+    (killed, it closes nothing: its children would wait for work for ever)."""
     with contextlib.suppress(OSError):  # a sandbox without setpriority
         os.nice(NICE)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="engine-watch", daemon=True).start()
 
 
 class VerifyPool:
@@ -64,7 +76,7 @@ class VerifyPool:
                 self._executor = concurrent.futures.ProcessPoolExecutor(
                     max_workers=self.processes,
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_lower_priority,
+                    initializer=_start_child,
                 )
                 log.info(
                     "replay verification on %d processes, %d calls at most",
