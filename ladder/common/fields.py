@@ -90,12 +90,22 @@ class Interval95Field(serializers.Field):
 class RatingSerializer(serializers.Serializer):
     """A rating on one ladder: from a bot annotated by ``with_rating`` or a ``BotRating``."""
 
-    rating = PointsField(help_text="The mean (mu) in points.")
-    sigma = PointsField(help_text="The uncertainty (sigma) in points.")
-    score = PointsField(
-        help_text="The conservative rating the leaderboard ranks by: rating - k * sigma."
+    rating = PointsField(
+        help_text="The rating on the Elo scale, whichever system the ladder rates with: a new"
+        " bot starts at 1500; 400 points between two bots is about 10 : 1 odds of finishing"
+        " ahead in a two-seat game (Elo's rating, or the Weng-Lin system's mean mu)."
     )
-    games = serializers.IntegerField()
-    wins = serializers.IntegerField()
-    provisional = ProvisionalField()
-    interval95 = Interval95Field()
+    sigma = PointsField(help_text="The rating's uncertainty: its standard deviation, points.")
+    score = PointsField(
+        help_text="The rank rating the leaderboard ranks by: rating - k * sigma"
+        " (LADDER_RATING_K_SIGMA, 3), never below 0."
+    )
+    games = serializers.IntegerField(help_text="Rated games this season.")
+    wins = serializers.IntegerField(help_text="Rated games it finished first in.")
+    provisional = ProvisionalField(
+        help_text="True while sigma is above the provisional threshold (109.9 points by"
+        " default: a 95 % interval wider than ± 215 points; Elo: the first 9 games)."
+    )
+    interval95 = Interval95Field(
+        help_text="The 95 % interval, rating ± 1.96 sigma, in points; null before any game."
+    )

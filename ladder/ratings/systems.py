@@ -49,11 +49,19 @@ class Skill:
     games: int = 0
 
 
+PROVISIONAL_SIGMA = elo.SE_PER_GAME / math.sqrt(10)
+"""sigma (points, ≈ 109.9) above which a rating is provisional, in every system: a 95 %
+interval wider than ± 215 points. Elo's sigma passes it at its tenth game (the ladder's
+historical "fewer than 10 games"); the Weng-Lin systems' prior and dynamics are chosen
+so that they pass it within about 30 games of 2-4 seats (``bench/ratings_bench.py``)."""
+
+
 class RatingSystem:
     """One way of rating matches; subclasses fill in the three methods."""
 
     key = ""
     label = ""
+    provisional_sigma = PROVISIONAL_SIGMA
 
     def initial(self) -> Skill:
         raise NotImplementedError
@@ -120,17 +128,76 @@ class EloSystem(RatingSystem):
         return [w / total for w in weights]
 
 
-class OpenSkillSystem(RatingSystem):
-    """Weng-Lin Bayesian rating through an ``openskill`` model, at the 1500/500 scale."""
+def gamma_sigma_over_c(c: float, k: int, mu: float, sigma_squared: float, *_: Any) -> float:
+    """openskill's default damping of the sigma update: sigma / c (Weng and Lin's first
+    choice). It makes sigma shrink ever slower as it nears beta: a bot stays "uncertain"
+    for hundreds of games, which is what the ladder measured and left behind."""
+    return math.sqrt(sigma_squared) / c
 
-    def __init__(self, key: str, label: str, model_name: str) -> None:
+
+def gamma_one(c: float, k: int, mu: float, sigma_squared: float, *_: Any) -> float:
+    """No damping: sigma^2 shrinks by the match's whole information (Weng and Lin's
+    gamma = 1), so 1 / sigma^2 grows about linearly with the games, as Elo's does."""
+    return 1.0
+
+
+@dataclass(frozen=True)
+class WengLinParams:
+    """The prior and dynamics of a Weng-Lin system, in rating points.
+
+    ``beta`` is the spread of one game's performance; ``sigma0`` the uncertainty of a
+    new bot; ``tau`` the skill drift added (in quadrature) before every match, which
+    keeps a settled rating able to follow a bot that changes; ``gamma`` the damping of
+    the sigma update (``"sigma/c"``: openskill's default, ``"1"``: none).
+    """
+
+    sigma0: float
+    beta: float
+    tau: float
+    gamma: str = "1"
+    provisional_sigma: float = 0.0
+
+    def model_kwargs(self) -> dict[str, Any]:
+        return {
+            "mu": START,
+            "sigma": self.sigma0,
+            "beta": self.beta,
+            "tau": self.tau,
+            "gamma": gamma_one if self.gamma == "1" else gamma_sigma_over_c,
+        }
+
+
+BETA_ELO = ELO_POINTS_PER_NAT / math.sqrt(2)
+"""beta (≈ 122.8 points) that puts the Weng-Lin models on the Elo scale: between two
+settled bots (sigma small) the model's spread is c = sqrt(2) * beta = 400 / ln 10, so
+the chance that one ranks above the other is ``1 / (1 + 10 ** (-gap / 400))``, Elo's
+own curve: 400 points is 10 : 1 in a two-seat game."""
+
+ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=8.0, gamma="1")
+"""The ladder's Weng-Lin systems: Elo scale, and the prior and dynamics chosen by
+``bench/ratings_bench.py`` (docs/ratings.md, "Calibrated"): a bot of fixed strength
+leaves provisional and stays inside its final interval within about 30 games of 2-4
+seats, with a log-loss no worse than the earlier default's."""
+
+OPENSKILL_X60 = WengLinParams(
+    sigma0=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE, gamma="sigma/c"
+)
+"""The earlier default (openskill's defaults times 60: sigma 500, beta 250, tau 5, its
+sigma/c damping): not the Elo scale (a 400-point gap was about 3 : 1) and sigma still
+about 120 after 246 two-seat games. Kept for the benchmark's comparison."""
+
+
+class OpenSkillSystem(RatingSystem):
+    """Weng-Lin Bayesian rating through an ``openskill`` model, with ``params``."""
+
+    def __init__(
+        self, key: str, label: str, model_name: str, params: WengLinParams = ELO_SCALE
+    ) -> None:
         from openskill import models
 
-        self.key, self.label = key, label
+        self.key, self.label, self.params = key, label, params
         self.plackett_luce = model_name == "PlackettLuce"
-        self.model: Any = getattr(models, model_name)(
-            mu=25.0 * SCALE, sigma=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE
-        )
+        self.model: Any = getattr(models, model_name)(**params.model_kwargs())
 
     def initial(self) -> Skill:
         return Skill(self.model.mu, self.model.sigma, 0)
@@ -198,12 +265,25 @@ class TrueSkillSystem(RatingSystem):
 
 
 def _plackett_luce() -> RatingSystem:
-    return OpenSkillSystem("plackett-luce", "Weng-Lin Plackett-Luce (openskill)", "PlackettLuce")
+    return OpenSkillSystem(
+        "plackett-luce", "Weng-Lin Plackett-Luce on the Elo scale (openskill)", "PlackettLuce"
+    )
+
+
+def _plackett_luce_x60() -> RatingSystem:
+    return OpenSkillSystem(
+        "plackett-luce-x60",
+        "Weng-Lin Plackett-Luce, openskill defaults x 60 (the earlier default)",
+        "PlackettLuce",
+        OPENSKILL_X60,
+    )
 
 
 def _bradley_terry() -> RatingSystem:
     return OpenSkillSystem(
-        "bradley-terry", "Weng-Lin Bradley-Terry, full pairing (openskill)", "BradleyTerryFull"
+        "bradley-terry",
+        "Weng-Lin Bradley-Terry on the Elo scale, full pairing (openskill)",
+        "BradleyTerryFull",
     )
 
 
@@ -214,8 +294,21 @@ LADDER_SYSTEMS: dict[str, Callable[[], RatingSystem]] = {
 }
 """The systems a ladder may rate with (``LADDER_LADDERS``' ``system``)."""
 
+SYSTEM_NAMES: dict[str, str] = {
+    "elo": "Elo (pairwise, K 32)",
+    "plackett-luce": "Plackett\u2013Luce (Weng\u2013Lin), on the Elo scale",
+    "bradley-terry": "Bradley\u2013Terry (Weng\u2013Lin), on the Elo scale",
+}
+"""What the pages call each ladder system (the key stays what the API and settings say)."""
+
+
+def system_name(key: str) -> str:
+    """A system's name for a reader; the key itself for one this version does not know."""
+    return SYSTEM_NAMES.get(key, key)
+
 BENCH_SYSTEMS: dict[str, Callable[[], RatingSystem]] = {
     **LADDER_SYSTEMS,
+    "plackett-luce-x60": _plackett_luce_x60,
     "trueskill": TrueSkillSystem,
 }
 
