@@ -413,30 +413,31 @@ def calibrate(
     """What a visitor sees of each bot's rating over its games.
 
     A bot has **settled** after game g when from then on it is never provisional
-    (sigma at most the system's ``provisional_sigma``) and its rating stays inside its
+    (``provisional_games`` games played and sigma at most ``provisional_sigma``, the
+    ladder's rule, ``elo.provisional``) and its rating stays inside its
     final 95 % interval (final mu ± 1.96 final sigma); a bot still provisional at the
     end never settled (counted as infinitely many games). The moves once settled are
     the rating changes |mu_t - mu_(t-1)| of the matches after that game.
     """
     score.calibrated = True
-    threshold = system.provisional_sigma
+    threshold, least = system.provisional_sigma, system.provisional_games
     for b, mus in trail.items():
         sig = sigmas[b]
         final = skills[b]
         half = Z95 * final.sigma
         g = len(mus)
-        while g > 0 and sig[g - 1] <= threshold and abs(mus[g - 1] - final.mu) <= half:
+        while g >= least and sig[g - 1] <= threshold and abs(mus[g - 1] - final.mu) <= half:
             g -= 1
-        # mus[g:] are all settled; settled after game g (0: from its very first game).
+        # The states after games g + 1, g + 2, ... are all settled (mus[g] is after game g + 1).
         if g == len(mus):
             score.settled_after.append(math.inf)
         else:
-            score.settled_after.append(float(g))
-            score.settled_moves += [abs(mus[t] - mus[t - 1]) for t in range(max(g, 1), len(mus))]
+            score.settled_after.append(float(g + 1))
+            score.settled_moves += [abs(mus[t] - mus[t - 1]) for t in range(g + 1, len(mus))]
         if len(sig) >= 30:
-            score.provisional_30.append(sig[29] > threshold)
+            score.provisional_30.append(sig[29] > threshold or least > 30)
         if len(sig) >= 100:
-            score.provisional_100.append(sig[99] > threshold)
+            score.provisional_100.append(sig[99] > threshold or least > 100)
     score.lowest_rating = min(s.mu for s in skills.values())
     score.lowest_score = min(s.mu - K_SIGMA * s.sigma for s in skills.values())
 

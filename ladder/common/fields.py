@@ -55,16 +55,15 @@ def uncertainty(obj: Any) -> elo.Uncertainty:
         obj.rating,
         obj.sigma,
         obj.games,
-        provisional_above=elo.provisional_threshold(
-            settings.LADDER_PROVISIONAL_SIGMA, settings.LADDER_PROVISIONAL_GAMES
-        ),
+        provisional_above=elo.provisional_threshold(settings.LADDER_PROVISIONAL_SIGMA),
+        min_games=settings.LADDER_PROVISIONAL_GAMES,
     )
 
 
 @extend_schema_field(OpenApiTypes.BOOL)
 class ProvisionalField(serializers.Field):
-    """True while sigma is above ``LADDER_PROVISIONAL_SIGMA`` (by default: Elo's after
-    ``LADDER_PROVISIONAL_GAMES`` games)."""
+    """True while fewer than ``LADDER_PROVISIONAL_GAMES`` games (10) or sigma above
+    ``LADDER_PROVISIONAL_SIGMA`` (135 points)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(read_only=True, source="*", **kwargs)
@@ -103,8 +102,9 @@ class RatingSerializer(serializers.Serializer):
     games = serializers.IntegerField(help_text="Rated games this season.")
     wins = serializers.IntegerField(help_text="Rated games it finished first in.")
     provisional = ProvisionalField(
-        help_text="True while sigma is above the provisional threshold (109.9 points by"
-        " default: a 95 % interval wider than ± 215 points; Elo: the first 9 games)."
+        help_text="True while the bot has fewer than 10 rated games or its sigma is above"
+        " 135 points (a 95 % interval wider than ± 265; LADDER_PROVISIONAL_GAMES and"
+        " LADDER_PROVISIONAL_SIGMA). Under Elo that is its first 9 games."
     )
     interval95 = Interval95Field(
         help_text="The 95 % interval, rating ± 1.96 sigma, in points; null before any game."

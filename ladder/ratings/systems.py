@@ -49,11 +49,13 @@ class Skill:
     games: int = 0
 
 
-PROVISIONAL_SIGMA = elo.SE_PER_GAME / math.sqrt(10)
-"""sigma (points, ≈ 109.9) above which a rating is provisional, in every system: a 95 %
-interval wider than ± 215 points. Elo's sigma passes it at its tenth game (the ladder's
-historical "fewer than 10 games"); the Weng-Lin systems' prior and dynamics are chosen
-so that they pass it within about 30 games of 2-4 seats (``bench/ratings_bench.py``)."""
+PROVISIONAL_SIGMA = elo.DEFAULT_PROVISIONAL_SIGMA / elo.SCALE
+"""sigma (points, 135) above which a rating is provisional, in every system (a 95 %
+interval wider than ± 265 points); and before ``PROVISIONAL_GAMES`` games it is whatever
+its sigma (``elo.provisional``). Elo's sigma is below it from its 8th game, so Elo keeps
+its historical "fewer than 10 games"; for the Weng-Lin systems ``bench/ratings_bench.py``
+chose it (docs/ratings.md)."""
+PROVISIONAL_GAMES = 10
 
 
 class RatingSystem:
@@ -62,6 +64,7 @@ class RatingSystem:
     key = ""
     label = ""
     provisional_sigma = PROVISIONAL_SIGMA
+    provisional_games = PROVISIONAL_GAMES
 
     def initial(self) -> Skill:
         raise NotImplementedError
@@ -155,7 +158,6 @@ class WengLinParams:
     beta: float
     tau: float
     gamma: str = "1"
-    provisional_sigma: float = 0.0
 
     def model_kwargs(self) -> dict[str, Any]:
         return {
@@ -173,7 +175,7 @@ settled bots (sigma small) the model's spread is c = sqrt(2) * beta = 400 / ln 1
 the chance that one ranks above the other is ``1 / (1 + 10 ** (-gap / 400))``, Elo's
 own curve: 400 points is 10 : 1 in a two-seat game."""
 
-ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=8.0, gamma="1")
+ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=7.0, gamma="1")
 """The ladder's Weng-Lin systems: Elo scale, and the prior and dynamics chosen by
 ``bench/ratings_bench.py`` (docs/ratings.md, "Calibrated"): a bot of fixed strength
 leaves provisional and stays inside its final interval within about 30 games of 2-4
@@ -305,6 +307,7 @@ SYSTEM_NAMES: dict[str, str] = {
 def system_name(key: str) -> str:
     """A system's name for a reader; the key itself for one this version does not know."""
     return SYSTEM_NAMES.get(key, key)
+
 
 BENCH_SYSTEMS: dict[str, Callable[[], RatingSystem]] = {
     **LADDER_SYSTEMS,

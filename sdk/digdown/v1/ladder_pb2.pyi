@@ -482,10 +482,11 @@ class LeaderboardEntry(_message.Message):
     wins: _builtins.int
     """Games in which it had rank 1."""
     provisional: _builtins.bool
-    """True while the rating's uncertainty `sigma` is above the ladder's
-    provisional threshold (109.9 points by default: a 95% interval wider than
-    +- 215 points). Under Elo that is the first 9 games; the Weng-Lin systems
-    are calibrated to pass it within about 30 games (docs/ratings.md).
+    """True while the bot has fewer than 10 rated games or its rating's
+    uncertainty `sigma` is above 135 points (a 95% interval wider than +- 265;
+    the server's LADDER_PROVISIONAL_GAMES and LADDER_PROVISIONAL_SIGMA). Under
+    Elo that is its first 9 games; the default system is calibrated so that
+    bots leave it within about 30 games (docs/ratings.md).
     """
     interval_low: _builtins.float
     """95% interval of the rating in points, rating +- 1.96 * sigma (Elo: sigma =
