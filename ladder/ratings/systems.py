@@ -14,8 +14,9 @@ rating points around a start of 1500:
   of that module's model, ``347 / sqrt(games)``, not a state of its own.
 - ``plackett-luce`` and ``bradley-terry``: Weng and Lin's Bayesian
   approximation (the ``openskill`` library's ``PlackettLuce`` and
-  ``BradleyTerryFull``), whose defaults (mu 25, sigma 25/3, beta 25/6,
-  tau 25/300) are scaled by 60 to mu 1500, sigma 500, beta 250, tau 5.
+  ``BradleyTerryFull``) on the Elo scale (``BETA_ELO``) with the prior and
+  dynamics of ``ELO_SCALE``, chosen by ``bench/ratings_bench.py``; the earlier
+  default (openskill's defaults times 60, ``OPENSKILL_X60``) stays in the benchmark.
 - ``trueskill``: the ``trueskill`` library at the same scale (benchmark only:
   an optional dependency).
 
@@ -179,7 +180,8 @@ ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=7.0, gamma="1")
 """The ladder's Weng-Lin systems: Elo scale, and the prior and dynamics chosen by
 ``bench/ratings_bench.py`` (docs/ratings.md, "Calibrated"): a bot of fixed strength
 leaves provisional and stays inside its final interval within about 30 games of 2-4
-seats, with a log-loss no worse than the earlier default's."""
+seats (median), with the earlier default's log-loss or better (first place over a long
+history: 0.3 % worse; pairwise: better)."""
 
 OPENSKILL_X60 = WengLinParams(
     sigma0=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE, gamma="sigma/c"
@@ -297,7 +299,7 @@ LADDER_SYSTEMS: dict[str, Callable[[], RatingSystem]] = {
 """The systems a ladder may rate with (``LADDER_LADDERS``' ``system``)."""
 
 SYSTEM_NAMES: dict[str, str] = {
-    "elo": "Elo (pairwise, K 32)",
+    "elo": "Elo (pairwise)",
     "plackett-luce": "Plackett\u2013Luce (Weng\u2013Lin), on the Elo scale",
     "bradley-terry": "Bradley\u2013Terry (Weng\u2013Lin), on the Elo scale",
 }

@@ -146,5 +146,14 @@ def test_house_bots_settle_on_an_elo_scale_board_with_no_negative_figure(
         page = api.get(f"/bots/{bot.pk}/").content.decode()
         assert "badge provisional" not in page
 
-    # The history replays exactly under the calibrated system.
+    # The history replays exactly under the calibrated system, and `rerate --system`
+    # converts the ladder both ways: to Elo (zero-sum: the three sum to 3 x 1500), and
+    # back to the very figures recorded.
     call_command("rerate", "--check")
+    recorded = sorted(BotRating.objects.values_list("bot_id", "rating", "sigma", "score"))
+    call_command("rerate", "--ladder", "dd-1", "--system", "elo")
+    elo_board = api.get("/api/v1/leaderboard/?ladder=dd-1").json()["results"]
+    assert sum(r["rating"] for r in elo_board) == pytest.approx(4500)
+    assert not any(r["provisional"] for r in elo_board) and negatives(elo_board) == []
+    call_command("rerate", "--ladder", "dd-1", "--system", DEFAULT_SYSTEM)
+    assert sorted(BotRating.objects.values_list("bot_id", "rating", "sigma", "score")) == recorded
