@@ -159,12 +159,17 @@ class WengLinParams:
     beta: float
     tau: float
     gamma: str = "1"
+    per_seats: bool = False
+    """Plackett-Luce only: beta * sqrt(2 / n) in a match of n seats, so the model's spread
+    between settled bots, c = sqrt(n) * beta_n, is the same at every table size (the
+    Elo-scale Luce model, ``10 ** (rating / 400)``, at 2, 3 and 4 seats alike, as the
+    batch reference assumes); openskill's own c grows with the seats."""
 
-    def model_kwargs(self) -> dict[str, Any]:
+    def model_kwargs(self, seats: int = 2) -> dict[str, Any]:
         return {
             "mu": START,
             "sigma": self.sigma0,
-            "beta": self.beta,
+            "beta": self.beta * math.sqrt(2 / seats) if self.per_seats else self.beta,
             "tau": self.tau,
             "gamma": gamma_one if self.gamma == "1" else gamma_sigma_over_c,
         }
@@ -176,12 +181,13 @@ settled bots (sigma small) the model's spread is c = sqrt(2) * beta = 400 / ln 1
 the chance that one ranks above the other is ``1 / (1 + 10 ** (-gap / 400))``, Elo's
 own curve: 400 points is 10 : 1 in a two-seat game."""
 
-ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=7.0, gamma="1")
+ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=7.0, gamma="1", per_seats=True)
 """The ladder's Weng-Lin systems: Elo scale, and the prior and dynamics chosen by
 ``bench/ratings_bench.py`` (docs/ratings.md, "Calibrated"): a bot of fixed strength
 leaves provisional and stays inside its final interval within about 30 games of 2-4
-seats (median), with the earlier default's log-loss or better (first place over a long
-history: 0.3 % worse; pairwise: better)."""
+seats (median), with a lower log-loss than the earlier default's (first place and
+pairwise, young ladder and long history). Plackett-Luce's beta follows the table size
+(``per_seats``): 400 points is 10 : 1 for first place at 2, 3 and 4 seats alike."""
 
 OPENSKILL_X60 = WengLinParams(
     sigma0=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE, gamma="sigma/c"
@@ -201,16 +207,25 @@ class OpenSkillSystem(RatingSystem):
 
         self.key, self.label, self.params = key, label, params
         self.plackett_luce = model_name == "PlackettLuce"
-        self.model: Any = getattr(models, model_name)(**params.model_kwargs())
+        per_seats = params.per_seats and self.plackett_luce
+        self.models: dict[int, Any] = {
+            n: getattr(models, model_name)(**params.model_kwargs(n if per_seats else 2))
+            for n in (2, 3, 4)
+        }
+        self.model: Any = self.models[2]
+
+    def _model(self, seats: int) -> Any:
+        return self.models.get(seats, self.model)
 
     def initial(self) -> Skill:
         return Skill(self.model.mu, self.model.sigma, 0)
 
-    def _ratings(self, skills: Iterable[Skill]) -> list[list[Any]]:
-        return [[self.model.rating(mu=s.mu, sigma=s.sigma)] for s in skills]
-
     def update(self, skills: Sequence[Skill], ranks: Sequence[int]) -> list[Skill]:
-        teams = self.model.rate(self._ratings(skills), ranks=[float(r) for r in ranks])
+        model = self._model(len(skills))
+        teams = model.rate(
+            [[model.rating(mu=s.mu, sigma=s.sigma)] for s in skills],
+            ranks=[float(r) for r in ranks],
+        )
         return [
             Skill(float(t[0].mu), float(t[0].sigma), s.games + 1)
             for s, t in zip(skills, teams, strict=True)
@@ -218,7 +233,8 @@ class OpenSkillSystem(RatingSystem):
 
     def _spread(self, skills: Sequence[Skill]) -> float:
         """The model's own scale c of a match: sqrt(sum of sigma^2 + beta^2) over its seats."""
-        return math.sqrt(sum(s.sigma**2 + self.model.beta**2 for s in skills))
+        beta = self._model(len(skills)).beta
+        return math.sqrt(sum(s.sigma**2 + beta**2 for s in skills))
 
     def pair_probability(self, a: Skill, b: Skill) -> float:
         """The model's own likelihood of a above b (logistic in (mu_a - mu_b) / c), not the
