@@ -457,11 +457,14 @@ SWEEP_GAMMA = ("1", "sigma/c")
 
 
 def sweep_systems() -> Iterator[RatingSystem]:
-    """Plackett-Luce on the Elo scale (beta fixed by it) over a grid of prior and dynamics."""
+    """Plackett-Luce on the Elo scale (beta fixed by it, following the table size) over a
+    grid of prior and dynamics."""
     for gamma in SWEEP_GAMMA:
         for sigma0 in SWEEP_SIGMA0:
             for tau in SWEEP_TAU:
-                params = WengLinParams(sigma0=sigma0, beta=BETA_ELO, tau=tau, gamma=gamma)
+                params = WengLinParams(
+                    sigma0=sigma0, beta=BETA_ELO, tau=tau, gamma=gamma, per_seats=True
+                )
                 yield OpenSkillSystem(
                     f"pl s0={sigma0:.0f} tau={tau:.0f} gamma={gamma}",
                     "Plackett-Luce, Elo scale",
