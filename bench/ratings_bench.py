@@ -1,7 +1,7 @@
 """Which rating system ranks this game's bots best? Replay matches in order and score each.
 
     .venv/bin/python bench/ratings_bench.py [--matches 6000] [--seed 0] [--workers 2] \
-        [--ladder KEY] [--out docs/ratings.md] [--json var/ratings_bench.json]
+        [--ladder KEY] [--out docs/ratings.md] [--json var/ratings_bench.json] [--sweep]
 
 Two histories are replayed, in recording order:
 
@@ -35,6 +35,19 @@ predicts it; the scores:
   and with the batch maximum-likelihood fit over every bot;
 - **top-10 stability**: over the last 20 % of matches, how often the top 10 (by
   mu - 3 sigma) changes membership, per 100 matches.
+
+And what a visitor reads of each bot's rating (the second table of each section):
+
+- **games to settle**: the games after which the bot is never provisional again
+  (the ladder's rule: ``elo.provisional``) and its rating stays inside its final
+  95 % interval (median and 90th percentile; "never" for a bot provisional at the end);
+- the share of bots **provisional after 30 and after 100 games**;
+- the **move per match once settled** (median and 95th percentile of |delta mu|);
+- the **lowest rating** and the lowest mu - 3 sigma of the final table.
+
+``--sweep`` prints only that table for Plackett-Luce on the Elo scale over a grid
+of its prior and dynamics (sigma0, tau, gamma), beside Elo and the earlier
+default: how the default's parameters were chosen (docs/ratings.md).
 
 The reference ``ml-refit`` is a batch maximum-likelihood Plackett-Luce fit of
 all the matches before, refitted every ``--refit`` matches: what an online
