@@ -1,7 +1,7 @@
 """Which rating system ranks this game's bots best? Replay matches in order and score each.
 
     .venv/bin/python bench/ratings_bench.py [--matches 6000] [--seed 0] [--workers 2] \
-        [--ladder KEY] [--out docs/ratings.md] [--json var/ratings_bench.json]
+        [--ladder KEY] [--out docs/ratings.md] [--json var/ratings_bench.json] [--sweep]
 
 Two histories are replayed, in recording order:
 
@@ -35,6 +35,19 @@ predicts it; the scores:
   and with the batch maximum-likelihood fit over every bot;
 - **top-10 stability**: over the last 20 % of matches, how often the top 10 (by
   mu - 3 sigma) changes membership, per 100 matches.
+
+And what a visitor reads of each bot's rating (the second table of each section):
+
+- **games to settle**: the games after which the bot is never provisional again
+  (the ladder's rule: ``elo.provisional``) and its rating stays inside its final
+  95 % interval (median and 90th percentile; "never" for a bot provisional at the end);
+- the share of bots **provisional after 30 and after 100 games**;
+- the **move per match once settled** (median and 95th percentile of |delta mu|);
+- the **lowest rating** and the lowest mu - 3 sigma of the final table.
+
+``--sweep`` prints only that table for Plackett-Luce on the Elo scale over a grid
+of its prior and dynamics (sigma0, tau, gamma), beside Elo and the earlier
+default: how the default's parameters were chosen (docs/ratings.md).
 
 The reference ``ml-refit`` is a batch maximum-likelihood Plackett-Luce fit of
 all the matches before, refitted every ``--refit`` matches: what an online
@@ -70,9 +83,12 @@ from engine.rules import ENGINE_VERSION, Action, GameConfig, new_game  # noqa: E
 from engine.simulate import play_out  # noqa: E402
 from ladder.ratings.systems import (  # noqa: E402
     BENCH_SYSTEMS,
+    BETA_ELO,
     ELO_POINTS_PER_NAT,
+    OpenSkillSystem,
     RatingSystem,
     Skill,
+    WengLinParams,
     ml_plackett_luce,
 )
 
@@ -244,6 +260,13 @@ class Score:
     spearman_ml: float | None = None
     top10_changes_per_100: float = 0.0
     seconds: float = 0.0
+    calibrated: bool = False
+    settled_after: list[float] = field(default_factory=list)
+    provisional_30: list[float] = field(default_factory=list)
+    provisional_100: list[float] = field(default_factory=list)
+    settled_moves: list[float] = field(default_factory=list)
+    lowest_rating: float | None = None
+    lowest_score: float | None = None
 
     def row(self) -> dict[str, Any]:
         return {
@@ -258,7 +281,36 @@ class Score:
             "spearman_ml": self.spearman_ml,
             "top10_changes_per_100": self.top10_changes_per_100,
             "seconds": self.seconds,
+            **(self.calibration() if self.calibrated else {}),
         }
+
+    def calibration(self) -> dict[str, Any]:
+        """The figures of a rating a visitor reads: when it settles, how it moves then."""
+        settled = sorted(self.settled_after)
+        moves = sorted(self.settled_moves)
+        return {
+            "games_to_settle_full_median": _quantile(settled, 0.5),
+            "games_to_settle_full_p90": _quantile(settled, 0.9),
+            "settled_by_30": _share(x <= 30 for x in settled),
+            "provisional_after_30": _share(self.provisional_30),
+            "provisional_after_100": _share(self.provisional_100),
+            "settled_move_median": _quantile(moves, 0.5),
+            "settled_move_p95": _quantile(moves, 0.95),
+            "lowest_rating": self.lowest_rating,
+            "lowest_score": self.lowest_score,
+        }
+
+
+def _quantile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile of sorted ``values`` (nearest rank); None when empty; inf stays inf."""
+    if not values:
+        return None
+    return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
+
+
+def _share(flags: Any) -> float | None:
+    flags = [float(f) for f in flags]
+    return statistics.fmean(flags) if flags else None
 
 
 def _clip(p: float) -> float:
@@ -301,6 +353,7 @@ def replay(
     started = time.perf_counter()
     skills: dict[str, Skill] = {}
     trail: dict[str, list[float]] = {}
+    sigmas: dict[str, list[float]] = {}
     refit = system if isinstance(system, MlRefit) else None
     tail_from = int(len(games) * 0.8)
     last_top: frozenset[str] | None = None
@@ -335,6 +388,7 @@ def replay(
                 skills[b] = s
         for b, s in zip(game.bots, after, strict=True):
             trail.setdefault(b, []).append(s.mu)
+            sigmas.setdefault(b, []).append(s.sigma)
         if n >= tail_from:
             top = top10(skills)
             if last_top is not None and top != last_top:
@@ -350,6 +404,8 @@ def replay(
         while g > 0 and abs(mus[g - 1] - final.mu) <= half:
             g -= 1
         score.settle.append(g + 1 if g < len(mus) else len(mus))
+    if refit is None:
+        calibrate(score, system, skills, trail, sigmas)
     conservative = {b: s.mu - K_SIGMA * s.sigma for b, s in skills.items()}
     kb = [b for b in known if b in conservative]
     if len(kb) >= 3:
@@ -360,6 +416,45 @@ def replay(
     return score
 
 
+def calibrate(
+    score: Score,
+    system: RatingSystem,
+    skills: dict[str, Skill],
+    trail: dict[str, list[float]],
+    sigmas: dict[str, list[float]],
+) -> None:
+    """What a visitor sees of each bot's rating over its games.
+
+    A bot has **settled** after game g when from then on it is never provisional
+    (``provisional_games`` games played and sigma at most ``provisional_sigma``, the
+    ladder's rule, ``elo.provisional``) and its rating stays inside its
+    final 95 % interval (final mu ± 1.96 final sigma); a bot still provisional at the
+    end never settled (counted as infinitely many games). The moves once settled are
+    the rating changes |mu_t - mu_(t-1)| of the matches after that game.
+    """
+    score.calibrated = True
+    threshold, least = system.provisional_sigma, system.provisional_games
+    for b, mus in trail.items():
+        sig = sigmas[b]
+        final = skills[b]
+        half = Z95 * final.sigma
+        g = len(mus)
+        while g >= least and sig[g - 1] <= threshold and abs(mus[g - 1] - final.mu) <= half:
+            g -= 1
+        # The states after games g + 1, g + 2, ... are all settled (mus[g] is after game g + 1).
+        if g == len(mus):
+            score.settled_after.append(math.inf)
+        else:
+            score.settled_after.append(float(g + 1))
+            score.settled_moves += [abs(mus[t] - mus[t - 1]) for t in range(g + 1, len(mus))]
+        if len(sig) >= 30:
+            score.provisional_30.append(sig[29] > threshold or least > 30)
+        if len(sig) >= 100:
+            score.provisional_100.append(sig[99] > threshold or least > 100)
+    score.lowest_rating = min(s.mu for s in skills.values())
+    score.lowest_score = min(s.mu - K_SIGMA * s.sigma for s in skills.values())
+
+
 def systems(refit_every: int) -> Iterator[RatingSystem]:
     for factory in BENCH_SYSTEMS.values():
         try:
@@ -367,6 +462,37 @@ def systems(refit_every: int) -> Iterator[RatingSystem]:
         except ImportError as exc:  # trueskill is the bench extra's
             print(f"skipped a system: {exc}", file=sys.stderr)
     yield MlRefit(refit_every)
+
+
+SWEEP_SIGMA0 = (150.0, 200.0, 250.0, 300.0, 350.0)
+SWEEP_TAU = (2.0, 5.0, 8.0, 12.0)
+SWEEP_GAMMA = ("1", "sigma/c")
+
+
+def sweep_systems() -> Iterator[RatingSystem]:
+    """Plackett-Luce on the Elo scale (beta fixed by it, following the table size) over a
+    grid of prior and dynamics."""
+    for gamma in SWEEP_GAMMA:
+        for sigma0 in SWEEP_SIGMA0:
+            for tau in SWEEP_TAU:
+                params = WengLinParams(
+                    sigma0=sigma0, beta=BETA_ELO, tau=tau, gamma=gamma, per_seats=True
+                )
+                yield OpenSkillSystem(
+                    f"pl s0={sigma0:.0f} tau={tau:.0f} gamma={gamma}",
+                    "Plackett-Luce, Elo scale",
+                    "PlackettLuce",
+                    params,
+                )
+
+
+def sweep(name: str, games: Sequence[Game]) -> list[Score]:
+    """The calibration grid, with Elo and the earlier default beside it."""
+    chosen = [BENCH_SYSTEMS[k]() for k in ("elo", "plackett-luce-x60", "plackett-luce")]
+    out = []
+    for system in tqdm([*chosen, *sweep_systems()], desc=f"sweep {name}", unit="system"):
+        out.append(replay(system, games, {}, {}))
+    return out
 
 
 def evaluate(name: str, games: Sequence[Game], known: dict[str, float], refit: int) -> list[Score]:
@@ -412,7 +538,40 @@ def markdown(sections: dict[str, list[Score]], meta: dict[str, Any]) -> str:
                 f" {f(r['seconds'], '.1f')} |"
             )
         lines.append("")
+        lines += calibration_table(scores)
     return "\n".join(lines)
+
+
+def calibration_table(scores: Sequence[Score]) -> list[str]:
+    """The visitor's table: settling, provisional shares, moves once settled, lowest figures."""
+
+    def f(v: Any, fmt: str) -> str:
+        if v is None:
+            return "-"
+        if v == math.inf:
+            return "never"
+        return format(v, fmt)
+
+    lines = [
+        "| system | rank-1 log-loss | pair log-loss | games to settle (median / p90) |"
+        " settled by 30 games | provisional after 30 | provisional after 100 |"
+        " move once settled (median / p95) | lowest rating | lowest mu - 3 sigma |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in scores:
+        if not s.calibrated:
+            continue
+        r = s.row()
+        lines.append(
+            f"| {s.system} | {f(r['rank1_logloss'], '.3f')} | {f(r['pair_logloss'], '.3f')} |"
+            f" {f(r['games_to_settle_full_median'], '.0f')} /"
+            f" {f(r['games_to_settle_full_p90'], '.0f')} | {f(r['settled_by_30'], '.0%')} |"
+            f" {f(r['provisional_after_30'], '.0%')} | {f(r['provisional_after_100'], '.0%')} |"
+            f" {f(r['settled_move_median'], '.1f')} / {f(r['settled_move_p95'], '.1f')} |"
+            f" {f(r['lowest_rating'], '.0f')} | {f(r['lowest_score'], '.0f')} |"
+        )
+    lines.append("")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -424,8 +583,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ladder", help="also replay this ladder's recorded history")
     ap.add_argument("--out", type=Path, help="write the markdown table here")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
+    ap.add_argument(
+        "--sweep",
+        action="store_true",
+        help="only the calibration grid of Plackett-Luce's prior and dynamics (Elo scale)",
+    )
     args = ap.parse_args(argv)
     games = synthetic(args.matches, args.seed, args.workers)
+    if args.sweep:
+        early = len(games) // 4
+        for name, part in ((f"first {early}", games[:early]), (f"all {len(games)}", games)):
+            print(f"**calibration grid, synthetic, {name} matches**\n")
+            print("\n".join(calibration_table(sweep(name, part))))
+        return 0
     known = {n: s for n, (_, s) in population().items() if s is not None}
     early = len(games) // 4
     sections = {

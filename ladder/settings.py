@@ -29,12 +29,12 @@ LADDER_LADDERS          ladders, ``KEY=RULESET/DIFFICULTY/MIN-MAX`` comma-separa
 LADDER_DEFAULT_LADDER   the ladder used when a request names none (default ``dd-2``)
 LADDER_ELO_K            K factor (default 32)
 LADDER_ELO_START        start rating in points (default 1500)
-LADDER_PROVISIONAL_GAMES  games below which a bot is provisional (default 10)
+LADDER_PROVISIONAL_GAMES  games below which a bot is provisional, whatever its sigma (default 10)
 LADDER_RATING_SYSTEM    rating system of a new ladder's first season: plackett-luce (default),
                         bradley-terry or elo (docs/ratings.md)
 LADDER_RATING_K_SIGMA   k of the conservative rating mu - k*sigma the board ranks by (default 3)
-LADDER_PROVISIONAL_SIGMA  sigma (points) above which a rating is provisional (default: Elo's
-                        after LADDER_PROVISIONAL_GAMES games, 347.4/sqrt(games))
+LADDER_PROVISIONAL_SIGMA  sigma (points) above which a rating is provisional (default 135: a
+                        95 % interval wider than +-265; chosen by bench/ratings_bench.py)
 LADDER_SEASON_SHRINK    share of (rating - 1500) a new season keeps (default 0.5)
 LADDER_EXPORT_MAX_MATCHES  matches one REST game export holds (default 10000)
 LADDER_EXPORT_THROTTLE  REST game exports per user (default 20/hour)
@@ -368,7 +368,7 @@ LADDER_PROVISIONAL_GAMES = int(os.environ.get("LADDER_PROVISIONAL_GAMES", "10"))
 # Ratings (docs/ratings.md): the system a new ladder's first season rates with (the
 # winner of bench/ratings_bench.py; "elo" stays selectable per ladder), the k of the
 # conservative rating mu - k*sigma the leaderboard ranks by, and the sigma above which a
-# rating is provisional (by default Elo's after LADDER_PROVISIONAL_GAMES games).
+# rating is provisional (default 135 points, ladder.ratings.elo.DEFAULT_PROVISIONAL_SIGMA).
 LADDER_RATING_SYSTEM = os.environ.get("LADDER_RATING_SYSTEM", "plackett-luce")
 LADDER_RATING_K_SIGMA = float(os.environ.get("LADDER_RATING_K_SIGMA", "3"))
 LADDER_PROVISIONAL_SIGMA = (

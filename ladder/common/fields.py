@@ -55,16 +55,15 @@ def uncertainty(obj: Any) -> elo.Uncertainty:
         obj.rating,
         obj.sigma,
         obj.games,
-        provisional_above=elo.provisional_threshold(
-            settings.LADDER_PROVISIONAL_SIGMA, settings.LADDER_PROVISIONAL_GAMES
-        ),
+        provisional_above=elo.provisional_threshold(settings.LADDER_PROVISIONAL_SIGMA),
+        min_games=settings.LADDER_PROVISIONAL_GAMES,
     )
 
 
 @extend_schema_field(OpenApiTypes.BOOL)
 class ProvisionalField(serializers.Field):
-    """True while sigma is above ``LADDER_PROVISIONAL_SIGMA`` (by default: Elo's after
-    ``LADDER_PROVISIONAL_GAMES`` games)."""
+    """True while fewer than ``LADDER_PROVISIONAL_GAMES`` games (10) or sigma above
+    ``LADDER_PROVISIONAL_SIGMA`` (135 points)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(read_only=True, source="*", **kwargs)
@@ -90,12 +89,23 @@ class Interval95Field(serializers.Field):
 class RatingSerializer(serializers.Serializer):
     """A rating on one ladder: from a bot annotated by ``with_rating`` or a ``BotRating``."""
 
-    rating = PointsField(help_text="The mean (mu) in points.")
-    sigma = PointsField(help_text="The uncertainty (sigma) in points.")
-    score = PointsField(
-        help_text="The conservative rating the leaderboard ranks by: rating - k * sigma."
+    rating = PointsField(
+        help_text="The rating on the Elo scale, whichever system the ladder rates with: a new"
+        " bot starts at 1500; 400 points between two bots is about 10 : 1 odds of finishing"
+        " ahead in a two-seat game (Elo's rating, or the Weng-Lin system's mean mu)."
     )
-    games = serializers.IntegerField()
-    wins = serializers.IntegerField()
-    provisional = ProvisionalField()
-    interval95 = Interval95Field()
+    sigma = PointsField(help_text="The rating's uncertainty: its standard deviation, points.")
+    score = PointsField(
+        help_text="The rank rating the leaderboard ranks by: rating - k * sigma"
+        " (LADDER_RATING_K_SIGMA, 3), never below 0."
+    )
+    games = serializers.IntegerField(help_text="Rated games this season.")
+    wins = serializers.IntegerField(help_text="Rated games it finished first in.")
+    provisional = ProvisionalField(
+        help_text="True while the bot has fewer than 10 rated games or its sigma is above"
+        " 135 points (a 95 % interval wider than ± 265; LADDER_PROVISIONAL_GAMES and"
+        " LADDER_PROVISIONAL_SIGMA). Under Elo that is its first 9 games."
+    )
+    interval95 = Interval95Field(
+        help_text="The 95 % interval, rating ± 1.96 sigma, in points; null before any game."
+    )

@@ -415,6 +415,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     provisional=u.provisional,
                     interval_low=low,
                     interval_high=high,
+                    sigma=_points(b.sigma),
+                    rank_rating=_points(b.score),
                 )
             )
         return ladder_pb2.LeaderboardResponse(

@@ -130,18 +130,31 @@ def uncertainty(rating: int, games: int, *, provisional_below: int) -> Uncertain
 
 
 def sigma_uncertainty(
-    rating: int, sigma: int, games: int, *, provisional_above: int
+    rating: int, sigma: int, games: int, *, provisional_above: int, min_games: int = 0
 ) -> Uncertainty:
     """The uncertainty of any system's rating (hundredths): the 95 % interval mu ± 1.96 sigma
-    (None before any game) and provisional while sigma exceeds ``provisional_above``."""
+    (None before any game) and provisional while fewer than ``min_games`` games or sigma
+    above ``provisional_above`` (``provisional``)."""
+    flag = provisional(sigma, games, provisional_above=provisional_above, min_games=min_games)
     if games <= 0:
-        return Uncertainty(games=games, provisional=sigma > provisional_above, interval95=None)
+        return Uncertainty(games=games, provisional=flag, interval95=None)
     half = round(Z95 * sigma)
     return Uncertainty(
         games=games,
-        provisional=sigma > provisional_above,
+        provisional=flag,
         interval95=(points(rating - half), points(rating + half)),
     )
+
+
+def provisional(sigma: int, games: int, *, provisional_above: int, min_games: int) -> bool:
+    """The one rule of every system: a rating is provisional while it has fewer than
+    ``min_games`` games or its sigma (hundredths) is above ``provisional_above``.
+
+    Under Elo, sigma follows the games (``sigma_after``) and is below the default
+    threshold from its 8th game, so the games decide: its first 9 games, as always. The
+    Weng-Lin systems' sigma is their own; the threshold is where ``bench/ratings_bench.py``
+    shows their ratings have settled (docs/ratings.md)."""
+    return games < min_games or sigma > provisional_above
 
 
 def sigma_after(games: int) -> int:
@@ -149,8 +162,12 @@ def sigma_after(games: int) -> int:
     return round(SE_PER_GAME / math.sqrt(max(games, 1)) * SCALE)
 
 
-def provisional_threshold(override: int | None, games: int) -> int:
-    """Sigma (hundredths) above which a rating is provisional: ``override`` when set, else this
-    model's standard error after ``games`` games (so an Elo rating is provisional for exactly
-    its first ``games - 1`` games)."""
-    return int(override) if override is not None else sigma_after(games)
+DEFAULT_PROVISIONAL_SIGMA = 13500
+"""Sigma (hundredths) above which a rating is provisional by default: 135 points, a 95 %
+interval wider than ± 265 points (chosen with ``bench/ratings_bench.py``: docs/ratings.md)."""
+
+
+def provisional_threshold(override: int | None) -> int:
+    """Sigma (hundredths) above which a rating is provisional: ``override`` when set, else
+    ``DEFAULT_PROVISIONAL_SIGMA``."""
+    return int(override) if override is not None else DEFAULT_PROVISIONAL_SIGMA

@@ -29,6 +29,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ladder.ratings.systems import system_name
+
 
 def start_rating() -> int:
     """Where every entry starts (hundredths): ``LADDER_ELO_START``."""
@@ -117,6 +119,11 @@ class Season(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ladder} season {self.number} ({self.system})"
+
+    @property
+    def system_name(self) -> str:
+        """The system's name as the pages show it (``systems.SYSTEM_NAMES``)."""
+        return system_name(self.system)
 
 
 class SeasonStanding(models.Model):

@@ -45,7 +45,7 @@ from ladder.ratings.models import (
     SeasonStanding,
     VersionRating,
 )
-from ladder.ratings.services import provisional_sigma, season_current
+from ladder.ratings.services import provisional_games, provisional_sigma, season_current
 
 __all__ = [
     "LineageRow",
@@ -89,22 +89,24 @@ def leaderboard_list(
         qs = qs.filter(name__icontains=search)
     # On the annotation (unknown to django-stubs): a second filter() on ``ratings__``
     # would join the entries again.
-    threshold = provisional_sigma()
+    unsettled = Q(sigma__gt=provisional_sigma()) | Q(games__lt=provisional_games())
     if provisional is True:
-        qs = qs.filter(sigma__gt=threshold)  # type: ignore[misc]
+        qs = qs.filter(unsettled)
     elif provisional is False:
-        qs = qs.filter(sigma__lte=threshold)  # type: ignore[misc]
+        qs = qs.exclude(unsettled)
     return qs
 
 
 def rating_uncertainty(*, rating: int, games: int, sigma: int | None = None) -> Uncertainty:
     """Games played, 95 % interval in points (rating ± 1.96 sigma; without ``sigma``, Elo's
-    from the games, see the ``elo`` docstring), provisional flag (sigma above the threshold)."""
+    from the games, see the ``elo`` docstring), provisional flag (fewer than
+    ``LADDER_PROVISIONAL_GAMES`` games or sigma above ``LADDER_PROVISIONAL_SIGMA``)."""
     return elo.sigma_uncertainty(
         rating,
         elo.sigma_after(games) if sigma is None else sigma,
         games,
         provisional_above=provisional_sigma(),
+        min_games=provisional_games(),
     )
 
 

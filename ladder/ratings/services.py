@@ -71,16 +71,28 @@ class SeatIn:
 
 
 def conservative(rating: int, sigma: int) -> int:
-    """The rating the leaderboard ranks by: ``rating - k * sigma`` (hundredths)."""
-    return rating - round(settings.LADDER_RATING_K_SIGMA * sigma)
+    """The rank rating the leaderboard ranks by: ``rating - k * sigma`` (hundredths), never
+    below 0 (a rating the bot is almost surely at least; the board shows no negative
+    number, and a rank rating of 0 says as much as one below it)."""
+    return max(0, rating - round(settings.LADDER_RATING_K_SIGMA * sigma))
 
 
 def provisional_sigma() -> int:
-    """Sigma (hundredths) above which a rating is provisional: ``LADDER_PROVISIONAL_SIGMA``,
-    by default Elo's standard error after ``LADDER_PROVISIONAL_GAMES`` games."""
-    return elo.provisional_threshold(
-        settings.LADDER_PROVISIONAL_SIGMA, settings.LADDER_PROVISIONAL_GAMES
-    )
+    """Sigma (hundredths) above which a rating is provisional: ``LADDER_PROVISIONAL_SIGMA``
+    (default 135 points, ``elo.DEFAULT_PROVISIONAL_SIGMA``)."""
+    return elo.provisional_threshold(settings.LADDER_PROVISIONAL_SIGMA)
+
+
+def provisional_games() -> int:
+    """Games below which a rating is provisional whatever its sigma:
+    ``LADDER_PROVISIONAL_GAMES`` (10)."""
+    return int(settings.LADDER_PROVISIONAL_GAMES)
+
+
+def provisional_half_width() -> int:
+    """The 95 % interval's half-width (whole points) above which a rating is provisional:
+    1.96 times ``provisional_sigma`` (± 265 by default), what the pages say."""
+    return round(elo.Z95 * provisional_sigma() / elo.SCALE)
 
 
 @cache

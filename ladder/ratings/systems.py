@@ -14,8 +14,9 @@ rating points around a start of 1500:
   of that module's model, ``347 / sqrt(games)``, not a state of its own.
 - ``plackett-luce`` and ``bradley-terry``: Weng and Lin's Bayesian
   approximation (the ``openskill`` library's ``PlackettLuce`` and
-  ``BradleyTerryFull``), whose defaults (mu 25, sigma 25/3, beta 25/6,
-  tau 25/300) are scaled by 60 to mu 1500, sigma 500, beta 250, tau 5.
+  ``BradleyTerryFull``) on the Elo scale (``BETA_ELO``) with the prior and
+  dynamics of ``ELO_SCALE``, chosen by ``bench/ratings_bench.py``; the earlier
+  default (openskill's defaults times 60, ``OPENSKILL_X60``) stays in the benchmark.
 - ``trueskill``: the ``trueskill`` library at the same scale (benchmark only:
   an optional dependency).
 
@@ -49,11 +50,22 @@ class Skill:
     games: int = 0
 
 
+PROVISIONAL_SIGMA = elo.DEFAULT_PROVISIONAL_SIGMA / elo.SCALE
+"""sigma (points, 135) above which a rating is provisional, in every system (a 95 %
+interval wider than ± 265 points); and before ``PROVISIONAL_GAMES`` games it is whatever
+its sigma (``elo.provisional``). Elo's sigma is below it from its 8th game, so Elo keeps
+its historical "fewer than 10 games"; for the Weng-Lin systems ``bench/ratings_bench.py``
+chose it (docs/ratings.md)."""
+PROVISIONAL_GAMES = 10
+
+
 class RatingSystem:
     """One way of rating matches; subclasses fill in the three methods."""
 
     key = ""
     label = ""
+    provisional_sigma = PROVISIONAL_SIGMA
+    provisional_games = PROVISIONAL_GAMES
 
     def initial(self) -> Skill:
         raise NotImplementedError
@@ -120,26 +132,100 @@ class EloSystem(RatingSystem):
         return [w / total for w in weights]
 
 
-class OpenSkillSystem(RatingSystem):
-    """Weng-Lin Bayesian rating through an ``openskill`` model, at the 1500/500 scale."""
+def gamma_sigma_over_c(c: float, k: int, mu: float, sigma_squared: float, *_: Any) -> float:
+    """openskill's default damping of the sigma update: sigma / c (Weng and Lin's first
+    choice). It makes sigma shrink ever slower as it nears beta: a bot stays "uncertain"
+    for hundreds of games, which is what the ladder measured and left behind."""
+    return math.sqrt(sigma_squared) / c
 
-    def __init__(self, key: str, label: str, model_name: str) -> None:
+
+def gamma_one(c: float, k: int, mu: float, sigma_squared: float, *_: Any) -> float:
+    """No damping: sigma^2 shrinks by the match's whole information (Weng and Lin's
+    gamma = 1), so 1 / sigma^2 grows about linearly with the games, as Elo's does."""
+    return 1.0
+
+
+@dataclass(frozen=True)
+class WengLinParams:
+    """The prior and dynamics of a Weng-Lin system, in rating points.
+
+    ``beta`` is the spread of one game's performance; ``sigma0`` the uncertainty of a
+    new bot; ``tau`` the skill drift added (in quadrature) before every match, which
+    keeps a settled rating able to follow a bot that changes; ``gamma`` the damping of
+    the sigma update (``"sigma/c"``: openskill's default, ``"1"``: none).
+    """
+
+    sigma0: float
+    beta: float
+    tau: float
+    gamma: str = "1"
+    per_seats: bool = False
+    """Plackett-Luce only: beta * sqrt(2 / n) in a match of n seats, so the model's spread
+    between settled bots, c = sqrt(n) * beta_n, is the same at every table size (the
+    Elo-scale Luce model, ``10 ** (rating / 400)``, at 2, 3 and 4 seats alike, as the
+    batch reference assumes); openskill's own c grows with the seats."""
+
+    def model_kwargs(self, seats: int = 2) -> dict[str, Any]:
+        return {
+            "mu": START,
+            "sigma": self.sigma0,
+            "beta": self.beta * math.sqrt(2 / seats) if self.per_seats else self.beta,
+            "tau": self.tau,
+            "gamma": gamma_one if self.gamma == "1" else gamma_sigma_over_c,
+        }
+
+
+BETA_ELO = ELO_POINTS_PER_NAT / math.sqrt(2)
+"""beta (≈ 122.8 points) that puts the Weng-Lin models on the Elo scale: between two
+settled bots (sigma small) the model's spread is c = sqrt(2) * beta = 400 / ln 10, so
+the chance that one ranks above the other is ``1 / (1 + 10 ** (-gap / 400))``, Elo's
+own curve: 400 points is 10 : 1 in a two-seat game."""
+
+ELO_SCALE = WengLinParams(sigma0=250.0, beta=BETA_ELO, tau=7.0, gamma="1", per_seats=True)
+"""The ladder's Weng-Lin systems: Elo scale, and the prior and dynamics chosen by
+``bench/ratings_bench.py`` (docs/ratings.md, "Calibrated"): a bot of fixed strength
+leaves provisional and stays inside its final interval within about 30 games of 2-4
+seats (median), with a lower log-loss than the earlier default's (first place and
+pairwise, young ladder and long history). Plackett-Luce's beta follows the table size
+(``per_seats``): 400 points is 10 : 1 for first place at 2, 3 and 4 seats alike."""
+
+OPENSKILL_X60 = WengLinParams(
+    sigma0=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE, gamma="sigma/c"
+)
+"""The earlier default (openskill's defaults times 60: sigma 500, beta 250, tau 5, its
+sigma/c damping): not the Elo scale (a 400-point gap was about 3 : 1) and sigma still
+about 120 after 246 two-seat games. Kept for the benchmark's comparison."""
+
+
+class OpenSkillSystem(RatingSystem):
+    """Weng-Lin Bayesian rating through an ``openskill`` model, with ``params``."""
+
+    def __init__(
+        self, key: str, label: str, model_name: str, params: WengLinParams = ELO_SCALE
+    ) -> None:
         from openskill import models
 
-        self.key, self.label = key, label
+        self.key, self.label, self.params = key, label, params
         self.plackett_luce = model_name == "PlackettLuce"
-        self.model: Any = getattr(models, model_name)(
-            mu=25.0 * SCALE, sigma=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE
-        )
+        per_seats = params.per_seats and self.plackett_luce
+        self.models: dict[int, Any] = {
+            n: getattr(models, model_name)(**params.model_kwargs(n if per_seats else 2))
+            for n in (2, 3, 4)
+        }
+        self.model: Any = self.models[2]
+
+    def _model(self, seats: int) -> Any:
+        return self.models.get(seats, self.model)
 
     def initial(self) -> Skill:
         return Skill(self.model.mu, self.model.sigma, 0)
 
-    def _ratings(self, skills: Iterable[Skill]) -> list[list[Any]]:
-        return [[self.model.rating(mu=s.mu, sigma=s.sigma)] for s in skills]
-
     def update(self, skills: Sequence[Skill], ranks: Sequence[int]) -> list[Skill]:
-        teams = self.model.rate(self._ratings(skills), ranks=[float(r) for r in ranks])
+        model = self._model(len(skills))
+        teams = model.rate(
+            [[model.rating(mu=s.mu, sigma=s.sigma)] for s in skills],
+            ranks=[float(r) for r in ranks],
+        )
         return [
             Skill(float(t[0].mu), float(t[0].sigma), s.games + 1)
             for s, t in zip(skills, teams, strict=True)
@@ -147,7 +233,8 @@ class OpenSkillSystem(RatingSystem):
 
     def _spread(self, skills: Sequence[Skill]) -> float:
         """The model's own scale c of a match: sqrt(sum of sigma^2 + beta^2) over its seats."""
-        return math.sqrt(sum(s.sigma**2 + self.model.beta**2 for s in skills))
+        beta = self._model(len(skills)).beta
+        return math.sqrt(sum(s.sigma**2 + beta**2 for s in skills))
 
     def pair_probability(self, a: Skill, b: Skill) -> float:
         """The model's own likelihood of a above b (logistic in (mu_a - mu_b) / c), not the
@@ -198,12 +285,25 @@ class TrueSkillSystem(RatingSystem):
 
 
 def _plackett_luce() -> RatingSystem:
-    return OpenSkillSystem("plackett-luce", "Weng-Lin Plackett-Luce (openskill)", "PlackettLuce")
+    return OpenSkillSystem(
+        "plackett-luce", "Weng-Lin Plackett-Luce on the Elo scale (openskill)", "PlackettLuce"
+    )
+
+
+def _plackett_luce_x60() -> RatingSystem:
+    return OpenSkillSystem(
+        "plackett-luce-x60",
+        "Weng-Lin Plackett-Luce, openskill defaults x 60 (the earlier default)",
+        "PlackettLuce",
+        OPENSKILL_X60,
+    )
 
 
 def _bradley_terry() -> RatingSystem:
     return OpenSkillSystem(
-        "bradley-terry", "Weng-Lin Bradley-Terry, full pairing (openskill)", "BradleyTerryFull"
+        "bradley-terry",
+        "Weng-Lin Bradley-Terry on the Elo scale, full pairing (openskill)",
+        "BradleyTerryFull",
     )
 
 
@@ -214,8 +314,22 @@ LADDER_SYSTEMS: dict[str, Callable[[], RatingSystem]] = {
 }
 """The systems a ladder may rate with (``LADDER_LADDERS``' ``system``)."""
 
+SYSTEM_NAMES: dict[str, str] = {
+    "elo": "Elo (pairwise)",
+    "plackett-luce": "Plackett\u2013Luce (Weng\u2013Lin), on the Elo scale",
+    "bradley-terry": "Bradley\u2013Terry (Weng\u2013Lin), on the Elo scale",
+}
+"""What the pages call each ladder system (the key stays what the API and settings say)."""
+
+
+def system_name(key: str) -> str:
+    """A system's name for a reader; the key itself for one this version does not know."""
+    return SYSTEM_NAMES.get(key, key)
+
+
 BENCH_SYSTEMS: dict[str, Callable[[], RatingSystem]] = {
     **LADDER_SYSTEMS,
+    "plackett-luce-x60": _plackett_luce_x60,
     "trueskill": TrueSkillSystem,
 }
 

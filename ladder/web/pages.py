@@ -29,6 +29,7 @@ from ladder.matches.models import Match
 from ladder.matches.operations import operations_summary
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.models import Season
+from ladder.ratings.services import provisional_games, provisional_half_width
 from ladder.tournaments import selectors as tournament_selectors
 from ladder.web.forms import LeaderboardFilter
 from ladder.web.rows import board_lines, bot_status, ladder_lines, points, version_rows
@@ -187,6 +188,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "seasons": seasons,
         "season_table": season_table,
         "k_sigma": settings.LADDER_RATING_K_SIGMA,
+        "provisional_half_width": provisional_half_width(),
+        "provisional_games": provisional_games(),
         "nav": "leaderboard",
         "form": form,
         "filters": f,

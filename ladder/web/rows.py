@@ -29,6 +29,7 @@ from ladder.matches.selectors import MatchLine, OpponentRecord
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
+from ladder.ratings.services import provisional_games, provisional_half_width
 
 
 def points(hundredths: int | None) -> float | None:
@@ -235,8 +236,9 @@ def rating_figure(r: Rating) -> SafeString:
 
     if r.provisional:
         html += (
-            ' <abbr class="badge provisional" title="provisional: fewer than the games'
-            ' a rating needs to settle">prov.</abbr>'
+            f' <abbr class="badge provisional" title="provisional: fewer than {provisional_games()}'
+            f' games, or its 95 % interval still wider than ± {provisional_half_width()} points"'
+            ">prov.</abbr>"
         )
     return mark_safe(html)  # numbers and fixed text only
 

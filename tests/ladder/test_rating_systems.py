@@ -285,9 +285,13 @@ def test_leaderboard_ranks_by_the_conservative_rating(ladder_with: Any, six: Any
     scores = [r["score"] for r in board]
     assert scores == sorted(scores, reverse=True)
     for r in board:
-        assert r["score"] == pytest.approx(r["rating"] - 3 * r["sigma"], abs=0.02)
+        assert r["score"] == pytest.approx(max(0.0, r["rating"] - 3 * r["sigma"]), abs=0.02)
         lo, _ = r["interval95"]
         assert lo == pytest.approx(r["rating"] - 1.96 * r["sigma"], abs=0.02)
-        assert r["provisional"] == (r["sigma"] > 109.87)
+        # Provisional: fewer than 10 games or sigma above 135 points, in every system.
+        assert r["provisional"] == (r["games"] < 10 or r["sigma"] > 135)
     html = APIClient().get("/?ladder=dd-1").content.decode()
-    assert "μ \u2212 3\u03c3" in html and 'id="rating-system">plackett-luce' in html
+    assert "Rank rating" in html and "the rating minus 3\u03c3 (never below 0)" in html
+    assert (
+        'data-system="plackett-luce">Plackett\u2013Luce (Weng\u2013Lin), on the Elo scale' in html
+    )

@@ -22,6 +22,11 @@ paged with `page_size` (0 = server default) and an opaque `page_token`.
 Ratings are kept per ladder (a ruleset and a difficulty, for some seat
 counts; ListLadders lists them). Calls that show or change ratings take a
 `ladder` key; empty means the server's default ladder.
+
+Every rating is on the Elo scale, whichever system the ladder rates with
+(Elo, or Plackett-Luce / Bradley-Terry on the Elo scale; docs/ratings.md): a
+new bot starts at 1500, and a 400-point gap means about 10 : 1 odds of
+finishing ahead in a two-seat game. Ratings are in points with two decimals.
 """
 
 from collections import abc as _abc
@@ -76,7 +81,9 @@ class LadderBot(_message.Message):
     active: _builtins.bool
     """Inactive bots are not matched."""
     rating: _builtins.float
-    """Current Elo rating on `ladder`."""
+    """Rating on `ladder` (Elo scale, points; see the note at the top): Elo's
+    rating, or the Weng-Lin system's mean. 1500 before the first game.
+    """
     games: _builtins.int
     """Rated games played on `ladder`."""
     created_at: _builtins.str
@@ -458,6 +465,8 @@ class LeaderboardEntry(_message.Message):
     PROVISIONAL_FIELD_NUMBER: _builtins.int
     INTERVAL_LOW_FIELD_NUMBER: _builtins.int
     INTERVAL_HIGH_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
+    RANK_RATING_FIELD_NUMBER: _builtins.int
     position: _builtins.int
     """1-based position."""
     bot: _builtins.str
@@ -465,20 +474,35 @@ class LeaderboardEntry(_message.Message):
     owner: _builtins.str
     """Owner's user name."""
     rating: _builtins.float
-    """Current Elo rating (points)."""
+    """Rating (Elo scale, points; see the note at the top): Elo's rating, or the
+    Weng-Lin system's mean. 1500 before the first game.
+    """
     games: _builtins.int
     """Rated games played."""
     wins: _builtins.int
     """Games in which it had rank 1."""
     provisional: _builtins.bool
-    """True while the bot has played fewer games than the ladder's provisional
-    threshold (10 by default): its rating is still a rough guess.
+    """True while the bot has fewer than 10 rated games or its rating's
+    uncertainty `sigma` is above 135 points (a 95% interval wider than +- 265;
+    the server's LADDER_PROVISIONAL_GAMES and LADDER_PROVISIONAL_SIGMA). Under
+    Elo that is its first 9 games; the default system is calibrated so that
+    bots leave it within about 30 games (docs/ratings.md).
     """
     interval_low: _builtins.float
-    """95% interval of the rating in points (rating +- 681 / sqrt(games), see
-    docs/ladder.md); both 0 before the first game.
+    """95% interval of the rating in points, rating +- 1.96 * sigma (Elo: sigma =
+    347.4 / sqrt(games), so +- 681 / sqrt(games)); both 0 before the first game.
     """
     interval_high: _builtins.float
+    sigma: _builtins.float
+    """--- ratings (issue 40): what the board shows and ranks by
+    Uncertainty of the rating: its standard deviation in points.
+    """
+    rank_rating: _builtins.float
+    """What the board ranks by (`position`): rating - 3 * sigma
+    (LADDER_RATING_K_SIGMA), never below 0, a rating the bot is almost surely
+    above; a new bot starts low and climbs as sigma shrinks.
+    --- end ratings
+    """
     def __init__(
         self,
         *,
@@ -491,10 +515,12 @@ class LeaderboardEntry(_message.Message):
         provisional: _builtins.bool = ...,
         interval_low: _builtins.float = ...,
         interval_high: _builtins.float = ...,
+        sigma: _builtins.float = ...,
+        rank_rating: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "interval_high", b"interval_high", "interval_low", b"interval_low", "owner", b"owner", "position", b"position", "provisional", b"provisional", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "interval_high", b"interval_high", "interval_low", b"interval_low", "owner", b"owner", "position", b"position", "provisional", b"provisional", "rank_rating", b"rank_rating", "rating", b"rating", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -560,7 +586,9 @@ class MatchSeat(_message.Message):
     forfeit_reason: _builtins.str
     """Why the seat forfeited; empty if it did not."""
     rating_before: _builtins.float
-    """Ratings around this match (0 when not rated yet)."""
+    """The bot's rating (Elo scale, points) before and after this match; 0 when
+    not rated yet. Unrated matches keep before = after.
+    """
     rating_after: _builtins.float
     def __init__(
         self,
@@ -1820,7 +1848,9 @@ class PlayMatchEnd(_message.Message):
     """1 = best; 0 when the match errored."""
     seats: _builtins.int
     rating_before: _builtins.float
-    """Rating change of a rated match (both 0 otherwise)."""
+    """The bot's rating (Elo scale, points) before and after a rated match (both
+    0 otherwise).
+    """
     rating_after: _builtins.float
     forfeited: _builtins.bool
     forfeit_reason: _builtins.str

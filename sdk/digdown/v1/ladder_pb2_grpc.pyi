@@ -22,6 +22,11 @@ paged with `page_size` (0 = server default) and an opaque `page_token`.
 Ratings are kept per ladder (a ruleset and a difficulty, for some seat
 counts; ListLadders lists them). Calls that show or change ratings take a
 `ladder` key; empty means the server's default ladder.
+
+Every rating is on the Elo scale, whichever system the ladder rates with
+(Elo, or Plackett-Luce / Bradley-Terry on the Elo scale; docs/ratings.md): a
+new bot starts at 1500, and a 400-point gap means about 10 : 1 odds of
+finishing ahead in a two-seat game. Ratings are in points with two decimals.
 """
 
 from collections import abc as _abc
