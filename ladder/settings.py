@@ -136,6 +136,23 @@ LADDER_SUSPEND_WINDOW   finished matches looked at for auto-suspend (default 10;
 LADDER_SUSPEND_CONSECUTIVE  forfeits in a row that suspend (default 3)
 LADDER_SUSPEND_FORFEITS forfeits within the window that suspend (default 5)
 LADDER_SUSPEND_FAULTS   faults within the window that suspend (default 20)
+
+Notifications (docs/notifications.md)
+-------------------------------------
+LADDER_SITE_URL         the site's public address, for links in e-mails and webhooks
+                        (default http://127.0.0.1:8000)
+EMAIL_HOST, EMAIL_PORT (25), EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS (0),
+EMAIL_USE_SSL (0), EMAIL_TIMEOUT (10)  Django's SMTP settings; without EMAIL_HOST e-mails
+                        are written to the worker's output (EMAIL_BACKEND overrides)
+DEFAULT_FROM_EMAIL      the sender (default ``Digging Down Ladder <ladder@localhost>``);
+                        SERVER_EMAIL (default the same)
+LADDER_NOTIFY_TIMEOUT_S one attempt's deadline (default 10)
+LADDER_NOTIFY_MAX_ATTEMPTS  attempts of one message (default 8)
+LADDER_NOTIFY_RETRY_BACKOFF_S, LADDER_NOTIFY_RETRY_MAX_S, LADDER_NOTIFY_RETRY_JITTER  first retry
+                        delay, doubled each retry up to the maximum, jittered (30, 3600, 1)
+LADDER_NOTIFY_SWEEP_S   how often beat sends again messages still owed (default 120)
+LADDER_NOTIFY_REFUSED_QUIET_S  a connected bot refused again for the same reason is told at
+                        most once per this long (default 3600)
 """
 
 from __future__ import annotations
@@ -791,4 +808,10 @@ CELERY_BEAT_SCHEDULE["notify-sweep"] = {
     "task": LADDER_TASK_NOTIFY_SWEEP,
     "schedule": LADDER_NOTIFY_SWEEP_S,
     "options": {"expires": LADDER_NOTIFY_SWEEP_S},
+}
+# The notifications' "kind" and "status" choice sets, named apart from the bots' and matches'.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"],  # type: ignore[dict-item]
+    "NotificationKindEnum": "ladder.notifications.kinds.Kind",
+    "DeliveryStatusEnum": "ladder.notifications.models.Delivery.Status",
 }

@@ -28,7 +28,7 @@ from ladder.notifications.models import WEBHOOK_URL_MAX, Delivery
 
 class ChoiceSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Kind.choices)
-    label = serializers.CharField(read_only=True, help_text="the kind in words")
+    description = serializers.CharField(read_only=True, source="label", help_text="in words")
     email = serializers.BooleanField()
     webhook = serializers.BooleanField()
 
