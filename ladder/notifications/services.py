@@ -93,8 +93,10 @@ def notify(
         raise ApplicationError(f"unknown notification kind {kind!r}")
     if not key or len(key) > KEY_MAX:
         raise ApplicationError(f"a notification key has 1 to {KEY_MAX} characters")
-    if len(link) > LINK_MAX:
-        raise ApplicationError(f"a notification link has at most {LINK_MAX} characters")
+    if len(link) > LINK_MAX or (link and not link.startswith(("https://", "http://"))):
+        raise ApplicationError(
+            f"a notification link is an absolute http(s) URL of at most {LINK_MAX} characters"
+        )
     choice = choice_of(user_id=user.pk, kind=kind)
     channels = []
     if choice.email and user.email:

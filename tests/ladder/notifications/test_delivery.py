@@ -314,3 +314,58 @@ def test_the_settings_page(make_user: Any, client: Any, receiver: WebhookReceive
     assert saved.status_code == 302, "no new secret: back to the page"
     refused = client.post("/me/notifications/", {"webhook_url": "https://10.0.0.1/"})
     assert refused.status_code == 400 and b"private" in refused.content
+
+
+def test_the_admin_lists_deliveries_and_never_shows_a_secret(
+    make_user: Any, client: Any, receiver: WebhookReceiver
+) -> None:
+    user = author(make_user)
+    with_webhook(user, receiver)
+    [email, _] = tell(user)
+    client.force_login(User.objects.create_superuser("root", "root@example.org", "pw-12345678"))
+    hook = Webhook.objects.get(user=user)
+    for path in (
+        "/admin/notifications/delivery/?status__exact=pending",
+        f"/admin/notifications/delivery/{email.pk}/change/",
+        "/admin/notifications/webhook/",
+        f"/admin/notifications/webhook/{hook.pk}/change/",
+    ):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        assert receiver.secret.encode() not in page.content
+
+
+def test_the_sweep_sends_again_what_is_still_owed_and_leaves_retries_alone(
+    make_user: Any,
+) -> None:
+    from datetime import timedelta
+
+    from django.test import TestCase
+    from django.utils import timezone
+
+    from ladder.notifications.services import deliveries_resend_pending
+
+    user = author(make_user)
+    lost, waiting, held, dead, fresh = (tell(user, f"k{i}")[0] for i in range(5))
+    long_ago = timezone.now() - timedelta(hours=1)
+    Delivery.objects.exclude(pk=fresh.pk).update(created_at=long_ago)
+    # A retry is on its way (its countdown has not run out); a worker holds one; one
+    # worker died holding its lease.
+    Delivery.objects.filter(pk=waiting.pk).update(
+        claimed_until=timezone.now() + timedelta(minutes=5)
+    )
+    Delivery.objects.filter(pk=held.pk).update(
+        status=Delivery.Status.SENDING, claimed_until=timezone.now() + timedelta(minutes=1)
+    )
+    Delivery.objects.filter(pk=dead.pk).update(
+        status=Delivery.Status.SENDING, claimed_until=timezone.now() - timedelta(minutes=1)
+    )
+    with TestCase.captureOnCommitCallbacks() as sent:
+        assert deliveries_resend_pending(grace_s=600) == [lost.pk, dead.pk]
+    assert len(sent) == 2, "one task message each, after commit"
+    dead.refresh_from_db()
+    assert dead.status == Delivery.Status.PENDING
+    assert deliveries_resend_pending(grace_s=600) == [], "not again within the grace"
+    with pytest.raises(Exception, match="absolute http"):
+        notify(user=user, kind=Kind.BOT_SUSPENDED, key="x", subject="s", body="b",
+               link="javascript:alert(1)")  # fmt: skip
