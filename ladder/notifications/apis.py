@@ -10,6 +10,7 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -87,6 +88,8 @@ class NotificationSettingsApi(APIView):
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
+        if not {"webhook_url", "choices"} & set(d):
+            raise ValidationError({"detail": ["name webhook_url or choices to change"]})
         secret = None
         if "webhook_url" in d:
             secret = services.webhook_set(user=user, url=d["webhook_url"]).secret
@@ -136,7 +139,7 @@ class DeliveryListApi(APIView):
         created_at = serializers.DateTimeField()
         sent_at = serializers.DateTimeField(allow_null=True)
 
-    @extend_schema(responses={200: OutputSerializer(many=True), 401: ERRORS[401]})
+    @extend_schema(responses={200: OutputSerializer(many=True), 401: ERRORS[401], 404: ERRORS[404]})
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(
