@@ -29,8 +29,6 @@ urlpatterns = [
     path("me/tokens/", owner.tokens, name="tokens"),
     path("me/tokens/<id:token_id>/revoke/", owner.token_revoke, name="token-revoke"),
     path("me/notifications/", notifications.notifications, name="notifications"),
-    path(
-        "me/notifications/secret/", notifications.webhook_secret, name="notifications-secret"
-    ),
+    path("me/notifications/secret/", notifications.webhook_secret, name="notifications-secret"),
     path("unsubscribe/<str:token>/", notifications.unsubscribe, name="unsubscribe"),
 ]
