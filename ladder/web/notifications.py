@@ -134,7 +134,7 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     context: dict[str, object] = {
         "token": token,
         "kind": kind_label(read.kind),
-        "channel": read.channel,
+        "channel": Channel(read.channel).label,
         "done": None,
     }
     if request.method == "POST":
