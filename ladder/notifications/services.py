@@ -344,7 +344,10 @@ def _send_email(delivery: Delivery, *, to: str) -> None:
             raise _Refused(f"SMTP {exc.smtp_code}: {exc.smtp_error!r}") from exc
         raise DeliveryFailed(f"SMTP {exc.smtp_code}: {exc.smtp_error!r}") from exc
     except smtplib.SMTPRecipientsRefused as exc:
-        raise _Refused(f"SMTP refused the recipient: {exc.recipients!r}") from exc
+        codes = [code for code, _ in exc.recipients.values()]
+        if codes and all(code >= 500 for code in codes):
+            raise _Refused(f"SMTP refused the recipient: {exc.recipients!r}") from exc
+        raise DeliveryFailed(f"SMTP refused the recipient for now: {exc.recipients!r}") from exc
     except (smtplib.SMTPException, OSError) as exc:
         raise DeliveryFailed(f"SMTP: {exc!r}") from exc
 

@@ -67,6 +67,14 @@ class _Handler:
     def __init__(self, sink: SmtpSink) -> None:
         self.sink = sink
 
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
+    ) -> str:
+        if self.sink.refuse_rcpt_with:
+            return self.sink.refuse_rcpt_with
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.sink.refuse_with:
             return self.sink.refuse_with
@@ -85,6 +93,7 @@ class SmtpSink:
     messages: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     refuse_with: str = ""  # e.g. "451 try later": answered to DATA instead of accepting
+    refuse_rcpt_with: str = ""  # e.g. "550 no such user": answered to every RCPT
     controller: Controller | None = None
 
     def start(self) -> SmtpSink:

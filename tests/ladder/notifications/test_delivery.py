@@ -230,7 +230,8 @@ def test_a_failure_that_may_pass_is_given_back_for_a_retry_and_fails_after_the_l
 
 
 def test_smtp_refusals(make_user: Any, smtp: SmtpSink) -> None:
-    """A temporary SMTP refusal (4xx) is retried; a permanent one (5xx) fails at once."""
+    """A temporary SMTP refusal (4xx) is retried; a permanent one (5xx) fails at once: of the
+    message or of its recipient."""
     user = author(make_user)
     [later] = tell(user, "k1")
     smtp.refuse_with = "451 4.3.0 try again later"
@@ -240,6 +241,13 @@ def test_smtp_refusals(make_user: Any, smtp: SmtpSink) -> None:
     [never] = tell(user, "k2")
     assert delivery_send(delivery_id=never.pk) == "failed"
     smtp.refuse_with = ""
+    smtp.refuse_rcpt_with = "450 4.2.1 mailbox busy"
+    with pytest.raises(DeliveryFailed, match="for now"):
+        delivery_send(delivery_id=later.pk)
+    smtp.refuse_rcpt_with = "550 5.1.1 no such user"
+    [unknown] = tell(user, "k3")
+    assert delivery_send(delivery_id=unknown.pk) == "failed"
+    smtp.refuse_rcpt_with = ""
     assert delivery_send(delivery_id=later.pk) == "sent"
     assert [m.message["Subject"] for m in smtp.wait_for(1)] == [
         "[Digging Down Ladder] Final of the Spring Cup"
