@@ -136,6 +136,23 @@ LADDER_SUSPEND_WINDOW   finished matches looked at for auto-suspend (default 10;
 LADDER_SUSPEND_CONSECUTIVE  forfeits in a row that suspend (default 3)
 LADDER_SUSPEND_FORFEITS forfeits within the window that suspend (default 5)
 LADDER_SUSPEND_FAULTS   faults within the window that suspend (default 20)
+
+Notifications (docs/notifications.md)
+-------------------------------------
+LADDER_SITE_URL         the site's public address, for links in e-mails and webhooks
+                        (default http://127.0.0.1:8000)
+EMAIL_HOST, EMAIL_PORT (25), EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS (0),
+EMAIL_USE_SSL (0), EMAIL_TIMEOUT (10)  Django's SMTP settings; without EMAIL_HOST e-mails
+                        are written to the worker's output (EMAIL_BACKEND overrides)
+DEFAULT_FROM_EMAIL      the sender (default ``Digging Down Ladder <ladder@localhost>``);
+                        SERVER_EMAIL (default the same)
+LADDER_NOTIFY_TIMEOUT_S one attempt's deadline (default 10)
+LADDER_NOTIFY_MAX_ATTEMPTS  attempts of one message (default 8)
+LADDER_NOTIFY_RETRY_BACKOFF_S, LADDER_NOTIFY_RETRY_MAX_S, LADDER_NOTIFY_RETRY_JITTER  first retry
+                        delay, doubled each retry up to the maximum, jittered (30, 3600, 1)
+LADDER_NOTIFY_SWEEP_S   how often beat sends again messages still owed (default 120)
+LADDER_NOTIFY_REFUSED_QUIET_S  a connected bot refused again for the same reason is told at
+                        most once per this long (default 3600)
 """
 
 from __future__ import annotations
@@ -751,4 +768,50 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
         "form-action": ["'self'"],
     },
+}
+
+# --- notify: telling authors by e-mail and signed webhooks (docs/notifications.md) -------
+INSTALLED_APPS.append("ladder.notifications")
+# The site's public address: messages read outside the site (e-mail, webhooks) link to it.
+LADDER_SITE_URL = os.environ.get("LADDER_SITE_URL", "http://127.0.0.1:8000")
+# Django's e-mail framework. Without EMAIL_HOST (development) e-mails are written to the
+# worker's output instead of sent; EMAIL_BACKEND overrides either choice.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Digging Down Ladder <ladder@localhost>")
+SERVER_EMAIL = os.environ.get("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
+LADDER_TASK_NOTIFY = "workers.notify"
+LADDER_TASK_NOTIFY_SWEEP = "workers.notify_sweep"
+# One attempt's deadline (SMTP or the webhook's answer); attempts of one message; the
+# first retry's delay (doubled each retry, at most LADDER_NOTIFY_RETRY_MAX_S; jittered).
+LADDER_NOTIFY_TIMEOUT_S = float(os.environ.get("LADDER_NOTIFY_TIMEOUT_S", "10"))
+LADDER_NOTIFY_MAX_ATTEMPTS = int(os.environ.get("LADDER_NOTIFY_MAX_ATTEMPTS", "8"))
+LADDER_NOTIFY_RETRY_BACKOFF_S = max(1, int(os.environ.get("LADDER_NOTIFY_RETRY_BACKOFF_S", "30")))
+LADDER_NOTIFY_RETRY_MAX_S = int(os.environ.get("LADDER_NOTIFY_RETRY_MAX_S", "3600"))
+LADDER_NOTIFY_RETRY_JITTER = env_bool("LADDER_NOTIFY_RETRY_JITTER", True)
+# How often beat sends again the messages of deliveries still owed after
+# LADDER_QUEUED_GRACE_S (lost with the broker, or their worker died).
+LADDER_NOTIFY_SWEEP_S = float(os.environ.get("LADDER_NOTIFY_SWEEP_S", "120"))
+# A connected bot refused again for the same reason is told at most once per this long.
+LADDER_NOTIFY_REFUSED_QUIET_S = int(os.environ.get("LADDER_NOTIFY_REFUSED_QUIET_S", "3600"))
+CELERY_BEAT_SCHEDULE["notify-sweep"] = {
+    "task": LADDER_TASK_NOTIFY_SWEEP,
+    "schedule": LADDER_NOTIFY_SWEEP_S,
+    "options": {"expires": LADDER_NOTIFY_SWEEP_S},
+}
+# The notifications' "kind" and "status" choice sets, named apart from the bots' and matches'.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"],  # type: ignore[dict-item]
+    "NotificationKindEnum": "ladder.notifications.kinds.Kind",
+    "DeliveryStatusEnum": "ladder.notifications.models.Delivery.Status",
 }

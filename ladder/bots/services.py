@@ -38,6 +38,7 @@ from ladder.common.logs import log_delete_later, log_store
 from ladder.common.pagecache import pages_changed
 from ladder.common.tasks import task_send
 from ladder.ladders import ladders
+from ladder.notifications import events as notify_events
 from ladder.ratings.services import bot_ratings_ensure
 
 log = logging.getLogger("ladder.bots")
@@ -329,6 +330,15 @@ def bot_version_smoke_record(
         pages_changed()
         if passed:
             _make_current(bot, version)
+        notify_events.smoke_judged(
+            owner=bot.owner,
+            bot_id=bot.pk,
+            bot_name=bot.name,
+            version_id=version.pk,
+            number=version.number,
+            passed=passed,
+            outcome=version.smoke_outcome,
+        )
     return version
 
 
@@ -359,17 +369,20 @@ def bot_suspend(*, user: User, bot_id: int, reason: str) -> Bot:
         update_fields=["is_active", "suspended_reason", "suspension", "suspended_at", "updated_at"]
     )
     pages_changed()
+    _tell_suspended(bot, by_staff=True)
     return bot
 
 
 @transaction.atomic
-def bot_auto_suspend(*, bot_id: int, reason: str) -> bool:
+def bot_auto_suspend(*, bot_id: int, reason: str, match_id: int | None = None) -> bool:
     """The ladder itself: take a failing bot off the matchmaker, with a reason its owner sees.
 
     Called by the recording side when a bot's recent matches cross the
     thresholds (``ladder.finishing.suspensions``). Only an active bot is
     suspended (a staff suspension or a retirement is left as it is); True when
-    this call suspended it. A new version or the owner lifts it.
+    this call suspended it. A new version or the owner lifts it. The owner is
+    told (``ladder.notifications``), with a link to ``match_id``'s logs: the
+    match that crossed the line.
     """
     bot = Bot.objects.select_for_update().filter(pk=bot_id).first()
     if bot is None or not bot.playable:
@@ -383,7 +396,22 @@ def bot_auto_suspend(*, bot_id: int, reason: str) -> bool:
     )
     pages_changed()
     log.warning("bot %s (%s) suspended automatically: %s", bot.pk, bot.name, reason)
+    _tell_suspended(bot, by_staff=False, match_id=match_id)
     return True
+
+
+def _tell_suspended(bot: Bot, *, by_staff: bool, match_id: int | None = None) -> None:
+    """Owe the owner a message about the suspension, in its transaction."""
+    assert bot.suspended_at is not None
+    notify_events.bot_suspended(
+        owner=bot.owner,
+        bot_id=bot.pk,
+        bot_name=bot.name,
+        reason=bot.suspended_reason,
+        suspended_at=bot.suspended_at,
+        by_staff=by_staff,
+        match_id=match_id,
+    )
 
 
 @transaction.atomic

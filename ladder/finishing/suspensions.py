@@ -6,7 +6,8 @@ faulted in that match are looked at, so a clean match costs no query. For each,
 the pure ``ladder.finishing.suspension_rules.suspension_reason`` decides over its
 last finished seats (recorded after its last lift, so a lifted bot starts with
 a clean slate) with the thresholds of ``LADDER_SUSPEND_*``; a bot over them is
-suspended (``bot_auto_suspend``, the reason is what its owner sees) and its
+suspended (``bot_auto_suspend``, the reason is what its owner sees, and is
+told: ``ladder.notifications``, with this match's logs linked) and its
 queued ladder matches are cancelled, so spectators do not watch it forfeit them.
 Tournament and version-comparison matches are left to play: their standings
 and statistics count forfeits.
@@ -73,7 +74,7 @@ def bots_suspend_failing(*, match_id: int) -> list[int]:
     suspended: list[int] = []
     for bot in Bot.objects.filter(pk__in=failing, is_active=True):
         reason = suspension_reason(bot_recent_seats(bot=bot, window=policy.window), policy)
-        if reason and bot_auto_suspend(bot_id=bot.pk, reason=reason):
+        if reason and bot_auto_suspend(bot_id=bot.pk, reason=reason, match_id=match_id):
             suspended.append(bot.pk)
             _cancel_queued(bot_ids=[bot.pk], why=f"bot {bot.name} was suspended: {reason}")
     return suspended

@@ -42,6 +42,7 @@ from ladder.bots.models import Bot
 from ladder.grpc.auth import GrpcError
 from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play_codec import Garbled, Oversized
+from ladder.grpc.play_refusals import refusals_told
 
 log = logging.getLogger("ladder.grpc.play")
 
@@ -491,9 +492,16 @@ class PlayHub:
         return message.hello
 
     def _admit(self, hello: Any, user: Any) -> Bot:
-        """The caller's connected, playable bot named in ``hello``, within the stream limits."""
+        """The caller's connected, playable bot named in ``hello``, within the stream limits.
+
+        A refusal of a bot of the caller's is told to its owner (``play_refusals``).
+        """
         close_old_connections()
         bot = own_bot_named(hello.bot, user)
+        with refusals_told(bot, user):
+            return self._admit_bot(bot, user)
+
+    def _admit_bot(self, bot: Bot, user: Any) -> Bot:
         if bot.kind != Bot.Kind.CONNECTED:
             raise GrpcError(
                 grpc.StatusCode.FAILED_PRECONDITION,

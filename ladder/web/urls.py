@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from ladder.web import auth, comparisons, live, owner, pages
+from ladder.web import auth, comparisons, live, notifications, owner, pages
 
 app_name = "web"
 
@@ -28,4 +28,7 @@ urlpatterns = [
     path("live/pulse.json", live.pulse, name="live-pulse"),
     path("me/tokens/", owner.tokens, name="tokens"),
     path("me/tokens/<id:token_id>/revoke/", owner.token_revoke, name="token-revoke"),
+    path("me/notifications/", notifications.notifications, name="notifications"),
+    path("me/notifications/secret/", notifications.webhook_secret, name="notifications-secret"),
+    path("unsubscribe/<str:token>/", notifications.unsubscribe, name="unsubscribe"),
 ]

@@ -681,3 +681,42 @@ def test_readme_images(browser: Any, site: str, played_ladder: PlayedLadder) -> 
         size = image.stat().st_size
         assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert 10_000 < size < README_IMAGE_MAX_BYTES, (image, size)
+
+
+def test_an_author_chooses_what_they_are_told_and_unsubscribes_in_one_click(
+    tab: Page, site: str, played_ladder: PlayedLadder, orm: Any
+) -> None:
+    from urllib.parse import urlsplit
+
+    from ladder.accounts.models import User
+    from ladder.notifications.kinds import Channel, Kind
+    from ladder.notifications.links import unsubscribe_link
+    from ladder.notifications.selectors import choice_of
+
+    sign_in(tab, "alice")
+    page = tab.page
+    page.get_by_role("link", name="Notifications").click()
+    page.wait_for_url("**/me/notifications/")
+    assert_labelled(tab)
+    page.get_by_label("Webhook URL").fill("http://127.0.0.1:9/hooks/ladder")  # dev mode
+    page.get_by_label("A new version passed its smoke match by e-mail").check()
+    page.get_by_role("button", name="Save").click()
+    secret = page.input_value("#webhook-secret")  # shown once
+    assert secret.startswith("whsec_")
+    tab.shot("notifications-webhook-secret")
+    page.goto(site + "/me/notifications/")
+    assert page.locator("#webhook-secret").count() == 0 and secret not in page.content()
+    assert page.get_by_label("A new version passed its smoke match by e-mail").is_checked()
+    with orm():
+        alice = User.objects.get(username="alice")
+        assert choice_of(user_id=alice.pk, kind=Kind.SMOKE_PASSED).email
+        link = unsubscribe_link(user_id=alice.pk, kind=Kind.SMOKE_PASSED, channel=Channel.EMAIL)
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(site + "/")
+    # The link of an e-mail, followed by someone not signed in: one button.
+    tab.goto(urlsplit(link).path)
+    page.get_by_role("button", name="Unsubscribe", exact=True).click()
+    assert "no more" in page.locator("#unsubscribed").inner_text()
+    tab.shot("unsubscribed")
+    with orm():
+        assert not choice_of(user_id=alice.pk, kind=Kind.SMOKE_PASSED).email
