@@ -8,7 +8,7 @@ size, answers to ids that were never asked) and hands each answer to the
 request waiting for it. The ``PlayHub`` holds every stream of the process: the
 relay service (``relay.py``) asks it to forward a request to one stream and
 wait for the answer; its heartbeat thread pings the streams, closes those that
-stopped answering, refreshes their presence records in Redis and re-checks
+stopped answering, refreshes their presence records (Redis, or the database) and re-checks
 their tokens; a listener closes a revoked token's streams at once.
 
 Why a thread per stream and not asyncio: the rest of the Ladder service is
@@ -39,6 +39,7 @@ from digdown.v1 import ladder_pb2
 from ladder.accounts import revocations
 from ladder.bots import presence
 from ladder.bots.models import Bot
+from ladder.common.redis import configured as redis_configured
 from ladder.grpc.auth import GrpcError
 from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play_codec import Garbled, Oversized
@@ -353,13 +354,15 @@ class PlayHub:
     # --- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        if not presence.configured():
-            log.warning("no Redis for presence (REDIS_URL): connected bots cannot play here")
-            return
-        for target, name in (
-            (self._heartbeat, "play-heartbeat"),
-            (self._revocations, "play-revoked"),
-        ):
+        log.info(
+            "presence of connected bots in %s%s", presence.backend(),
+            "" if presence.backend() == "redis" else " (one ladder's processes share it;"
+            " revoked tokens' streams close within the token check)",
+        )  # fmt: skip
+        threads = [(self._heartbeat, "play-heartbeat")]
+        if redis_configured():  # the revocation channel: without Redis the token check does
+            threads.append((self._revocations, "play-revoked"))
+        for target, name in threads:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -389,11 +392,6 @@ class PlayHub:
         """The body of Ladder.Play for an authenticated caller."""
         if self._stopping.is_set():
             raise GrpcError(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
-        if not presence.configured():
-            raise GrpcError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "this ladder runs without Redis: connected bots cannot play (set REDIS_URL)",
-            )
         hello = self._hello(requests)
         try:
             bot = self._admit(hello, user)
@@ -424,12 +422,7 @@ class PlayHub:
             STREAMS_OPEN.set(len(self._streams))
         context.add_callback(lambda: self._ended(stream))
         try:
-            try:
-                presence.stream_open(record)
-            except Exception as exc:
-                raise GrpcError(
-                    grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
-                ) from None
+            self._record(stream, bot, user)
             reader = threading.Thread(
                 target=stream.read, args=(requests,), name=f"play-{stream.id}", daemon=True
             )
@@ -504,38 +497,55 @@ class PlayHub:
             raise GrpcError(
                 grpc.StatusCode.FAILED_PRECONDITION, f"bot {bot.name} is not active: {why}"
             )
+        return bot
+
+    def _record(self, stream: PlayStream, bot: Bot, user: Any) -> None:
+        """Record the stream in presence within the per-bot and per-user limits, counted
+        and recorded in one atomic step across every server (``presence.admit``)."""
+        limits = self.limits
         try:
-            bot_n, user_n = presence.stream_counts(bot_id=bot.pk, user_id=user.pk)
-        except Exception as exc:  # Redis away: the ladder's trouble, the bot retries
+            refused = presence.admit(
+                stream.record, per_bot=limits.streams_per_bot, per_user=limits.streams_per_user
+            )
+        except Exception as exc:  # presence away: the ladder's trouble, the bot retries
             raise GrpcError(
                 grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
             ) from None
-        limits = self.limits
-        if bot_n >= limits.streams_per_bot:
+        finally:
+            if presence.backend() == "database":
+                connection.close()  # this thread holds the stream for hours
+        if refused is None:
+            return
+        self._forget(stream, recorded=False)
+        if refused.limit == "bot":
             raise GrpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"bot {bot.name} has {bot_n} streams open, the limit of {limits.streams_per_bot}",
+                f"bot {bot.name} has {refused.open_now} streams open,"
+                f" the limit of {limits.streams_per_bot}",
             )
-        if user_n >= limits.streams_per_user:
-            raise GrpcError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"you have {user_n} streams open, the limit of {limits.streams_per_user}",
-            )
-        return bot
+        raise GrpcError(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"you have {refused.open_now} streams open, the limit of {limits.streams_per_user}",
+        )
 
     def _ended(self, stream: PlayStream) -> None:
         stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
         self._forget(stream)
 
-    def _forget(self, stream: PlayStream) -> None:
+    def _forget(self, stream: PlayStream, *, recorded: bool = True) -> None:
         with self._lock:
             if self._streams.pop(stream.id, None) is None:
                 return
             STREAMS_OPEN.set(len(self._streams))
+        if not recorded:
+            return
         try:
             presence.stream_close(stream.record)
-        except Exception as exc:  # Redis down: the record expires by itself
+        except Exception as exc:  # presence down: the record expires by itself
             log.warning("could not remove stream %s from presence: %s", stream.id, exc)
+        finally:
+            if presence.backend() == "database" and threading.current_thread() not in self._threads:
+                connection.close()  # a call's thread: it holds no connection between calls
 
     # --- background -----------------------------------------------------------------------
 
@@ -577,6 +587,7 @@ class PlayHub:
                 presence.heartbeat([s.record for s in self.streams() if s.closed is None])
             except Exception as exc:
                 log.warning("presence heartbeat failed: %s", exc)
+                close_old_connections()
             if now - last_tokens >= TOKEN_CHECK_S:
                 last_tokens = now
                 self._check_tokens()
