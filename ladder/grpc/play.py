@@ -19,6 +19,7 @@ and ``LADDER_CONNECT_STREAMS_PER_PROCESS`` bounds them (more replicas hold more)
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import logging
 import queue
@@ -149,6 +150,9 @@ class PlayStream:
         self.ping_sent: tuple[int, float] | None = None  # (nonce, when) of the unanswered ping
         self.last_heard = time.monotonic()
         self.context: grpc.ServicerContext | None = None
+        # Set once presence admitted it (within the limits): only then does the heartbeat
+        # refresh its record (refreshing a stream still being admitted would record it).
+        self.recorded = False
 
     @property
     def id(self) -> str:
@@ -515,8 +519,12 @@ class PlayHub:
             if presence.backend() == "database":
                 connection.close()  # this thread holds the stream for hours
         if refused is None:
+            stream.recorded = True
+            if self.get(stream.id) is None:  # forgotten (closed) while it was being admitted
+                with contextlib.suppress(Exception):
+                    presence.stream_close(stream.record)
             return
-        self._forget(stream, recorded=False)
+        self._forget(stream)
         if refused.limit == "bot":
             raise GrpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -532,12 +540,12 @@ class PlayHub:
         stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
         self._forget(stream)
 
-    def _forget(self, stream: PlayStream, *, recorded: bool = True) -> None:
+    def _forget(self, stream: PlayStream) -> None:
         with self._lock:
             if self._streams.pop(stream.id, None) is None:
                 return
             STREAMS_OPEN.set(len(self._streams))
-        if not recorded:
+        if not stream.recorded:
             return
         try:
             presence.stream_close(stream.record)
@@ -584,7 +592,8 @@ class PlayHub:
                         s.ping_sent = (n, now)
                         s.send(ladder_pb2.PlayServerMessage(ping=ladder_pb2.PlayPing(nonce=n)))
             try:
-                presence.heartbeat([s.record for s in self.streams() if s.closed is None])
+                live = [s.record for s in self.streams() if s.closed is None and s.recorded]
+                presence.heartbeat(live)
             except Exception as exc:
                 log.warning("presence heartbeat failed: %s", exc)
                 close_old_connections()

@@ -167,3 +167,62 @@ def test_the_embedded_ladder_plays_connected_bots_from_elsewhere(
             bot.stop()
     # A stopped bot's presence row goes at once (a clean close), so it is offered no more.
     wait_until(lambda: not presence.connected_bot_ids(ids), 15, "the presence rows to go")
+
+
+@pytest.fixture(scope="module")
+def embedded_grpc_b(embedded_env: dict[str, str], grpc_procdir: Path) -> Iterator[Proc]:
+    """A second grpcserver on the same database: a replica (presence rows shared)."""
+    p = start(
+        ["manage.py", "grpcserver", "--rate", "0", "--log-level", "INFO"], grpc_procdir,
+        "embedded-grpc-b", health_service=LADDER_SERVICE, env=embedded_env,
+    )  # fmt: skip
+    yield p
+    p.stop()
+
+
+def test_racing_hellos_keep_the_limits_with_presence_in_the_database(
+    embedded_grpc: Proc, embedded_grpc_b: Proc, user_token: Any
+) -> None:
+    """12 hellos for one bot at once over two servers open its limit (4); 24 over one
+    user's bots open the user's (16): counted and recorded in one transaction."""
+    from django.conf import settings
+
+    from tests.ladder.grpc.connected.race import race, refused, welcomed
+
+    _, uma = user_token("uma-race")
+    per_bot, per_user = (
+        settings.LADDER_CONNECT_STREAMS_PER_BOT,
+        settings.LADDER_CONNECT_STREAMS_PER_USER,
+    )
+    names = ["solo", *(f"pack{i}" for i in range(per_user // (per_bot - 1) + 3))]
+    with grpc.insecure_channel(embedded_grpc.address) as channel:
+        stub = ladder_pb2_grpc.LadderStub(channel)
+        for name in names:
+            stub.CreateBot(
+                pb.CreateBotRequest(name=name, kind="CONNECTED"), metadata=bearer(uma), timeout=T
+            )
+    servers = [embedded_grpc.address, embedded_grpc_b.address]
+    clients = race([(servers[i % 2], uma, "solo") for i in range(3 * per_bot)])
+    try:
+        assert welcomed(clients) == per_bot, [c.first for c in clients]
+        assert all(f"the limit of {per_bot}" in d for d in refused(clients))
+    finally:
+        for c in clients:
+            c.close()
+    wait_until(lambda: not _live_streams(), 15, "the solo streams' rows to go")
+    hellos = [(servers[i % 2], uma, n) for n in names[1:] for i in range(per_bot - 1)]
+    clients = race(hellos)
+    try:
+        assert welcomed(clients) == per_user, [c.first for c in clients]
+        assert all(f"the limit of {per_user}" in d for d in refused(clients))
+    finally:
+        for c in clients:
+            c.close()
+
+
+def _live_streams() -> int:
+    import time
+
+    from ladder.bots.models import ConnectedStream
+
+    return ConnectedStream.objects.filter(expires_at__gte=time.time()).count()
