@@ -62,7 +62,11 @@ MAX_OUTBOX = 64  # requests queued to a stream that does not read: more are refu
 MAX_STRAY_ANSWERS = 20  # answers to ids never asked (or already answered) before closing
 MAX_EXPIRED = 256  # timed-out requests remembered, so their late answers are not strays
 MAX_REPLY_BYTES = 64 * 1024  # as TimeControl.max_reply_bytes: a larger reply is a fault
-TOKEN_CHECK_S = 5.0  # how often every stream's token is checked in the database
+TOKEN_CHECK_S = 5.0  # how often every stream's token (and bot's standing) is checked
+# A suspended bot's stream is told at once, then closed once its matches in flight are
+# over: no request for QUIET_S (or after DRAIN_S at most), so they finish, not forfeit.
+SUSPENDED_QUIET_S = 15.0
+SUSPENDED_DRAIN_S = 300.0
 
 # Details the worker (and the blame rule) tell apart; see protos/digdown/v1/relay.proto.
 STREAM_CLOSED = "bot stream closed"
@@ -153,6 +157,9 @@ class PlayStream:
         # Set once presence admitted it (within the limits): only then does the heartbeat
         # refresh its record (refreshing a stream still being admitted would record it).
         self.recorded = False
+        self.last_request = 0.0  # monotonic time of the last request relayed to it
+        # (code, reason, when) once the bot was found suspended or retired: told, closing.
+        self.stopping_for: tuple[str, str, float] | None = None
 
     @property
     def id(self) -> str:
@@ -169,6 +176,7 @@ class PlayStream:
         """
         correlation = f"{kind[0]}{next(self._ids)}"
         waiter = _Waiter(kind)
+        self.last_request = time.monotonic()
         with self._lock:
             if self.closed is not None:
                 raise StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {self.closed[1]}")
@@ -344,6 +352,22 @@ class PlayStream:
             yield message
 
 
+def why_not_playing(bot: Bot | None) -> tuple[str, str]:
+    """(PlayNotice code, reason) of a bot that may not play: what its stream is told."""
+    if bot is None:
+        return "DELETED", "the bot was deleted"
+    if bot.is_retired:
+        return "RETIRED", f"bot {bot.name} was retired"
+    if bot.suspension == Bot.Suspension.STAFF:
+        why = bot.suspended_reason or "no reason given"
+        return "SUSPENDED", f"bot {bot.name} is suspended by staff: {why}; only staff can lift it"
+    why = bot.suspended_reason or "inactive"
+    return "SUSPENDED", (
+        f"bot {bot.name} is suspended: {why}; once the cause is fixed its owner lifts it"
+        " (Reactivate on the bot's page, or ReactivateBot) and the bot reconnects"
+    )
+
+
 class PlayHub:
     """Every stream this process holds, and the threads that keep them honest."""
 
@@ -497,10 +521,7 @@ class PlayHub:
                 f"bot {bot.name} is {bot.kind}; only a CONNECTED bot plays over Play",
             )
         if not bot.playable:
-            why = bot.suspended_reason or ("retired" if bot.is_retired else "inactive")
-            raise GrpcError(
-                grpc.StatusCode.FAILED_PRECONDITION, f"bot {bot.name} is not active: {why}"
-            )
+            raise GrpcError(grpc.StatusCode.FAILED_PRECONDITION, why_not_playing(bot)[1])
         return bot
 
     def _record(self, stream: PlayStream, bot: Bot, user: Any) -> None:
@@ -600,6 +621,46 @@ class PlayHub:
             if now - last_tokens >= TOKEN_CHECK_S:
                 last_tokens = now
                 self._check_tokens()
+                self._check_bots()
+
+    def _check_bots(self) -> None:
+        """Tell the streams of a bot that was suspended (or retired, or deleted) why it stops
+        playing, then close them once their matches in flight are over."""
+        from ladder.bots.models import Bot
+
+        streams = [s for s in self.streams() if s.closed is None]
+        ids = {s.record.bot_id for s in streams if s.stopping_for is None}
+        if ids:
+            try:
+                close_old_connections()
+                rows = {b.pk: b for b in Bot.objects.filter(pk__in=ids)}
+            except Exception as exc:
+                log.warning("bot check failed: %s", exc)
+                return
+            finally:
+                close_old_connections()
+            for stream in streams:
+                bot_id = stream.record.bot_id
+                if bot_id in ids and (bot_id not in rows or not rows[bot_id].playable):
+                    self._tell_stopping(stream, rows.get(bot_id))
+        now = time.monotonic()
+        for stream in streams:
+            if stream.stopping_for is None:
+                continue
+            _code, reason, since = stream.stopping_for
+            quiet = not stream._pending and now - stream.last_request >= SUSPENDED_QUIET_S
+            if quiet or now - since >= SUSPENDED_DRAIN_S:
+                stream.close(grpc.StatusCode.FAILED_PRECONDITION, reason)
+                self._forget(stream)
+
+    @staticmethod
+    def _tell_stopping(stream: PlayStream, bot: Bot | None) -> None:
+        code, reason = why_not_playing(bot)
+        stream.stopping_for = (code, reason, time.monotonic())
+        stream.send(
+            ladder_pb2.PlayServerMessage(notice=ladder_pb2.PlayNotice(code=code, reason=reason))
+        )
+        log.info("stream %s of bot %s: %s (%s)", stream.id, stream.record.bot_id, code, reason)
 
     def _check_tokens(self) -> None:
         """Close the streams whose token was revoked (if the publication was missed)."""

@@ -174,6 +174,8 @@ class Connection:
                     self.pool.submit(self._decide, message.decision, outbox)
                 elif kind == "match_end":
                     self._match_end(message.match_end)
+                elif kind == "notice":  # the ladder stops playing the bot: it says why
+                    log.error("the ladder says %s: %s", message.notice.code, message.notice.reason)
             return welcomed, (grpc.StatusCode.OK, "the server ended the stream")
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
