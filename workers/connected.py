@@ -198,7 +198,17 @@ class ConnectedTransport:
     ) -> bot_pb2.HandshakeReply | Undecodable:
         call = relay_pb2.RelayHandshake(match_id=self.match_id, seat=self.seat)
         call.request.CopyFrom(request)
-        answer = self._call("Handshake", call, timeout_s)
+        try:
+            answer = self._call("Handshake", call, timeout_s)
+        except RelayError as exc:
+            if exc.details().startswith(STREAM_CLOSED):
+                # Gone between being seated and its handshake: the match is void, as for a
+                # bot not connected at all (workers.seats), not a forfeit of a seat that
+                # never began (the match's other bots are not charged either).
+                from workers.seats import SeatRefused
+
+                raise SeatRefused(connected_absent(self.bot_name), seat=self.seat) from None
+            raise
         return answer.handshake  # type: ignore[no-any-return]
 
     def act(
@@ -254,6 +264,14 @@ class ConnectedTransport:
             )
         except grpc.RpcError as exc:
             log.info("match end to stream %s: %s", stream.stream_id, rpc_code(exc).name)
+
+
+def connected_absent(bot_name: str) -> str:
+    """The void match's public error when a connected bot held no stream as it began."""
+    return (
+        f"connected bot {bot_name} held no open stream when the match began:"
+        " the match is void, no one forfeits"
+    )
 
 
 def connected_transport_factory(

@@ -354,6 +354,29 @@ def is_connected(bot_id: int) -> bool:
     return bot_id in connected_bot_ids([bot_id])
 
 
+def absent_connected(bots: Iterable[Any]) -> list[Any]:
+    """Those of ``bots`` (Bot rows) that are connected bots holding no live stream now: a
+    match seating one would forfeit its seat, so nobody may ask for one (order kept)."""
+    listed = list(bots)
+    connected = [b for b in listed if b.kind == "connected"]
+    if not connected:
+        return []
+    live = connected_bot_ids(b.pk for b in connected)
+    return [b for b in connected if b.pk not in live]
+
+
+def wait_connected(bot_id: int, timeout_s: float, poll_s: float = 0.25) -> bool:
+    """Whether the bot holds a live stream within ``timeout_s`` (a worker about to seat it:
+    a bot reconnecting after a server restart gets that long to come back)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if is_connected(bot_id):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
+
+
 def relay_key() -> str:
     """The secret every relay call carries (``x-relay-key``): derived from SECRET_KEY, which
     the workers and the grpcservers share, so a bot author who reaches a relay address
