@@ -48,6 +48,7 @@ LADDER_PRESENCE_URL     Redis where connected bots' open streams are recorded (d
                         else LADDER_CACHE_URL; unset: in the database, for processes sharing
                         it), key prefix LADDER_PRESENCE_PREFIX (default ``dd:``);
                         docs/connected-bots.md
+LADDER_CONNECT_NEW_VERSIONS_PER_DAY  new version labels a connected bot may name a day (50)
 LADDER_CONNECT_SEAT_WAIT_S  seconds a worker waits for a connected bot's stream before a match
                         that seats it (default 10); absent then, the match is void, no forfeit
 LADDER_RELAY_LISTEN     internal address each grpcserver serves the worker relay on (default
@@ -760,3 +761,7 @@ CONTENT_SECURITY_POLICY = {
 # A worker about to play a match waits this long for each connected seat's stream (a bot
 # reconnecting after a server restart); absent then, the match is void: nobody forfeits.
 LADDER_CONNECT_SEAT_WAIT_S = float(os.environ.get("LADDER_CONNECT_SEAT_WAIT_S", "10"))
+# New version labels a connected bot may name in 24 hours (each is a version row).
+LADDER_CONNECT_NEW_VERSIONS_PER_DAY = int(
+    os.environ.get("LADDER_CONNECT_NEW_VERSIONS_PER_DAY", "50")
+)

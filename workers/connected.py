@@ -109,6 +109,7 @@ class ConnectedTransport:
     seat: int
     time_control: TimeControl
     lookup: Callable[[int], list[presence.StreamRecord]] = presence.streams_of_bot
+    version_label: str = ""  # the seat's version: its streams are preferred (connect, issue 38)
     stream: presence.StreamRecord | None = None
     closed_reason: str = ""  # set when the bound stream's relay said it is closed
     dead_relays: set[str] = field(default_factory=set)
@@ -125,6 +126,8 @@ class ConnectedTransport:
         while True:
             try:
                 streams = [s for s in self.lookup(self.bot_id) if s.relay not in self.dead_relays]
+                same = [s for s in streams if s.version_label == self.version_label]
+                streams = same or streams  # the seat's version's processes first
             except Exception as exc:  # Redis unreachable: the ladder's trouble
                 raise RelayError(
                     grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: presence unreadable ({exc})"
@@ -275,14 +278,15 @@ def connected_absent(bot_name: str) -> str:
 
 
 def connected_transport_factory(
-    *, bot_id: int, bot_name: str, match_id: int, seat: int
+    *, bot_id: int, bot_name: str, match_id: int, seat: int, version_label: str = ""
 ) -> Callable[[TimeControl], ConnectedTransport]:
     """What ``BotSpec.transport`` holds for a connected seat."""
 
     def make(tc: TimeControl) -> ConnectedTransport:
         return ConnectedTransport(
-            bot_id=bot_id, bot_name=bot_name, match_id=match_id, seat=seat, time_control=tc
-        )
+            bot_id=bot_id, bot_name=bot_name, match_id=match_id, seat=seat, time_control=tc,
+            version_label=version_label,
+        )  # fmt: skip
 
     return make
 

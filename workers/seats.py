@@ -113,8 +113,9 @@ def connected_bot(seat: MatchSeat, made: dict[int, ConnectedTransport]) -> BotSp
     if not presence.wait_connected(seat.bot_id, settings.LADDER_CONNECT_SEAT_WAIT_S):
         raise SeatRefused(connected_absent(seat.bot.name), seat=seat.seat)
     factory = connected_transport_factory(
-        bot_id=seat.bot_id, bot_name=seat.bot.name, match_id=seat.match_id, seat=seat.seat
-    )
+        bot_id=seat.bot_id, bot_name=seat.bot.name, match_id=seat.match_id, seat=seat.seat,
+        version_label=seat.version.label,
+    )  # fmt: skip
 
     def make(tc: Any) -> ConnectedTransport:
         made[seat.seat] = transport = factory(tc)

@@ -136,11 +136,19 @@ class BotVersion(models.Model):
         null=True, blank=True, help_text="When its smoke match was last sent to the workers."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A connected bot's version: the label its process named when it connected (e.g. a git
+    # hash); one version per label (``ladder.bots.connected_versions``). Empty otherwise.
+    label = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["bot", "-number"]
         constraints = [
             models.UniqueConstraint(fields=["bot", "number"], name="botversion_bot_number_unique"),
+            models.UniqueConstraint(
+                fields=["bot", "label"],
+                condition=~models.Q(label=""),
+                name="botversion_bot_label_unique",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -148,8 +156,11 @@ class BotVersion(models.Model):
 
     @property
     def kind(self) -> str:
-        """``endpoint`` (a remote bot's address) or ``source`` (an uploaded archive)."""
-        return "endpoint" if self.endpoint else "source"
+        """``endpoint`` (a remote bot's address), ``connected`` (a connected bot's, named by
+        its label) or ``source`` (an uploaded archive)."""
+        if self.endpoint:
+            return "endpoint"
+        return "connected" if self.label or not self.archive else "source"
 
 
 class ConnectedStream(models.Model):
@@ -169,6 +180,7 @@ class ConnectedStream(models.Model):
     relay = models.CharField(max_length=300)
     since = models.FloatField()
     label = models.CharField(max_length=64, blank=True)
+    version_label = models.CharField(max_length=64, blank=True)
     expires_at = models.FloatField(db_index=True)
 
     class Meta:

@@ -65,6 +65,7 @@ class StreamRecord:
     relay: str  # the internal address of the process that holds it
     since: float  # epoch seconds
     label: str = ""
+    version_label: str = ""  # the version its process plays (PlayHello.version_label)
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def _row(record: StreamRecord, expires: float) -> Any:
     return ConnectedStream(
         stream_id=record.stream_id, bot_id=record.bot_id, user_id=record.user_id,
         token_id=record.token_id, relay=record.relay, since=record.since,
-        label=record.label, expires_at=expires,
+        label=record.label, version_label=record.version_label, expires_at=expires,
     )  # fmt: skip
 
 
@@ -204,6 +205,7 @@ def _record(row: Any) -> StreamRecord:
     return StreamRecord(
         stream_id=row.stream_id, bot_id=row.bot_id, user_id=row.user_id,
         token_id=row.token_id, relay=row.relay, since=row.since, label=row.label,
+        version_label=row.version_label,
     )  # fmt: skip
 
 

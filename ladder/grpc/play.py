@@ -39,7 +39,9 @@ from digdown import text
 from digdown.v1 import ladder_pb2
 from ladder.accounts import revocations
 from ladder.bots import presence
+from ladder.bots.connected_versions import connected_version_for_label, version_label_check
 from ladder.bots.models import Bot
+from ladder.common.exceptions import ApplicationError, QuotaExceeded
 from ladder.common.redis import configured as redis_configured
 from ladder.grpc.auth import GrpcError
 from ladder.grpc.lookups import own_bot_named
@@ -436,6 +438,7 @@ class PlayHub:
             relay=self.relay_address,
             since=time.time(),
             label=text.clean(hello.label, 64),
+            version_label=hello.version_label,
         )
         stream = PlayStream(record, limits)
         stream.context = context
@@ -451,6 +454,8 @@ class PlayHub:
         context.add_callback(lambda: self._ended(stream))
         try:
             self._record(stream, bot, user)
+            if record.version_label:
+                self._version(bot, record.version_label)
             reader = threading.Thread(
                 target=stream.read, args=(requests,), name=f"play-{stream.id}", daemon=True
             )
@@ -515,6 +520,11 @@ class PlayHub:
         """The caller's connected, playable bot named in ``hello``, within the stream limits."""
         close_old_connections()
         bot = own_bot_named(hello.bot, user)
+        if hello.version_label:
+            try:
+                version_label_check(hello.version_label)
+            except ApplicationError as exc:
+                raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, exc.message) from None
         if bot.kind != Bot.Kind.CONNECTED:
             raise GrpcError(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -523,6 +533,21 @@ class PlayHub:
         if not bot.playable:
             raise GrpcError(grpc.StatusCode.FAILED_PRECONDITION, why_not_playing(bot)[1])
         return bot
+
+    @staticmethod
+    def _version(bot: Bot, label: str) -> None:
+        """The stream's version label: the bot's version of that name (new if never seen)
+        becomes its current one (``ladder.bots.connected_versions``)."""
+        try:
+            close_old_connections()
+            version = connected_version_for_label(bot_id=bot.pk, label=label)
+        except QuotaExceeded as exc:
+            raise GrpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message) from None
+        except ApplicationError as exc:
+            raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, exc.message) from None
+        finally:
+            connection.close()  # this thread holds the stream for hours
+        log.info("bot %s plays version %d (label %s)", bot.name, version.number, label)
 
     def _record(self, stream: PlayStream, bot: Bot, user: Any) -> None:
         """Record the stream in presence within the per-bot and per-user limits, counted
