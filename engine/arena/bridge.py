@@ -163,9 +163,15 @@ class PlayBridge:
         box: list[Any] = []
         with stream.lock:
             stream.pending[correlation] = (event, box)
-        inner_cls = ladder_pb2.PlayHandshake if kind == "handshake" else ladder_pb2.PlayDecision
-        inner = inner_cls(correlation_id=correlation, **fields)
-        stream.outbox.put(ladder_pb2.PlayServerMessage(**{kind: inner}))
+        if kind == "handshake":
+            message = ladder_pb2.PlayServerMessage(
+                handshake=ladder_pb2.PlayHandshake(correlation_id=correlation, **fields)
+            )
+        else:
+            message = ladder_pb2.PlayServerMessage(
+                decision=ladder_pb2.PlayDecision(correlation_id=correlation, **fields)
+            )
+        stream.outbox.put(message)
         event.wait(max(0.0, deadline - time.monotonic()))
         with stream.lock:
             stream.pending.pop(correlation, None)
@@ -196,6 +202,9 @@ class _Forward(bot_pb2_grpc.BotServicer):
     def Handshake(self, request: Any, context: grpc.ServicerContext) -> Any:
         answer = self._ask("handshake", {"request": request, "timeout_ms": 10_000}, context)
         return answer.reply
+
+    def ActStream(self, request_iterator: Any, context: grpc.ServicerContext) -> Any:
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "the arena's bridge answers unary Act")
 
     def Act(self, request: Any, context: grpc.ServicerContext) -> Any:
         answer = self._ask("decision", {"request": request}, context)

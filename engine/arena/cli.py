@@ -11,10 +11,10 @@
 `factory(game_id, seat)`; `FILE.py:NAME` picks another function or a class,
 one instance per game), or the address of a running gRPC bot (`host:port`,
 `unix:/path`), or `connect[:HOST:PORT]` for a bot that only connects out (as it does
-to the ladder: the arena serves the Play stream there, engine/arena/bridge.py). Each `--vs` is one opponent line-up, house bots by name,
-comma-separated (1 to 3 of them: 2 to 4 seats); the default is `--vs random --vs
-heuristic`. The author's seat rotates through every seat; `--duplicate` plays
-each deal in every rotation.
+to the ladder: the arena serves the Play stream there, engine/arena/bridge.py). Each
+`--vs` is one opponent line-up, house bots by name, comma-separated (1 to 3 of them:
+2 to 4 seats); the default is `--vs random --vs heuristic`. The author's seat rotates
+through every seat; `--duplicate` plays each deal in every rotation.
 """
 
 from __future__ import annotations

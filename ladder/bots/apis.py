@@ -59,8 +59,9 @@ class VersionOutputSerializer(serializers.Serializer):
 
     number = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=["source", "endpoint", "connected"])
-    label = serializers.CharField(
-        help_text="a connected bot's version: the label its process named when it connected"
+    version_label = serializers.CharField(
+        source="label",
+        help_text="a connected bot's version: the label its process named when it connected",
     )
     sha256 = serializers.CharField(source="archive_sha256")
     size = serializers.IntegerField(source="archive_size")
