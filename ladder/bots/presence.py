@@ -172,7 +172,17 @@ def _redis_streams_of_bot(bot_id: int) -> list[StreamRecord]:
     pipe = r.pipeline(transaction=False)
     for sid in ids:
         pipe.hget(_key("stream", sid), "json")
-    return [StreamRecord(**json.loads(raw)) for raw in pipe.execute() if raw]
+    return [_from_json(raw) for raw in pipe.execute() if raw]
+
+
+_FIELDS = frozenset(StreamRecord.__dataclass_fields__)
+
+
+def _from_json(raw: bytes | str) -> StreamRecord:
+    """A record as any version of the servers wrote it (fields this one does not know are
+    left out: servers and workers are upgraded one at a time)."""
+    found = json.loads(raw)
+    return StreamRecord(**{k: v for k, v in found.items() if k in _FIELDS})
 
 
 def _redis_connected(ids: list[int]) -> set[int]:
