@@ -31,8 +31,10 @@ venv: $(STAMP) $(NATIVE)
 
 # The whole ladder on this machine (deploy/run.py): engine, workers, beat, web, gRPC, example
 # bots; Ctrl-C stops it. `make run MATCHES=5` plays 5 matches, prints the leaderboard, exits.
+# `make run HOST=0.0.0.0` serves the web site and gRPC to other machines (bots connect from there;
+# only a HOST given on make's command line counts: some shells export HOST as the machine's name).
 run: $(STAMP)
-	$(PY) -m deploy.run $(if $(MATCHES),--matches $(MATCHES))
+	$(PY) -m deploy.run $(if $(MATCHES),--matches $(MATCHES)) $(if $(filter command line,$(origin HOST)),--host $(HOST))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

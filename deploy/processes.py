@@ -82,22 +82,22 @@ def pick_port(wanted: int) -> int:
     return port
 
 
-def grpc_ready(service: str, port: int) -> Callable[[Service], bool]:
+def grpc_ready(service: str, port: int, host: str = HOST) -> Callable[[Service], bool]:
     def check(_: Service) -> bool:
         import grpc
 
         from digdown.healthcheck import SERVING, status
 
-        with grpc.insecure_channel(f"{HOST}:{port}") as channel:
+        with grpc.insecure_channel(f"{host}:{port}") as channel:
             return status(channel, service, 0.5) == SERVING
 
     return check
 
 
-def http_ready(port: int) -> Callable[[Service], bool]:
+def http_ready(port: int, host: str = HOST) -> Callable[[Service], bool]:
     def check(_: Service) -> bool:
         try:
-            with urllib.request.urlopen(f"http://{HOST}:{port}/", timeout=2) as reply:
+            with urllib.request.urlopen(f"http://{host}:{port}/", timeout=2) as reply:
                 return int(reply.status) < 500
         except (urllib.error.URLError, OSError):
             return False

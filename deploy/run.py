@@ -101,6 +101,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--concurrency", type=count, default=2, help="matches played at once (worker processes)"
     )
+    p.add_argument(
+        "--host",
+        default=HOST,
+        help="the address the web site and the Ladder gRPC server listen on (default"
+        f" {HOST}: this machine only; 0.0.0.0: every interface, for bots elsewhere)",
+    )
     p.add_argument("--web-port", type=int, default=8000)
     p.add_argument("--grpc-port", type=int, default=50052)
     p.add_argument("--engine-port", type=int, default=50051)
@@ -160,6 +166,8 @@ def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool)
                 )
             )
     celery = [py, "-m", "celery", "-A", "workers.celery_app"]
+    host = args.host
+    probe = local_address(host)
     listed += [
         Service(
             "worker",
@@ -176,31 +184,62 @@ def services(args: argparse.Namespace, ports: dict[str, int], remote_bots: bool)
         ),
         Service(
             "grpc",
-            [py, "manage.py", "grpcserver", "--listen", f"{HOST}:{ports['grpc']}"],
-            grpc_ready("digdown.v1.Ladder", ports["grpc"]),
-            f"the Ladder gRPC server on {HOST}:{ports['grpc']}",
+            [py, "manage.py", "grpcserver", "--listen", f"{host}:{ports['grpc']}"],
+            grpc_ready("digdown.v1.Ladder", ports["grpc"], probe),
+            f"the Ladder gRPC server on {host}:{ports['grpc']}",
             {**on_engine, **metrics_env(ports, "grpc")},
         ),
         Service(
             "web",
-            web_argv(py, ports["web"]),
-            http_ready(ports["web"]),
-            f"the web server on http://{HOST}:{ports['web']}/",
-            {**on_engine, **metrics_env(ports, "web")},
+            web_argv(py, ports["web"], host),
+            http_ready(ports["web"], probe),
+            f"the web server on http://{host}:{ports['web']}/",
+            {**on_engine, **metrics_env(ports, "web"), **allowed_hosts_env(host)},
         ),
     ]
     return listed
 
 
-def web_argv(py: str, port: int) -> list[str]:
+def web_argv(py: str, port: int, host: str = HOST) -> list[str]:
     """gunicorn (with the project's config when there is one), else Django's runserver."""
     if importlib.util.find_spec("gunicorn") is None:
-        return [py, "manage.py", "runserver", "--noreload", f"{HOST}:{port}"]
+        return [py, "manage.py", "runserver", "--noreload", f"{host}:{port}"]
     config = ROOT / "ladder" / "gunicorn.conf.py"
     argv = [py, "-m", "gunicorn"]
     if config.exists():
         argv += ["-c", str(config)]
-    return [*argv, "--bind", f"{HOST}:{port}", "--workers", "2", "ladder.wsgi:application"]
+    return [*argv, "--bind", f"{host}:{port}", "--workers", "2", "ladder.wsgi:application"]
+
+
+def local_address(host: str) -> str:
+    """Where this machine reaches a server bound to ``host`` (its readiness probe)."""
+    return HOST if host in ("0.0.0.0", "::", "") else host
+
+
+def reachable_address(host: str) -> str:
+    """The address another machine uses for a server bound to ``host``: the host itself,
+    or for every interface (0.0.0.0) the address of the one that routes outwards."""
+    if host not in ("0.0.0.0", "::", ""):
+        return host
+    import socket
+
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # a UDP "connect" sends nothing: it picks the route
+        return str(s.getsockname()[0])
+    return socket.gethostname()
+
+
+def allowed_hosts_env(host: str) -> dict[str, str]:
+    """The web server answers requests naming the address it was asked to serve on (Django
+    refuses other Host headers) unless DJANGO_ALLOWED_HOSTS is set already."""
+    if host == HOST or os.environ.get("DJANGO_ALLOWED_HOSTS"):
+        return {}
+    names = ["localhost", "127.0.0.1", "[::1]", reachable_address(host)]
+    if host in ("0.0.0.0", "::"):
+        import socket
+
+        names += [socket.gethostname(), socket.getfqdn()]
+    return {"DJANGO_ALLOWED_HOSTS": ",".join(dict.fromkeys(names))}
 
 
 def ports_of_bots(ports: dict[str, int]) -> list[int]:
@@ -213,6 +252,7 @@ def banner(
     log_dir: Path,
     remote_bots: bool,
     keeps_running: bool = True,
+    host: str = HOST,
 ) -> str:
     from django.conf import settings
 
@@ -221,8 +261,9 @@ def banner(
     broker = settings.CELERY_BROKER_URL
     if broker.startswith("filesystem"):
         broker = f"embedded, files in {settings.LADDER_BROKER_DIR}"
-    web = f"http://{HOST}:{ports['web']}"
-    grpc_at = f"{HOST}:{ports['grpc']}"
+    reach = HOST if host == HOST else reachable_address(host)
+    web = f"http://{reach}:{ports['web']}"
+    grpc_at = f"{reach}:{ports['grpc']}"
     metrics = "  ".join(f"{name} :{ports[f'metrics-{name}']}" for name in METRICS_OF)
     if remote_bots:
         bots = "remote bots served here (hosted bots cannot run: no sandbox)"
@@ -244,6 +285,15 @@ def banner(
         f"{grpc_at}')).ListMyBots(pb.ListMyBotsRequest(), metadata=[('authorization', "
         f"'Bearer {token}')], timeout=10))\""
     )
+    if host == HOST:
+        elsewhere = (
+            "this ladder listens on 127.0.0.1 only: `make run HOST=0.0.0.0` serves the web"
+            " site and gRPC on every interface"
+        )
+    else:
+        elsewhere = (
+            f"the web site and gRPC listen on {host}; open ports {ports['grpc']} and {ports['web']}"
+        )
     stop = (
         "Ctrl-C stops everything (running matches finish first; Ctrl-C again to stop at once)."
         if keeps_running
@@ -277,6 +327,10 @@ Try next:
   connect with the token (gRPC from Python, then REST):
       {python_line}
       curl -H 'Authorization: Bearer {token}' {web}/api/v1/bots/
+  connect a bot that runs elsewhere ({elsewhere}):
+      curl -H 'Authorization: Bearer {token}' -d name=mybot -d kind=connected {web}/api/v1/bots/
+      DIGDOWN_TOKEN={token} python -m digdown.connect --connect {grpc_at} --bot mybot
+      (any machine with `pip install ./sdk`; your own bot: docs/writing-a-bot.md, "Connect")
   (grpcurl works too, if installed: github.com/fullstorydev/grpcurl; the server has
   reflection: grpcurl -plaintext -H 'authorization: Bearer <token>' {grpc_at} list)
 
@@ -353,7 +407,12 @@ class Runner:
         playable = demo_playable(owner_ids, remote_examples=bool(refusal))
         if len({owner for _, owner in playable}) < 2:
             raise RuntimeError("the example bots of two owners are needed, and cannot all play")
-        say(banner(ports, accounts, self.log_dir, bool(refusal), keeps_running=not args.matches))
+        say(
+            banner(
+                ports, accounts, self.log_dir, bool(refusal),
+                keeps_running=not args.matches, host=args.host,
+            )
+        )  # fmt: skip
         if args.matches:
             return self.play(playable, args.matches)
         self.playing = True

@@ -45,8 +45,12 @@ LADDER_UPLOAD_MAX_FILES (default 200), LADDER_REPLAY_MAX_BYTES (default 32 MiB)
 LADDER_THROTTLE_ANON, LADDER_THROTTLE_USER  DRF rates (default 60/min, 600/min)
 LADDER_GRPC_THROTTLE    gRPC calls per token (anonymous: per address) (default 600/min)
 LADDER_PRESENCE_URL     Redis where connected bots' open streams are recorded (default REDIS_URL,
-                        else LADDER_CACHE_URL; unset: connected bots cannot play), key prefix
-                        LADDER_PRESENCE_PREFIX (default ``dd:``); docs/connected-bots.md
+                        else LADDER_CACHE_URL; unset: in the database, for processes sharing
+                        it), key prefix LADDER_PRESENCE_PREFIX (default ``dd:``);
+                        docs/connected-bots.md
+LADDER_CONNECT_NEW_VERSIONS_PER_DAY  new version labels a connected bot may name a day (50)
+LADDER_CONNECT_SEAT_WAIT_S  seconds a worker waits for a connected bot's stream before a match
+                        that seats it (default 10); absent then, the match is void, no forfeit
 LADDER_RELAY_LISTEN     internal address each grpcserver serves the worker relay on (default
                         127.0.0.1:0); LADDER_RELAY_ADVERTISE the address workers dial (default
                         the bound one)
@@ -815,3 +819,11 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "NotificationKindEnum": "ladder.notifications.kinds.Kind",
     "DeliveryStatusEnum": "ladder.notifications.models.Delivery.Status",
 }
+# --- connect
+# A worker about to play a match waits this long for each connected seat's stream (a bot
+# reconnecting after a server restart); absent then, the match is void: nobody forfeits.
+LADDER_CONNECT_SEAT_WAIT_S = float(os.environ.get("LADDER_CONNECT_SEAT_WAIT_S", "10"))
+# New version labels a connected bot may name in 24 hours (each is a version row).
+LADDER_CONNECT_NEW_VERSIONS_PER_DAY = int(
+    os.environ.get("LADDER_CONNECT_NEW_VERSIONS_PER_DAY", "50")
+)

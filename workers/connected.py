@@ -109,6 +109,7 @@ class ConnectedTransport:
     seat: int
     time_control: TimeControl
     lookup: Callable[[int], list[presence.StreamRecord]] = presence.streams_of_bot
+    version_label: str = ""  # the seat's version: its streams are preferred (connect, issue 38)
     stream: presence.StreamRecord | None = None
     closed_reason: str = ""  # set when the bound stream's relay said it is closed
     dead_relays: set[str] = field(default_factory=set)
@@ -125,6 +126,8 @@ class ConnectedTransport:
         while True:
             try:
                 streams = [s for s in self.lookup(self.bot_id) if s.relay not in self.dead_relays]
+                same = [s for s in streams if s.version_label == self.version_label]
+                streams = same or streams  # the seat's version's processes first
             except Exception as exc:  # Redis unreachable: the ladder's trouble
                 raise RelayError(
                     grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: presence unreadable ({exc})"
@@ -198,7 +201,17 @@ class ConnectedTransport:
     ) -> bot_pb2.HandshakeReply | Undecodable:
         call = relay_pb2.RelayHandshake(match_id=self.match_id, seat=self.seat)
         call.request.CopyFrom(request)
-        answer = self._call("Handshake", call, timeout_s)
+        try:
+            answer = self._call("Handshake", call, timeout_s)
+        except RelayError as exc:
+            if exc.details().startswith(STREAM_CLOSED):
+                # Gone between being seated and its handshake: the match is void, as for a
+                # bot not connected at all (workers.seats), not a forfeit of a seat that
+                # never began (the match's other bots are not charged either).
+                from workers.seats import SeatRefused
+
+                raise SeatRefused(connected_absent(self.bot_name), seat=self.seat) from None
+            raise
         return answer.handshake  # type: ignore[no-any-return]
 
     def act(
@@ -256,15 +269,24 @@ class ConnectedTransport:
             log.info("match end to stream %s: %s", stream.stream_id, rpc_code(exc).name)
 
 
+def connected_absent(bot_name: str) -> str:
+    """The void match's public error when a connected bot held no stream as it began."""
+    return (
+        f"connected bot {bot_name} held no open stream when the match began:"
+        " the match is void, no one forfeits"
+    )
+
+
 def connected_transport_factory(
-    *, bot_id: int, bot_name: str, match_id: int, seat: int
+    *, bot_id: int, bot_name: str, match_id: int, seat: int, version_label: str = ""
 ) -> Callable[[TimeControl], ConnectedTransport]:
     """What ``BotSpec.transport`` holds for a connected seat."""
 
     def make(tc: TimeControl) -> ConnectedTransport:
         return ConnectedTransport(
-            bot_id=bot_id, bot_name=bot_name, match_id=match_id, seat=seat, time_control=tc
-        )
+            bot_id=bot_id, bot_name=bot_name, match_id=match_id, seat=seat, time_control=tc,
+            version_label=version_label,
+        )  # fmt: skip
 
     return make
 

@@ -16,11 +16,19 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
+
+from ladder.bots import presence
 from ladder.bots.models import Bot
 from ladder.bots.ssrf_check import endpoint_check
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import MatchSeat
-from workers.connected import CONNECTED_SHOWN, ConnectedTransport, connected_transport_factory
+from workers.connected import (
+    CONNECTED_SHOWN,
+    ConnectedTransport,
+    connected_absent,
+    connected_transport_factory,
+)
 from workers.hosted import match_hosted_seats
 from workers.runner import BotSpec
 from workers.sandbox import HostedSeat
@@ -97,10 +105,17 @@ def remote_note(seat: MatchSeat, spec: BotSpec) -> bytes:
 
 
 def connected_bot(seat: MatchSeat, made: dict[int, ConnectedTransport]) -> BotSpec:
-    """A connected seat: no address, a transport to whichever stream of the bot is open."""
+    """A connected seat: no address, a transport to whichever stream of the bot is open.
+
+    A bot with no open stream (waited for a little) is refused: the match is void, as
+    when it drops its stream before its handshake (``ConnectedTransport.handshake``),
+    never a forfeit charged to a bot that nobody could reach."""
+    if not presence.wait_connected(seat.bot_id, settings.LADDER_CONNECT_SEAT_WAIT_S):
+        raise SeatRefused(connected_absent(seat.bot.name), seat=seat.seat)
     factory = connected_transport_factory(
-        bot_id=seat.bot_id, bot_name=seat.bot.name, match_id=seat.match_id, seat=seat.seat
-    )
+        bot_id=seat.bot_id, bot_name=seat.bot.name, match_id=seat.match_id, seat=seat.seat,
+        version_label=seat.version.label,
+    )  # fmt: skip
 
     def make(tc: Any) -> ConnectedTransport:
         made[seat.seat] = transport = factory(tc)

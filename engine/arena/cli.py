@@ -4,14 +4,17 @@
     python -m engine.arena --bot mybot.py:MyBot --vs heuristic --vs heuristic,random,random \
         --games 400 --duplicate --difficulty hard
     python -m engine.arena --bot 127.0.0.1:50061 --vs heuristic      # a bot already serving
+    python -m engine.arena --bot connect --games 100   # your bot connects out to the arena:
+        DIGDOWN_TOKEN=arena python -m digdown.connect --connect 127.0.0.1:50070 --bot mybot
 
 `--bot` is a Python file or module with `act(observation, legal_actions)` (or a
 `factory(game_id, seat)`; `FILE.py:NAME` picks another function or a class,
 one instance per game), or the address of a running gRPC bot (`host:port`,
-`unix:/path`). Each `--vs` is one opponent line-up, house bots by name,
-comma-separated (1 to 3 of them: 2 to 4 seats); the default is `--vs random --vs
-heuristic`. The author's seat rotates through every seat; `--duplicate` plays
-each deal in every rotation.
+`unix:/path`), or `connect[:HOST:PORT]` for a bot that only connects out (as it does
+to the ladder: the arena serves the Play stream there, engine/arena/bridge.py). Each
+`--vs` is one opponent line-up, house bots by name, comma-separated (1 to 3 of them:
+2 to 4 seats); the default is `--vs random --vs heuristic`. The author's seat rotates
+through every seat; `--duplicate` plays each deal in every rotation.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engine.arena.bridge import DEFAULT_LISTEN, PlayBridge
 from engine.arena.play import ArenaConfig, GameRow, run_arena
 from engine.arena.report import format_lineup, summarise
 from engine.arena.seats import BotLoadError
@@ -47,7 +51,18 @@ def parse_args(argv: Sequence[str] | None, prog: str, extra_help: str = "") -> a
         description=(__doc__ or "").split("\n\n")[0].strip("`").strip(),
         epilog=extra_help or None,
     )
-    parser.add_argument("--bot", required=True, help="FILE.py[:NAME], MODULE[:NAME] or HOST:PORT")
+    parser.add_argument(
+        "--bot",
+        required=True,
+        help="FILE.py[:NAME], MODULE[:NAME], HOST:PORT (a served bot), or connect[:HOST:PORT]"
+        f" (your bot connects out to the arena, as to the ladder; default {DEFAULT_LISTEN})",
+    )
+    parser.add_argument(
+        "--connect-wait",
+        type=float,
+        default=300.0,
+        help="--bot connect: seconds to wait for the bot to connect (default 300)",
+    )
     parser.add_argument(
         "--vs",
         action="append",
@@ -90,6 +105,26 @@ def parse_args(argv: Sequence[str] | None, prog: str, extra_help: str = "") -> a
         parser.error("--deadline must be positive and --bank not negative")
     args.workers = max(1, args.workers)
     return args
+
+
+def connect_bridge(spec: str, stack: contextlib.ExitStack, wait_s: float) -> PlayBridge:
+    """``--bot connect[:HOST:PORT]``: serve the Play stream there and wait for the bot."""
+    listen = spec.partition(":")[2] or DEFAULT_LISTEN
+    try:
+        bridge = stack.enter_context(PlayBridge(listen))
+    except (OSError, RuntimeError) as exc:
+        raise BotLoadError(f"cannot listen on {listen} for your bot: {exc}") from None
+    print(
+        f"waiting up to {wait_s:g} s for your bot to connect to {bridge.listen} (any token),"
+        f" e.g. DIGDOWN_TOKEN=arena python -m digdown.connect --connect {bridge.listen}"
+        " --bot mybot",
+        file=sys.stderr,
+        flush=True,
+    )
+    if not bridge.wait_connected(wait_s):
+        raise BotLoadError(f"no bot connected to {bridge.listen} within {wait_s:g} s")
+    print(f"your bot connected to {bridge.listen}", file=sys.stderr, flush=True)
+    return bridge
 
 
 def keep_replays(rows: list[GameRow], out: Path, keep: int) -> dict[str, list[dict[str, Any]]]:
@@ -150,7 +185,10 @@ def main(
         candidates = stack.enter_context(tempfile.TemporaryDirectory(prefix="digdown-arena-"))
         config = replace(config, replay_dir=candidates)
         try:
-            if resolve_bot is not None:
+            if config.bot == "connect" or config.bot.startswith("connect:"):
+                bridge = connect_bridge(config.bot, stack, args.connect_wait)
+                config = replace(config, bot=bridge.bot_address)
+            elif resolve_bot is not None:
                 config = replace(config, bot=resolve_bot(config.bot, stack, config))
             started = time.perf_counter()
             with _progress(total, show) as bar:

@@ -58,7 +58,11 @@ class VersionOutputSerializer(serializers.Serializer):
     """A version as anyone sees it."""
 
     number = serializers.IntegerField()
-    kind = serializers.ChoiceField(choices=["source", "endpoint"])
+    kind = serializers.ChoiceField(choices=["source", "endpoint", "connected"])
+    version_label = serializers.CharField(
+        source="label",
+        help_text="a connected bot's version: the label its process named when it connected",
+    )
     sha256 = serializers.CharField(source="archive_sha256")
     size = serializers.IntegerField(source="archive_size")
     entry_point = serializers.CharField()

@@ -136,11 +136,19 @@ class BotVersion(models.Model):
         null=True, blank=True, help_text="When its smoke match was last sent to the workers."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A connected bot's version: the label its process named when it connected (e.g. a git
+    # hash); one version per label (``ladder.bots.connected_versions``). Empty otherwise.
+    label = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["bot", "-number"]
         constraints = [
             models.UniqueConstraint(fields=["bot", "number"], name="botversion_bot_number_unique"),
+            models.UniqueConstraint(
+                fields=["bot", "label"],
+                condition=~models.Q(label=""),
+                name="botversion_bot_label_unique",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -148,5 +156,35 @@ class BotVersion(models.Model):
 
     @property
     def kind(self) -> str:
-        """``endpoint`` (a remote bot's address) or ``source`` (an uploaded archive)."""
-        return "endpoint" if self.endpoint else "source"
+        """``endpoint`` (a remote bot's address), ``connected`` (a connected bot's, named by
+        its label) or ``source`` (an uploaded archive)."""
+        if self.endpoint:
+            return "endpoint"
+        return "connected" if self.label or not self.archive else "source"
+
+
+class ConnectedStream(models.Model):
+    """An open Play stream of a connected bot, as presence records it when there is no Redis.
+
+    ``ladder.bots.presence`` keeps these rows when no Redis is configured (``make run``):
+    every process of one ladder shares its database, so the workers find a bot's streams
+    and the grpcservers count them against the limits. A row not refreshed by its process
+    expires (``expires_at``), as a Redis record does; reads ignore expired rows and the
+    heartbeat deletes them. Times are epoch seconds, as in the Redis records.
+    """
+
+    stream_id = models.CharField(max_length=32, primary_key=True)
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    token_id = models.BigIntegerField()
+    relay = models.CharField(max_length=300)
+    since = models.FloatField()
+    label = models.CharField(max_length=64, blank=True)
+    version_label = models.CharField(max_length=64, blank=True)
+    expires_at = models.FloatField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["bot", "expires_at"], name="connstream_bot_live_idx")]
+
+    def __str__(self) -> str:
+        return f"stream {self.stream_id} of bot {self.bot_id}"

@@ -1,4 +1,4 @@
-"""Which connected bots hold an open Play stream, and where: a presence record in Redis.
+"""Which connected bots hold an open Play stream, and where: presence records.
 
 Every ``grpcserver`` process writes a record for each Play stream it holds and
 refreshes it every few seconds (``heartbeat``); a record that is not refreshed
@@ -10,16 +10,24 @@ without anyone cleaning up. Readers:
 - a worker playing a seat of a connected bot reads the bot's streams
   (``streams_of_bot``) and calls the relay address of the process holding one;
 - the bot's page shows its owner the live streams (count, since when);
-- ``grpcserver`` checks the per-bot and per-user stream limits across processes.
+- ``grpcserver`` checks the per-bot and per-user stream limits across processes,
+  and records a new stream in the same atomic step (``admit``), so concurrent
+  hellos on any number of replicas never open more than the limits.
 
-Why Redis (already the broker and the cache) and not the database: the records
-change every few seconds per stream and must expire by themselves when a
-process dies; a row would need a janitor and a write per heartbeat.
+Two backends, chosen by configuration (``backend()``):
 
-Keys (all under ``LADDER_PRESENCE_PREFIX``): ``connect:bot:<id>`` and
-``connect:user:<id>`` are sorted sets of stream ids scored by expiry time (the
-sets themselves expire with their last stream); ``connect:stream:<id>`` is the
-stream's hash (with a TTL of its own).
+- **Redis** when one is configured (``LADDER_PRESENCE_URL``, else ``REDIS_URL``, else
+  ``LADDER_CACHE_URL``): the way for many servers and machines. The records change
+  every few seconds per stream and expire by themselves when a process dies. Keys
+  (all under ``LADDER_PRESENCE_PREFIX``): ``connect:bot:<id>`` and ``connect:user:<id>``
+  are sorted sets of stream ids scored by expiry time (the sets themselves expire with
+  their last stream); ``connect:stream:<id>`` is the stream's hash (with a TTL of its
+  own). ``admit`` is one Lua script, which Redis runs atomically.
+- **The database** otherwise (``make run``'s embedded ladder: SQLite, no Redis): one
+  ``ConnectedStream`` row per stream with its expiry time, refreshed in one UPDATE per
+  heartbeat; expired rows are ignored by reads and deleted by the heartbeats. ``admit``
+  counts and inserts in one transaction holding the owner's row lock (PostgreSQL) or
+  the database's write lock (SQLite's ``BEGIN IMMEDIATE``).
 """
 
 from __future__ import annotations
@@ -30,12 +38,15 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import cache
+from typing import Any
 
 from django.conf import settings
 
-from ladder.common.redis import PresenceUnavailable, client, configured, prefixed
+from ladder.common.redis import PresenceUnavailable, client, prefixed
+from ladder.common.redis import configured as redis_configured
 
-__all__ = ["PresenceUnavailable", "StreamRecord", "client", "configured"]
+__all__ = ["PresenceUnavailable", "Refused", "StreamRecord", "admit", "backend", "client"]
 
 log = logging.getLogger("ladder.bots.presence")
 
@@ -54,24 +65,73 @@ class StreamRecord:
     relay: str  # the internal address of the process that holds it
     since: float  # epoch seconds
     label: str = ""
+    version_label: str = ""  # the version its process plays (PlayHello.version_label)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why ``admit`` did not record a stream: which limit (``bot`` or ``user``) and the count."""
+
+    limit: str
+    open_now: int
+
+
+def backend() -> str:
+    """``redis`` when a Redis is configured for presence, else ``database``."""
+    return "redis" if redis_configured() else "database"
+
+
+def configured() -> bool:
+    """Presence is always available: in Redis, or else in the database."""
+    return True
 
 
 def _key(*parts: object) -> str:
     return prefixed("connect", *parts)
 
 
-# --- writes (grpcserver) -------------------------------------------------------------
+# --- Redis ------------------------------------------------------------------------------
+
+# KEYS: bot set, user set, stream hash. ARGV: now, expires, ttl_ms, stream id, record json,
+# streams per bot, streams per user. Returns {0, 0} when recorded, {1, n} / {2, n} when the
+# bot's / the user's n live streams are at the limit. Redis runs a script atomically, so two
+# servers' hellos cannot both pass the count before either records.
+_ADMIT_LUA = """
+local now, expires, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1])
+local b = redis.call('ZCARD', KEYS[1])
+if b >= tonumber(ARGV[6]) then return {1, b} end
+local u = redis.call('ZCARD', KEYS[2])
+if u >= tonumber(ARGV[7]) then return {2, u} end
+redis.call('HSET', KEYS[3], 'json', ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ttl)
+redis.call('ZADD', KEYS[1], expires, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('ZADD', KEYS[2], expires, ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ttl)
+return {0, 0}
+"""
 
 
-def stream_open(record: StreamRecord) -> None:
-    """Record a new stream (live for ``TTL_S`` unless refreshed)."""
-    heartbeat([record])
+@cache
+def _admit_script(redis_client: Any) -> Any:
+    return redis_client.register_script(_ADMIT_LUA)
 
 
-def heartbeat(records: Sequence[StreamRecord]) -> None:
-    """Refresh every record of one process in one round trip."""
-    if not records:
-        return
+def _redis_admit(record: StreamRecord, per_bot: int, per_user: int) -> Refused | None:
+    r = client()
+    now = time.time()
+    keys = [_key("bot", record.bot_id), _key("user", record.user_id)]
+    keys.append(_key("stream", record.stream_id))
+    args = [now, now + TTL_S, int(TTL_S * 1000), record.stream_id, json.dumps(asdict(record))]
+    refused, n = _admit_script(r)(keys=keys, args=[*args, per_bot, per_user])
+    if int(refused) == 0:
+        return None
+    return Refused("bot" if int(refused) == 1 else "user", int(n))
+
+
+def _redis_heartbeat(records: Sequence[StreamRecord]) -> None:
     expires = time.time() + TTL_S
     pipe = client().pipeline(transaction=False)
     for r in records:
@@ -86,8 +146,7 @@ def heartbeat(records: Sequence[StreamRecord]) -> None:
     pipe.execute()
 
 
-def stream_close(record: StreamRecord) -> None:
-    """Forget a stream at once (a process that dies leaves it to expire)."""
+def _redis_close(record: StreamRecord) -> None:
     pipe = client().pipeline(transaction=False)
     pipe.delete(_key("stream", record.stream_id))
     pipe.zrem(_key("bot", record.bot_id), record.stream_id)
@@ -95,15 +154,7 @@ def stream_close(record: StreamRecord) -> None:
     pipe.execute()
 
 
-# --- reads ---------------------------------------------------------------------------
-
-
-def _live(ids: Iterable[bytes]) -> list[str]:
-    return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
-
-
-def stream_counts(*, bot_id: int, user_id: int) -> tuple[int, int]:
-    """Live streams of the bot and of its owner, across every process."""
+def _redis_counts(bot_id: int, user_id: int) -> tuple[int, int]:
     now = time.time()
     pipe = client().pipeline(transaction=False)
     pipe.zcount(_key("bot", bot_id), now, "+inf")
@@ -112,38 +163,230 @@ def stream_counts(*, bot_id: int, user_id: int) -> tuple[int, int]:
     return int(bot_n), int(user_n)
 
 
-def streams_of_bot(bot_id: int) -> list[StreamRecord]:
-    """The bot's live streams, oldest first."""
+def _redis_streams_of_bot(bot_id: int) -> list[StreamRecord]:
     r = client()
-    ids = _live(r.zrangebyscore(_key("bot", bot_id), time.time(), "+inf"))
+    raw_ids = r.zrangebyscore(_key("bot", bot_id), time.time(), "+inf")
+    ids = [i.decode() if isinstance(i, bytes) else str(i) for i in raw_ids]
     if not ids:
         return []
     pipe = r.pipeline(transaction=False)
     for sid in ids:
         pipe.hget(_key("stream", sid), "json")
-    found = [StreamRecord(**json.loads(raw)) for raw in pipe.execute() if raw]
+    return [_from_json(raw) for raw in pipe.execute() if raw]
+
+
+_FIELDS = frozenset(StreamRecord.__dataclass_fields__)
+
+
+def _from_json(raw: bytes | str) -> StreamRecord:
+    """A record as any version of the servers wrote it (fields this one does not know are
+    left out: servers and workers are upgraded one at a time)."""
+    found = json.loads(raw)
+    return StreamRecord(**{k: v for k, v in found.items() if k in _FIELDS})
+
+
+def _redis_connected(ids: list[int]) -> set[int]:
+    now = time.time()
+    live: set[int] = set()
+    r = client()
+    for start in range(0, len(ids), 1000):
+        chunk = ids[start : start + 1000]
+        pipe = r.pipeline(transaction=False)
+        for bot_id in chunk:
+            pipe.zcount(_key("bot", bot_id), now, "+inf")
+        live.update(b for b, n in zip(chunk, pipe.execute(), strict=True) if n)
+    return live
+
+
+# --- the database -----------------------------------------------------------------------
+
+
+def _row(record: StreamRecord, expires: float) -> Any:
+    from ladder.bots.models import ConnectedStream
+
+    return ConnectedStream(
+        stream_id=record.stream_id, bot_id=record.bot_id, user_id=record.user_id,
+        token_id=record.token_id, relay=record.relay, since=record.since,
+        label=record.label, version_label=record.version_label, expires_at=expires,
+    )  # fmt: skip
+
+
+def _record(row: Any) -> StreamRecord:
+    return StreamRecord(
+        stream_id=row.stream_id, bot_id=row.bot_id, user_id=row.user_id,
+        token_id=row.token_id, relay=row.relay, since=row.since, label=row.label,
+        version_label=row.version_label,
+    )  # fmt: skip
+
+
+def _db_admit(record: StreamRecord, per_bot: int, per_user: int) -> Refused | None:
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.db.models import Q
+
+    from ladder.bots.models import ConnectedStream
+
+    with transaction.atomic():
+        # Every hello of one owner waits here for the one before it (the bot's limit is
+        # within its owner's): PostgreSQL's row lock; SQLite's write lock is already held.
+        list(get_user_model().objects.select_for_update().filter(pk=record.user_id).values("pk"))
+        now = time.time()
+        ConnectedStream.objects.filter(
+            Q(bot_id=record.bot_id) | Q(user_id=record.user_id), expires_at__lt=now
+        ).delete()
+        live = ConnectedStream.objects.filter(expires_at__gte=now)
+        bot_n = live.filter(bot_id=record.bot_id).count()
+        if bot_n >= per_bot:
+            return Refused("bot", bot_n)
+        user_n = live.filter(user_id=record.user_id).count()
+        if user_n >= per_user:
+            return Refused("user", user_n)
+        _row(record, now + TTL_S).save(force_insert=True)
+    return None
+
+
+def _db_heartbeat(records: Sequence[StreamRecord]) -> None:
+    from ladder.bots.models import ConnectedStream
+
+    now = time.time()
+    ids = [r.stream_id for r in records]
+    updated = 0
+    for start in range(0, len(ids), 500):
+        updated += ConnectedStream.objects.filter(stream_id__in=ids[start : start + 500]).update(
+            expires_at=now + TTL_S
+        )
+    if updated < len(ids):  # a record that expired meanwhile (a stalled process): again
+        ConnectedStream.objects.bulk_create(
+            [_row(r, now + TTL_S) for r in records], ignore_conflicts=True, batch_size=500
+        )
+    # Rows of killed processes: nobody refreshes them.
+    ConnectedStream.objects.filter(expires_at__lt=now - TTL_S).delete()
+
+
+def _db_close(record: StreamRecord) -> None:
+    from ladder.bots.models import ConnectedStream
+
+    ConnectedStream.objects.filter(stream_id=record.stream_id).delete()
+
+
+def _db_counts(bot_id: int, user_id: int) -> tuple[int, int]:
+    from ladder.bots.models import ConnectedStream
+
+    live = ConnectedStream.objects.filter(expires_at__gte=time.time())
+    return live.filter(bot_id=bot_id).count(), live.filter(user_id=user_id).count()
+
+
+def _db_streams_of_bot(bot_id: int) -> list[StreamRecord]:
+    from ladder.bots.models import ConnectedStream
+
+    rows = ConnectedStream.objects.filter(bot_id=bot_id, expires_at__gte=time.time())
+    return [_record(row) for row in rows]
+
+
+def _db_connected(ids: list[int]) -> set[int]:
+    from ladder.bots.models import ConnectedStream
+
+    live: set[int] = set()
+    now = time.time()
+    for start in range(0, len(ids), 1000):
+        live.update(
+            ConnectedStream.objects.filter(
+                bot_id__in=ids[start : start + 1000], expires_at__gte=now
+            ).values_list("bot_id", flat=True)
+        )
+    return live
+
+
+# --- writes (grpcserver) -------------------------------------------------------------
+
+
+def admit(record: StreamRecord, *, per_bot: int, per_user: int) -> Refused | None:
+    """Record a new stream unless its bot or owner already holds its limit of live streams:
+    the count and the record are one atomic step, across every process and machine."""
+    if backend() == "redis":
+        return _redis_admit(record, per_bot, per_user)
+    return _db_admit(record, per_bot, per_user)
+
+
+def stream_open(record: StreamRecord) -> None:
+    """Record a new stream (live for ``TTL_S`` unless refreshed), with no limit check."""
+    heartbeat([record])
+
+
+def heartbeat(records: Sequence[StreamRecord]) -> None:
+    """Refresh every record of one process in one round trip."""
+    if not records:
+        return
+    if backend() == "redis":
+        _redis_heartbeat(records)
+    else:
+        _db_heartbeat(records)
+
+
+def stream_close(record: StreamRecord) -> None:
+    """Forget a stream at once (a process that dies leaves it to expire)."""
+    if backend() == "redis":
+        _redis_close(record)
+    else:
+        _db_close(record)
+
+
+# --- reads ---------------------------------------------------------------------------
+
+
+def stream_counts(*, bot_id: int, user_id: int) -> tuple[int, int]:
+    """Live streams of the bot and of its owner, across every process."""
+    if backend() == "redis":
+        return _redis_counts(bot_id, user_id)
+    return _db_counts(bot_id, user_id)
+
+
+def streams_of_bot(bot_id: int) -> list[StreamRecord]:
+    """The bot's live streams, oldest first."""
+    found = _redis_streams_of_bot(bot_id) if backend() == "redis" else _db_streams_of_bot(bot_id)
     return sorted(found, key=lambda rec: rec.since)
 
 
 def connected_bot_ids(bot_ids: Iterable[int]) -> set[int]:
     """Which of ``bot_ids`` hold a live stream now (one round trip per 1000 bots)."""
     ids = list(bot_ids)
-    if not ids or not configured():
+    if not ids:
         return set()
-    now = time.time()
-    live: set[int] = set()
     try:
-        r = client()
-        for start in range(0, len(ids), 1000):
-            chunk = ids[start : start + 1000]
-            pipe = r.pipeline(transaction=False)
-            for bot_id in chunk:
-                pipe.zcount(_key("bot", bot_id), now, "+inf")
-            live.update(b for b, n in zip(chunk, pipe.execute(), strict=True) if n)
-    except Exception as exc:  # Redis down: nobody is offered as connected meanwhile
+        if backend() == "redis":
+            return _redis_connected(ids)
+        return _db_connected(ids)
+    except Exception as exc:  # presence down: nobody is offered as connected meanwhile
         log.warning("presence unreadable (%s): no connected bot is offered", exc)
         return set()
-    return live
+
+
+def is_connected(bot_id: int) -> bool:
+    """Whether the bot holds a live stream now (False when presence cannot be read)."""
+    return bot_id in connected_bot_ids([bot_id])
+
+
+def absent_connected(bots: Iterable[Any]) -> list[Any]:
+    """Those of ``bots`` (Bot rows) that are connected bots holding no live stream now: a
+    match seating one would forfeit its seat, so nobody may ask for one (order kept)."""
+    listed = list(bots)
+    connected = [b for b in listed if b.kind == "connected"]
+    if not connected:
+        return []
+    live = connected_bot_ids(b.pk for b in connected)
+    return [b for b in connected if b.pk not in live]
+
+
+def wait_connected(bot_id: int, timeout_s: float, poll_s: float = 0.25) -> bool:
+    """Whether the bot holds a live stream within ``timeout_s`` (a worker about to seat it:
+    a bot reconnecting after a server restart gets that long to come back)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if is_connected(bot_id):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
 
 
 def relay_key() -> str:
@@ -168,7 +411,7 @@ def streams_shown(bot_id: int) -> list[StreamShown] | None:
     """The bot's live streams for its owner's page; None when presence cannot be read."""
     try:
         found = streams_of_bot(bot_id)
-    except Exception as exc:  # no Redis configured, or unreachable: say "unknown"
+    except Exception as exc:  # Redis unreachable: say "unknown"
         log.info("presence of bot %s unreadable: %s", bot_id, exc)
         return None
     return [StreamShown(datetime.fromtimestamp(s.since, UTC), s.label) for s in found]

@@ -8,7 +8,7 @@ size, answers to ids that were never asked) and hands each answer to the
 request waiting for it. The ``PlayHub`` holds every stream of the process: the
 relay service (``relay.py``) asks it to forward a request to one stream and
 wait for the answer; its heartbeat thread pings the streams, closes those that
-stopped answering, refreshes their presence records in Redis and re-checks
+stopped answering, refreshes their presence records (Redis, or the database) and re-checks
 their tokens; a listener closes a revoked token's streams at once.
 
 Why a thread per stream and not asyncio: the rest of the Ladder service is
@@ -19,6 +19,7 @@ and ``LADDER_CONNECT_STREAMS_PER_PROCESS`` bounds them (more replicas hold more)
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import logging
 import queue
@@ -38,7 +39,10 @@ from digdown import text
 from digdown.v1 import ladder_pb2
 from ladder.accounts import revocations
 from ladder.bots import presence
+from ladder.bots.connected_versions import connected_version_for_label, version_label_check
 from ladder.bots.models import Bot
+from ladder.common.exceptions import ApplicationError, QuotaExceeded
+from ladder.common.redis import configured as redis_configured
 from ladder.grpc.auth import GrpcError
 from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play_codec import Garbled, Oversized
@@ -61,7 +65,11 @@ MAX_OUTBOX = 64  # requests queued to a stream that does not read: more are refu
 MAX_STRAY_ANSWERS = 20  # answers to ids never asked (or already answered) before closing
 MAX_EXPIRED = 256  # timed-out requests remembered, so their late answers are not strays
 MAX_REPLY_BYTES = 64 * 1024  # as TimeControl.max_reply_bytes: a larger reply is a fault
-TOKEN_CHECK_S = 5.0  # how often every stream's token is checked in the database
+TOKEN_CHECK_S = 5.0  # how often every stream's token (and bot's standing) is checked
+# A suspended bot's stream is told at once, then closed once its matches in flight are
+# over: no request for QUIET_S (or after DRAIN_S at most), so they finish, not forfeit.
+SUSPENDED_QUIET_S = 15.0
+SUSPENDED_DRAIN_S = 300.0
 
 # Details the worker (and the blame rule) tell apart; see protos/digdown/v1/relay.proto.
 STREAM_CLOSED = "bot stream closed"
@@ -149,6 +157,12 @@ class PlayStream:
         self.ping_sent: tuple[int, float] | None = None  # (nonce, when) of the unanswered ping
         self.last_heard = time.monotonic()
         self.context: grpc.ServicerContext | None = None
+        # Set once presence admitted it (within the limits): only then does the heartbeat
+        # refresh its record (refreshing a stream still being admitted would record it).
+        self.recorded = False
+        self.last_request = 0.0  # monotonic time of the last request relayed to it
+        # (code, reason, when) once the bot was found suspended or retired: told, closing.
+        self.stopping_for: tuple[str, str, float] | None = None
 
     @property
     def id(self) -> str:
@@ -165,6 +179,7 @@ class PlayStream:
         """
         correlation = f"{kind[0]}{next(self._ids)}"
         waiter = _Waiter(kind)
+        self.last_request = time.monotonic()
         with self._lock:
             if self.closed is not None:
                 raise StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {self.closed[1]}")
@@ -340,6 +355,22 @@ class PlayStream:
             yield message
 
 
+def why_not_playing(bot: Bot | None) -> tuple[str, str]:
+    """(PlayNotice code, reason) of a bot that may not play: what its stream is told."""
+    if bot is None:
+        return "DELETED", "the bot was deleted"
+    if bot.is_retired:
+        return "RETIRED", f"bot {bot.name} was retired"
+    if bot.suspension == Bot.Suspension.STAFF:
+        why = bot.suspended_reason or "no reason given"
+        return "SUSPENDED", f"bot {bot.name} is suspended by staff: {why}; only staff can lift it"
+    why = bot.suspended_reason or "inactive"
+    return "SUSPENDED", (
+        f"bot {bot.name} is suspended: {why}; once the cause is fixed its owner lifts it"
+        " (Reactivate on the bot's page, or ReactivateBot) and the bot reconnects"
+    )
+
+
 class PlayHub:
     """Every stream this process holds, and the threads that keep them honest."""
 
@@ -354,13 +385,15 @@ class PlayHub:
     # --- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        if not presence.configured():
-            log.warning("no Redis for presence (REDIS_URL): connected bots cannot play here")
-            return
-        for target, name in (
-            (self._heartbeat, "play-heartbeat"),
-            (self._revocations, "play-revoked"),
-        ):
+        log.info(
+            "presence of connected bots in %s%s", presence.backend(),
+            "" if presence.backend() == "redis" else " (one ladder's processes share it;"
+            " revoked tokens' streams close within the token check)",
+        )  # fmt: skip
+        threads = [(self._heartbeat, "play-heartbeat")]
+        if redis_configured():  # the revocation channel: without Redis the token check does
+            threads.append((self._revocations, "play-revoked"))
+        for target, name in threads:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -390,11 +423,6 @@ class PlayHub:
         """The body of Ladder.Play for an authenticated caller."""
         if self._stopping.is_set():
             raise GrpcError(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
-        if not presence.configured():
-            raise GrpcError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "this ladder runs without Redis: connected bots cannot play (set REDIS_URL)",
-            )
         hello = self._hello(requests)
         try:
             bot = self._admit(hello, user)
@@ -411,6 +439,7 @@ class PlayHub:
             relay=self.relay_address,
             since=time.time(),
             label=text.clean(hello.label, 64),
+            version_label=hello.version_label,
         )
         stream = PlayStream(record, limits)
         stream.context = context
@@ -425,12 +454,10 @@ class PlayHub:
             STREAMS_OPEN.set(len(self._streams))
         context.add_callback(lambda: self._ended(stream))
         try:
-            try:
-                presence.stream_open(record)
-            except Exception as exc:
-                raise GrpcError(
-                    grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
-                ) from None
+            with refusals_told(bot, user):  # past its stream limits: told like the checks
+                self._record(stream, bot, user)
+            if record.version_label:
+                self._version(bot, record.version_label)
             reader = threading.Thread(
                 target=stream.read, args=(requests,), name=f"play-{stream.id}", daemon=True
             )
@@ -498,6 +525,11 @@ class PlayHub:
         """
         close_old_connections()
         bot = own_bot_named(hello.bot, user)
+        if hello.version_label:
+            try:
+                version_label_check(hello.version_label)
+            except ApplicationError as exc:
+                raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, exc.message) from None
         with refusals_told(bot, user):
             return self._admit_bot(bot, user)
 
@@ -508,28 +540,56 @@ class PlayHub:
                 f"bot {bot.name} is {bot.kind}; only a CONNECTED bot plays over Play",
             )
         if not bot.playable:
-            why = bot.suspended_reason or ("retired" if bot.is_retired else "inactive")
-            raise GrpcError(
-                grpc.StatusCode.FAILED_PRECONDITION, f"bot {bot.name} is not active: {why}"
-            )
+            raise GrpcError(grpc.StatusCode.FAILED_PRECONDITION, why_not_playing(bot)[1])
+        return bot
+
+    @staticmethod
+    def _version(bot: Bot, label: str) -> None:
+        """The stream's version label: the bot's version of that name (new if never seen)
+        becomes its current one (``ladder.bots.connected_versions``)."""
         try:
-            bot_n, user_n = presence.stream_counts(bot_id=bot.pk, user_id=user.pk)
-        except Exception as exc:  # Redis away: the ladder's trouble, the bot retries
+            close_old_connections()
+            version = connected_version_for_label(bot_id=bot.pk, label=label)
+        except QuotaExceeded as exc:
+            raise GrpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message) from None
+        except ApplicationError as exc:
+            raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, exc.message) from None
+        finally:
+            connection.close()  # this thread holds the stream for hours
+        log.info("bot %s plays version %d (label %s)", bot.name, version.number, label)
+
+    def _record(self, stream: PlayStream, bot: Bot, user: Any) -> None:
+        """Record the stream in presence within the per-bot and per-user limits, counted
+        and recorded in one atomic step across every server (``presence.admit``)."""
+        limits = self.limits
+        try:
+            refused = presence.admit(
+                stream.record, per_bot=limits.streams_per_bot, per_user=limits.streams_per_user
+            )
+        except Exception as exc:  # presence away: the ladder's trouble, the bot retries
             raise GrpcError(
                 grpc.StatusCode.UNAVAILABLE, f"presence records unreachable ({exc}); retry"
             ) from None
-        limits = self.limits
-        if bot_n >= limits.streams_per_bot:
+        finally:
+            if presence.backend() == "database":
+                connection.close()  # this thread holds the stream for hours
+        if refused is None:
+            stream.recorded = True
+            if self.get(stream.id) is None:  # forgotten (closed) while it was being admitted
+                with contextlib.suppress(Exception):
+                    presence.stream_close(stream.record)
+            return
+        self._forget(stream)
+        if refused.limit == "bot":
             raise GrpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"bot {bot.name} has {bot_n} streams open, the limit of {limits.streams_per_bot}",
+                f"bot {bot.name} has {refused.open_now} streams open,"
+                f" the limit of {limits.streams_per_bot}",
             )
-        if user_n >= limits.streams_per_user:
-            raise GrpcError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"you have {user_n} streams open, the limit of {limits.streams_per_user}",
-            )
-        return bot
+        raise GrpcError(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"you have {refused.open_now} streams open, the limit of {limits.streams_per_user}",
+        )
 
     def _ended(self, stream: PlayStream) -> None:
         stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
@@ -540,10 +600,15 @@ class PlayHub:
             if self._streams.pop(stream.id, None) is None:
                 return
             STREAMS_OPEN.set(len(self._streams))
+        if not stream.recorded:
+            return
         try:
             presence.stream_close(stream.record)
-        except Exception as exc:  # Redis down: the record expires by itself
+        except Exception as exc:  # presence down: the record expires by itself
             log.warning("could not remove stream %s from presence: %s", stream.id, exc)
+        finally:
+            if presence.backend() == "database" and threading.current_thread() not in self._threads:
+                connection.close()  # a call's thread: it holds no connection between calls
 
     # --- background -----------------------------------------------------------------------
 
@@ -582,12 +647,54 @@ class PlayHub:
                         s.ping_sent = (n, now)
                         s.send(ladder_pb2.PlayServerMessage(ping=ladder_pb2.PlayPing(nonce=n)))
             try:
-                presence.heartbeat([s.record for s in self.streams() if s.closed is None])
+                live = [s.record for s in self.streams() if s.closed is None and s.recorded]
+                presence.heartbeat(live)
             except Exception as exc:
                 log.warning("presence heartbeat failed: %s", exc)
+                close_old_connections()
             if now - last_tokens >= TOKEN_CHECK_S:
                 last_tokens = now
                 self._check_tokens()
+                self._check_bots()
+
+    def _check_bots(self) -> None:
+        """Tell the streams of a bot that was suspended (or retired, or deleted) why it stops
+        playing, then close them once their matches in flight are over."""
+        from ladder.bots.models import Bot
+
+        streams = [s for s in self.streams() if s.closed is None]
+        ids = {s.record.bot_id for s in streams if s.stopping_for is None}
+        if ids:
+            try:
+                close_old_connections()
+                rows = {b.pk: b for b in Bot.objects.filter(pk__in=ids)}
+            except Exception as exc:
+                log.warning("bot check failed: %s", exc)
+                return
+            finally:
+                close_old_connections()
+            for stream in streams:
+                bot_id = stream.record.bot_id
+                if bot_id in ids and (bot_id not in rows or not rows[bot_id].playable):
+                    self._tell_stopping(stream, rows.get(bot_id))
+        now = time.monotonic()
+        for stream in streams:
+            if stream.stopping_for is None:
+                continue
+            _code, reason, since = stream.stopping_for
+            quiet = not stream._pending and now - stream.last_request >= SUSPENDED_QUIET_S
+            if quiet or now - since >= SUSPENDED_DRAIN_S:
+                stream.close(grpc.StatusCode.FAILED_PRECONDITION, reason)
+                self._forget(stream)
+
+    @staticmethod
+    def _tell_stopping(stream: PlayStream, bot: Bot | None) -> None:
+        code, reason = why_not_playing(bot)
+        stream.stopping_for = (code, reason, time.monotonic())
+        stream.send(
+            ladder_pb2.PlayServerMessage(notice=ladder_pb2.PlayNotice(code=code, reason=reason))
+        )
+        log.info("stream %s of bot %s: %s (%s)", stream.id, stream.record.bot_id, code, reason)
 
     def _check_tokens(self) -> None:
         """Close the streams whose token was revoked (if the publication was missed)."""

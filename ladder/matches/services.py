@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import PurePosixPath
@@ -34,6 +34,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from ladder.accounts.models import User
+from ladder.bots import presence
 from ladder.bots.models import Bot, BotVersion
 from ladder.common import pagecache
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
@@ -186,6 +187,20 @@ def _versions(bots: Mapping[int, Bot], pinned: Mapping[int, int] | None) -> dict
     return versions
 
 
+def absent_connected_refuse(bots: Iterable[Bot]) -> None:
+    """Conflict when a connected bot among ``bots`` holds no open Play stream: its seat would
+    forfeit, so a user's challenge (or comparison) naming one is refused, not queued (the
+    matchmaker offers connected bots only while connected; a worker voids a match whose
+    connected bot is gone when it starts, with no forfeit)."""
+    absent = presence.absent_connected(bots)
+    if absent:
+        names = ", ".join(sorted(b.name for b in absent))
+        raise Conflict(
+            f"connected bot(s) {names} hold no open Play stream: a connected bot can be"
+            " challenged only while it is connected"
+        )
+
+
 def matches_create(
     spec: MatchSpec, *, tables: Sequence[Sequence[int]], deal_id: int | None = None
 ) -> list[Match]:
@@ -212,6 +227,8 @@ def matches_create(
         raise PermissionDenied("a challenge must include one of your own bots")
     if requested_by is not None and spec.tournament_id is None:
         challenges_quota_check(requested_by, adding=len(tables))
+    if requested_by is not None:
+        absent_connected_refuse(bots.values())
     chosen_versions = _versions(bots, spec.versions)
     matches = []
     for rotation, table in enumerate(tables):

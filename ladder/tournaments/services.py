@@ -34,6 +34,7 @@ from ladder.ladders import ladder_default
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.services import (
     OPEN_STATES,
+    absent_connected_refuse,
     match_create,
     match_ladder,
     match_seed,
@@ -366,6 +367,7 @@ def comparison_create(
             )
     table = [bot.pk, *opponents]
     match_ladder(seats=len(table), ladder=ladder or None, rated=False)
+    absent_connected_refuse(Bot.objects.filter(pk__in=table))
     rng = random.SystemRandom()
     with transaction.atomic():
         comparisons_quota_check(user)

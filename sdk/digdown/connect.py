@@ -85,6 +85,7 @@ class Connection:
         token: str,
         bot_name: str,
         label: str = "",
+        version_label: str = "",
         max_backoff_s: float = 30.0,
         max_workers: int = 4,
         on_match_end: Callable[[dict[str, Any]], None] | None = None,
@@ -95,6 +96,7 @@ class Connection:
         if not self.addresses:
             raise ValueError("ladder needs at least one host:port")
         self.token, self.bot_name, self.label = token, bot_name, label
+        self.version_label = version_label
         self.max_backoff_s = max_backoff_s
         self.on_match_end, self.on_welcome = on_match_end, on_welcome
         self.pool = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="act")
@@ -141,7 +143,9 @@ class Connection:
 
         def requests() -> Iterator[ladder_pb2.PlayClientMessage]:
             yield ladder_pb2.PlayClientMessage(
-                hello=ladder_pb2.PlayHello(bot=self.bot_name, label=self.label)
+                hello=ladder_pb2.PlayHello(
+                    bot=self.bot_name, label=self.label, version_label=self.version_label
+                )
             )
             while True:
                 item = outbox.get()
@@ -174,6 +178,8 @@ class Connection:
                     self.pool.submit(self._decide, message.decision, outbox)
                 elif kind == "match_end":
                     self._match_end(message.match_end)
+                elif kind == "notice":  # the ladder stops playing the bot: it says why
+                    log.error("the ladder says %s: %s", message.notice.code, message.notice.reason)
             return welcomed, (grpc.StatusCode.OK, "the server ended the stream")
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
@@ -228,13 +234,20 @@ def connect(
     version: str = "0",
     factory: Callable[[str, int], Any] | None = None,
     label: str = "",
+    version_label: str = "",
     max_backoff_s: float = 30.0,
     install_signals: bool = True,
     on_match_end: Callable[[dict[str, Any]], None] | None = None,
 ) -> int:
     """Play ``bot`` (a function or an object with ``.act``, as for ``serve``) as the
     connected bot ``bot_name`` until SIGTERM/SIGINT; returns 0, or 2 when the ladder
-    refused the stream for good (bad token, someone else's bot, not a connected bot)."""
+    refused the stream for good (bad token, someone else's bot, not a connected bot,
+    a suspended one: the reason is logged).
+
+    ``version_label`` names the version this code is (e.g. its git commit hash): a
+    label the bot has not used before is a new version on the ladder, with its own
+    rating entry, lineage row and version comparisons; empty keeps the current one.
+    ``label`` is only a note for the bot's page (which machine)."""
     if not logging.getLogger().handlers:
         serving.configure_logging()
     service = BotService(bot, factory=factory, name=name, version=version)
@@ -244,6 +257,7 @@ def connect(
         token=token,
         bot_name=bot_name,
         label=label,
+        version_label=version_label,
         max_backoff_s=max_backoff_s,
         on_match_end=on_match_end,
     )
@@ -265,6 +279,11 @@ def add_connect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--connect", metavar="HOST:PORT[,HOST:PORT]", help="connect out to a ladder")
     p.add_argument("--token", help="API token (default: $DIGDOWN_TOKEN)")
     p.add_argument("--bot", help="name of your connected bot on the ladder")
+    p.add_argument(
+        "--version-label",
+        default="",
+        help="the version this code is (e.g. a git hash): a new label is a new version",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -287,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         token=token,
         bot_name=args.bot,
         name="random",
+        version_label=args.version_label,
     )
 
 

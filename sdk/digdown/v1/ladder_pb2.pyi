@@ -1595,6 +1595,7 @@ class PlayServerMessage(_message.Message):
     MATCH_END_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
+    NOTICE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___PlayWelcome: ...
     @_builtins.property
@@ -1609,6 +1610,12 @@ class PlayServerMessage(_message.Message):
     def ping(self) -> Global___PlayPing: ...
     @_builtins.property
     def pong(self) -> Global___PlayPing: ...
+    @_builtins.property
+    def notice(self) -> Global___PlayNotice:
+        """Why the ladder stops playing this bot, sent just before it closes the stream
+        (for a suspension: FAILED_PRECONDITION with the same reason).
+        """
+
     def __init__(
         self,
         *,
@@ -1618,16 +1625,45 @@ class PlayServerMessage(_message.Message):
         match_end: Global___PlayMatchEnd | None = ...,
         ping: Global___PlayPing | None = ...,
         pong: Global___PlayPing | None = ...,
+        notice: Global___PlayNotice | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "kind", b"kind", "match_end", b"match_end", "ping", b"ping", "pong", b"pong", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "kind", b"kind", "match_end", b"match_end", "notice", b"notice", "ping", b"ping", "pong", b"pong", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "kind", b"kind", "match_end", b"match_end", "ping", b"ping", "pong", b"pong", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "handshake", b"handshake", "kind", b"kind", "match_end", b"match_end", "notice", b"notice", "ping", b"ping", "pong", b"pong", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "handshake", "decision", "match_end", "ping", "pong"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "handshake", "decision", "match_end", "ping", "pong", "notice"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___PlayServerMessage: _TypeAlias = PlayServerMessage  # noqa: Y015
+
+@_typing.final
+class PlayNotice(_message.Message):
+    """Something the bot's author must act on; the stream closes after it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """"SUSPENDED": the bot was suspended (the reason says why). Its owner lifts an
+    automatic suspension once the cause is fixed (the bot's page, ReactivateBot or
+    POST .../unsuspend/); only staff lift a staff suspension. "RETIRED": retired.
+    """
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayNotice: _TypeAlias = PlayNotice  # noqa: Y015
 
 @_typing.final
 class PlayHello(_message.Message):
@@ -1635,19 +1671,28 @@ class PlayHello(_message.Message):
 
     BOT_FIELD_NUMBER: _builtins.int
     LABEL_FIELD_NUMBER: _builtins.int
+    VERSION_LABEL_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     """Name of the caller's CONNECTED bot."""
     label: _builtins.str
     """Free text for the owner's bot page (e.g. "laptop, v3"); at most 64 characters."""
+    version_label: _builtins.str
+    """The version this process plays, a label its author chooses (e.g. a git commit
+    hash); at most 64 characters of letters, digits and "._-+:". A label the bot has
+    not used before makes a new version of it (with its own rating entry, in its
+    lineage and version comparisons, as an upload does); its matches from then on
+    play that version. Empty: the bot's current version.
+    """
     def __init__(
         self,
         *,
         bot: _builtins.str = ...,
         label: _builtins.str = ...,
+        version_label: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "label", b"label"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "label", b"label", "version_label", b"version_label"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -50,6 +50,7 @@ def connect_env(
         "LADDER_CONNECT_PING_TIMEOUT_S": "3",
         "LADDER_MATCH_DECISION_S": "0.5",
         "LADDER_MATCH_BANK_S": "2",
+        "LADDER_CONNECT_SEAT_WAIT_S": "2",
     }
 
 

@@ -23,6 +23,7 @@ def main() -> int:
     p.add_argument("--connect", required=True)
     p.add_argument("--bot", required=True)
     p.add_argument("--think-ms", type=float, default=0.0)
+    p.add_argument("--version-label", default="")
     args = p.parse_args()
     serving.configure_logging("INFO")
     rng = random.Random(1)
@@ -45,6 +46,7 @@ def main() -> int:
         name=f"test-{args.bot}",
         version="1",
         label=f"pid {os.getpid()}",
+        version_label=args.version_label,
         max_backoff_s=1.0,
     )
 

@@ -154,3 +154,39 @@ def test_the_guides_minimal_bots_play_as_written(
             proc.kill()
             proc.wait(10)
         (NODE_DIR / "doc_bot.test.js").unlink(missing_ok=True)
+
+
+def test_the_cpp_example_plays_connected(
+    server_a: Any, connect_worker: Any, connect_env: dict[str, str], user_token: Any,
+    grpc_procdir: Any, start_connected: Any,
+) -> None:  # fmt: skip
+    """examples/cpp (Debian's gRPC, protos/ only) connects out and plays a rated match."""
+    from ladder.matches.models import MatchSeat
+    from tests.ladder.grpc.connected.conftest import BotProcess
+    from tests.support.cpp_example import cpp_bot
+
+    binary = cpp_bot()
+    _, cy = user_token("cy-cpp")
+    create_connected(ladder_stub(server_a.address), cy, "cppplug", "pyfoil")
+    log_path = grpc_procdir / "bot-cppplug.log"
+    env = {**connect_env, "DIGDOWN_TOKEN": cy}
+    with log_path.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(binary), "--connect", server_a.address, "--bot", "cppplug"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    cpp = BotProcess(proc, log_path)
+    try:
+        py = start_connected("pyfoil", cy, server_a.address)
+        wait_connected(cpp)
+        wait_connected(py)
+        assert listening_sockets(proc.pid) == []
+        match_id, out = play(connect_env, "cppplug", "pyfoil")
+        assert "FAILED" not in out, out + cpp.log()
+        seats = {s.bot.name: s for s in MatchSeat.objects.filter(match_id=match_id)}
+        assert seats["cppplug"].faults == 0 and not seats["cppplug"].forfeit_reason, out
+        assert seats["cppplug"].rating_after is not None
+        wait_until(lambda: f"match {match_id} finished" in cpp.log(), 20, "the match end, in C++")
+    finally:
+        assert cpp.stop() == 0, cpp.log()
+    assert "closing the stream" in cpp.log()

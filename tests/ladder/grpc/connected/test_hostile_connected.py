@@ -79,6 +79,8 @@ class RawBot:
                         )
                     )
                     self.outbox.put(reply.SerializeToString())
+                elif kind == "ping" and self.behaviour == "huge":  # alive until the match
+                    self.outbox.put(pb.PlayClientMessage(pong=message.ping).SerializeToString())
                 elif kind == "decision" and self.behaviour == "huge":
                     self.asked += 1
                     d = message.decision
@@ -152,8 +154,9 @@ def test_a_hostile_connected_bot_cannot_stall_a_worker(
         match_id = game.match_id()
         out = game.wait()
         seat = seats_of(match_id)[rude]
-        if behaviour == "deaf":  # it never answers: timeouts until the third fault
-            assert seat.forfeit_reason, out
+        if behaviour == "deaf":  # it never answers: timeouts until the third fault, or
+            # (its pings unanswered too) its stream was closed before the match began: void
+            assert seat.forfeit_reason or "held no open stream" in out, out
         else:
             assert raw.asked >= 3 and seat.forfeit_reason, out  # three too_large faults
         # The worker goes on: the next match (its opponent against itself) plays normally.
