@@ -36,7 +36,13 @@ print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-
     && pip install -r /tmp/requirements.txt \
     && pip install --target /opt/native -r /tmp/native.txt
 
+# The rules core compiled (before the rest is copied: a change elsewhere keeps this layer);
+# the build fails here rather than ship the pure build.
 COPY engine ./engine
+RUN PYTHONPATH=/opt/native python -m engine.compile_rules \
+    && python -c "import sys, engine.rules as r; \
+sys.exit(0 if r.BUILD == 'compiled' else 'rules core not compiled: ' + r.BUILD_REASON)"
+
 COPY ladder ./ladder
 COPY workers ./workers
 COPY examples ./examples
@@ -44,11 +50,6 @@ COPY protos ./protos
 COPY deploy ./deploy
 COPY telemetry ./telemetry
 COPY manage.py ./
-
-# The rules core compiled; the build fails here rather than ship the pure build.
-RUN PYTHONPATH=/opt/native python -m engine.compile_rules \
-    && python -c "import sys, engine.rules as r; \
-sys.exit(0 if r.BUILD == 'compiled' else 'rules core not compiled: ' + r.BUILD_REASON)"
 
 # The site's static files, collected once under hashed names for WhiteNoise (with
 # DJANGO_DEBUG=0, the storage production uses; the key is only for this step).

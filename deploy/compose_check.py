@@ -11,6 +11,12 @@ while it plays a match, then checks exactly once (one result per match, none twi
 and that Prometheus holds the ladder's state metrics (``ladder_matches_queued``).
 Everything is taken down at the end, volumes included (``--keep`` leaves it up).
 
+Compose v1 (``docker-compose`` 1.x) cannot pass the worker's ``systempaths=unconfined``
+to the engine (it refuses the container): with v1 the check starts the worker replicas
+itself with ``docker run`` and exactly the settings the compose file gives the worker
+service (read back from ``docker-compose config``), on the stack's network under the
+name ``worker``; every other service is started by compose.
+
 Prints what it measured: image sizes, time to healthy, the hosted version's smoke
 outcome, matches played, the killed worker and its match, the Prometheus answer,
 and what the worker container is granted. Exit 0 when every check passed, 1 when
@@ -49,6 +55,7 @@ HEALTHY_TIMEOUT_S = 600.0
 VALID_TIMEOUT_S = 300.0
 PLAY_TIMEOUT_S = 900.0
 WORKERS = 3
+V1_WORKER_LABEL = f"digdown.compose-check={PROJECT}-worker"
 
 
 def say(text: str) -> None:
@@ -126,9 +133,71 @@ class Stack:
         )
         return json.loads(out.strip().splitlines()[-1])
 
+    @property
+    def v1(self) -> bool:
+        return self.cli == ["docker-compose"]
+
     def containers(self, service: str | None = None) -> list[str]:
+        if service == "worker" and self.v1:
+            return self.v1_workers()
         args = ["ps", "-q"] + ([service] if service else [])
-        return [c for c in self.compose(*args, capture=True).split() if c]
+        found = [c for c in self.compose(*args, capture=True).split() if c]
+        return found + (self.v1_workers() if service is None and self.v1 else [])
+
+    # --- compose v1: the worker replicas by `docker run` ----------------------------------
+
+    def v1_workers(self) -> list[str]:
+        done = subprocess.run(
+            ["docker", "ps", "-q", "--no-trunc", "--filter", f"label={V1_WORKER_LABEL}"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.split()
+
+    def v1_start_workers(self, count: int) -> None:
+        """Start worker replicas until ``count`` run, as compose v2 would make them."""
+        import yaml
+
+        config = yaml.safe_load(self.compose("config", capture=True))
+        spec = config["services"]["worker"]
+        network = f"{PROJECT}_default"
+        args = ["docker", "run", "-d", "--network", network, "--network-alias", "worker"]
+        args += ["--label", V1_WORKER_LABEL, "--restart", "unless-stopped"]
+        args += ["--stop-timeout", "15"]
+        for key, value in (spec.get("environment") or {}).items():
+            args += ["-e", f"{key}={'' if value is None else value}"]
+        for volume in spec.get("volumes") or []:
+            if isinstance(volume, dict):
+                source = volume["source"]
+                volume = f"{PROJECT}_{source}:{volume['target']}"
+            args += ["-v", volume]
+        for cap in spec.get("cap_drop") or []:
+            args += ["--cap-drop", cap]
+        for opt in spec.get("security_opt") or []:
+            args += ["--security-opt", opt]
+        health = spec["healthcheck"]
+        args += ["--health-cmd", " ".join(health["test"][1:])]
+        for key in ("interval", "timeout", "start_period"):
+            if key in health:
+                args += [f"--health-{key.replace('_', '-')}", str(health[key])]
+        args += ["--health-retries", str(health["retries"])]
+        running = len(self.v1_workers())
+        for _ in range(count - running):
+            subprocess.run([*args, spec["image"], *spec["command"]], check=True,
+                           capture_output=True, text=True)  # fmt: skip
+
+    def v1_remove_workers(self) -> None:
+        workers = self.v1_workers() + subprocess.run(
+            ["docker", "ps", "-aq", "--no-trunc", "--filter", f"label={V1_WORKER_LABEL}"],
+            capture_output=True, text=True, check=False,
+        ).stdout.split()  # fmt: skip
+        if workers:
+            subprocess.run(["docker", "rm", "-f", *set(workers)], capture_output=True, check=False)
+
+    def scale_workers(self, count: int) -> None:
+        if self.v1:
+            self.v1_start_workers(count)
+        else:
+            self.compose("up", "-d", "--no-recreate", "--scale", f"worker={count}")
 
 
 def inspect(container: str) -> dict[str, Any]:
@@ -212,7 +281,13 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
 
     say("starting the stack ...")
     started = time.monotonic()
-    stack.compose("up", "-d")
+    if stack.v1:
+        say("compose v1: the worker replicas are started with docker run (see --help)")
+        stack.compose("up", "-d", "--scale", "worker=0")
+        wait_healthy(stack, HEALTHY_TIMEOUT_S)
+        stack.scale_workers(1)
+    else:
+        stack.compose("up", "-d")
     took = wait_healthy(stack, HEALTHY_TIMEOUT_S)
     summary.append(f"every service healthy {took:.0f} s after `up -d`")
     say(summary[-1])
@@ -245,7 +320,7 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
         raise CheckFailed(summary[-1])
 
     say(f"scaling the workers to {WORKERS} ...")
-    stack.compose("up", "-d", "--no-recreate", "--scale", f"worker={WORKERS}")
+    stack.scale_workers(WORKERS)
     wait_healthy(stack, HEALTHY_TIMEOUT_S)
     queued = stack.fixture("queue", str(args.matches))["queued"]
     say(f"queued {len(queued)} matches hosted vs remote")
@@ -320,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             say("taking everything down (volumes included) ...")
+            if stack.v1:
+                stack.v1_remove_workers()
             stack.compose("down", "-v", "--remove-orphans", capture=True)
     print("\ncompose-check passed:")
     for line in summary:

@@ -8,6 +8,8 @@
 #
 #   sudo sh deploy/standin-images.sh [WORKDIR]     # needs debootstrap, docker, network to a
 #                                                  # Debian mirror (MIRROR=...), about 10 min
+#   EXTRA_CA="/path/a.crt ..." sh deploy/standin-images.sh   # behind a TLS-inspecting proxy:
+#                                                  # the python images trust these too (pip)
 #
 # What each stand-in is (Debian's packages, not the official images' builds):
 #   python:3.11-slim-bookworm  bookworm's python3 (3.11) + venv + pip, `python` -> python3
@@ -29,6 +31,7 @@ say() { printf '%s standin: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 rootfs() {  # rootfs NAME PACKAGES...: a copy of the base with PACKAGES installed
     name=$1; shift
     dir="$WORK/$name"
+    [ -e "$dir/.standin-done" ] && return 0  # made by an earlier run
     rm -rf "$dir"
     cp -a "$WORK/base" "$dir"
     if [ "$#" -gt 0 ]; then
@@ -37,10 +40,17 @@ rootfs() {  # rootfs NAME PACKAGES...: a copy of the base with PACKAGES installe
             >"$WORK/$name.log" 2>&1
         chroot "$dir" sh -c 'apt-get clean && rm -rf /var/lib/apt/lists/*'
     fi
+    touch "$dir/.standin-done"
 }
 
 import() {  # import NAME TAG [--change ...]: tar the rootfs into the engine as TAG
     name=$1 tag=$2; shift 2
+    if [ -n "${EXTRA_CA:-}" ] && [ -x "$WORK/$name/usr/sbin/update-ca-certificates" ]; then
+        for ca in $EXTRA_CA; do
+            cp "$ca" "$WORK/$name/usr/local/share/ca-certificates/$(basename "$ca" .crt).crt"
+        done
+        chroot "$WORK/$name" update-ca-certificates >/dev/null 2>&1
+    fi
     say "import $tag"
     tar -C "$WORK/$name" -c . | docker import "$@" - "$tag" >/dev/null
 }
@@ -55,19 +65,19 @@ if [ ! -x "$WORK/base/bin/sh" ]; then
     chroot "$WORK/base" apt-get update >>"$WORK/debootstrap.log" 2>&1
 fi
 
-PY_ENV='--change ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --change ENV=LANG=C.UTF-8'
 
 rootfs python-slim python3 python3-venv python3-pip python-is-python3 ca-certificates
 # The official images' pip installs into the system Python; Debian's marks it as managed.
 rm -f "$WORK"/python-slim/usr/lib/python3*/EXTERNALLY-MANAGED
-# shellcheck disable=SC2086
-import python-slim python:3.11-slim-bookworm $PY_ENV --change 'CMD ["python3"]'
+# Debian's pip reads the system trust store (with EXTRA_CA in it); PIP_CERT says so to any pip.
+import python-slim python:3.11-slim-bookworm --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' \
+    --change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt'
 
 rootfs python-full python3 python3-venv python3-pip python-is-python3 python3-dev gcc libc6-dev \
     ca-certificates
 rm -f "$WORK"/python-full/usr/lib/python3*/EXTERNALLY-MANAGED
-# shellcheck disable=SC2086
-import python-full python:3.11-bookworm $PY_ENV --change 'CMD ["python3"]'
+import python-full python:3.11-bookworm --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' \
+    --change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt'
 
 rootfs postgres postgresql-15
 mkdir -p "$WORK/postgres/usr/local/bin"
@@ -98,19 +108,19 @@ EOF
 chmod 755 "$WORK/postgres/usr/local/bin/docker-entrypoint.sh"
 ln -sf /usr/lib/postgresql/15/bin/pg_isready "$WORK/postgres/usr/local/bin/pg_isready"
 import postgres postgres:16 --change 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
-    --change 'ENV=PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 5432'
+    --change 'ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 5432'
 
 rootfs redis redis-server
 mkdir -p "$WORK/redis/data"
 import redis redis:7 --change 'WORKDIR /data' --change 'CMD ["redis-server"]' \
-    --change 'ENV=PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 6379'
+    --change 'ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 6379'
 
 rootfs prometheus prometheus wget
 mkdir -p "$WORK/prometheus/prometheus"
 chmod 777 "$WORK/prometheus/prometheus"
 import prometheus prom/prometheus:v2.53.0 --change 'ENTRYPOINT ["/usr/bin/prometheus"]' \
     --change 'WORKDIR /prometheus' --change 'USER nobody' \
-    --change 'ENV=PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 9090'
+    --change 'ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 9090'
 
 say "done:"
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' \
