@@ -305,29 +305,32 @@ def userns_limit_writable(path: Path = MAX_USERNS) -> bool:
 
 
 def explain_failure(stderr: str) -> str:
-    """What the operator must change, for the bubblewrap errors a container gives."""
+    """What the operator must change, for the bubblewrap errors a container gives.
+
+    Each is a message bubblewrap printed in a Docker container (20.10, runc, the
+    worker not root), with what made it go away (docs/operations.md, "The worker
+    container").
+    """
     if "max_user_namespaces" in stderr:
-        return "/proc/sys is read-only here (a container); the launcher should not ask for it"
-    if "No permissions to creating new namespace" in stderr or (
-        "setting up uid map" in stderr or "Operation not permitted" in stderr
-    ) and "mount" not in stderr:
+        return "/proc/sys is read-only here (a container): bubblewrap's --disable-userns cannot work"
+    if "Can't mount proc" in stderr:
+        return (
+            "a fresh /proc cannot be mounted while the container engine masks parts of /proc: "
+            "run the worker with security_opt systempaths=unconfined (docker-compose.yml does; "
+            "Kubernetes: procMount Unmasked)"
+        )
+    if "pivot_root" in stderr or "mount" in stderr:
+        return (
+            "mounts are refused by the container's seccomp profile (Docker's default refuses "
+            "mount and pivot_root): run the worker with security_opt seccomp=unconfined, and "
+            "apparmor=unconfined where AppArmor runs"
+        )
+    if "No permissions to create new namespace" in stderr or "Operation not permitted" in stderr:
         return (
             "user namespaces are refused: in a container, Docker's default seccomp profile "
-            "refuses them (docker-compose.yml's worker runs with deploy/worker-seccomp.json); "
-            "on a host, allow unprivileged user namespaces (kernel.unprivileged_userns_clone=1, "
+            "refuses them (security_opt seccomp=unconfined); on a host, allow unprivileged "
+            "user namespaces (kernel.unprivileged_userns_clone=1, "
             "kernel.apparmor_restrict_unprivileged_userns=0)"
-        )
-    if "mount" in stderr and "proc" in stderr:
-        return (
-            "a fresh /proc cannot be mounted: the container engine masks parts of /proc "
-            "(Docker: security_opt systempaths=unconfined on the worker, as docker-compose.yml "
-            "sets)"
-        )
-    if "mount" in stderr or "pivot_root" in stderr:
-        return (
-            "mounts are refused: in a container, allow mount, umount2 and pivot_root in the "
-            "worker's seccomp profile (deploy/worker-seccomp.json) and run it without the "
-            "AppArmor profile (apparmor=unconfined)"
         )
     return ""
 
