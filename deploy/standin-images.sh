@@ -45,6 +45,12 @@ rootfs() {  # rootfs NAME PACKAGES...: a copy of the base with PACKAGES installe
 
 import() {  # import NAME TAG [--change ...]: tar the rootfs into the engine as TAG
     name=$1 tag=$2; shift 2
+    # An image made before stays (a new one would void every build cache on top of it);
+    # FORCE=1 makes them all again.
+    if [ -z "${FORCE:-}" ] && docker image inspect "$tag" >/dev/null 2>&1; then
+        say "$tag exists: kept"
+        return 0
+    fi
     if [ -n "${EXTRA_CA:-}" ] && [ -x "$WORK/$name/usr/sbin/update-ca-certificates" ]; then
         for ca in $EXTRA_CA; do
             cp "$ca" "$WORK/$name/usr/local/share/ca-certificates/$(basename "$ca" .crt).crt"
@@ -94,11 +100,12 @@ chmod 700 "$PGDATA"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
     printf '%s' "${POSTGRES_PASSWORD:?}" >/tmp/pwfile
     chown postgres /tmp/pwfile
-    su postgres -c "$BIN/initdb -D $PGDATA -U ${POSTGRES_USER:-postgres} --pwfile=/tmp/pwfile -A scram-sha-256"
+    su postgres -c "$BIN/initdb -D $PGDATA -U ${POSTGRES_USER:-postgres} --pwfile=/tmp/pwfile \
+        --auth-local=trust --auth-host=scram-sha-256"
     rm -f /tmp/pwfile
     echo "host all all all scram-sha-256" >>"$PGDATA/pg_hba.conf"
     su postgres -c "$BIN/pg_ctl -D $PGDATA -o '-c listen_addresses=' -w start"
-    if [ "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != "${POSTGRES_USER:-postgres}" ]; then
+    if [ "${POSTGRES_DB:-postgres}" != postgres ]; then
         su postgres -c "$BIN/createdb -U ${POSTGRES_USER:-postgres} $POSTGRES_DB"
     fi
     su postgres -c "$BIN/pg_ctl -D $PGDATA -m fast -w stop"
