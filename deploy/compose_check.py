@@ -276,7 +276,9 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
     say("building the images (docker-compose build) ...")
     started = time.monotonic()
     stack.compose("build")
-    summary.append(f"images built in {time.monotonic() - started:.0f} s: " + "; ".join(image_sizes()))
+    summary.append(
+        f"images built in {time.monotonic() - started:.0f} s: " + "; ".join(image_sizes())
+    )
     say(summary[-1])
 
     say("starting the stack ...")
@@ -293,9 +295,7 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
     say(summary[-1])
 
     worker = stack.containers("worker")[0]
-    logs = subprocess.run(
-        ["docker", "logs", worker], capture_output=True, text=True, check=False
-    )
+    logs = subprocess.run(["docker", "logs", worker], capture_output=True, text=True, check=False)
     sandbox_line = next(
         (ln for ln in (logs.stdout + logs.stderr).splitlines() if "hosted bots:" in ln), ""
     )

@@ -94,8 +94,9 @@ def verify() -> dict[str, Any]:
     matches = Match.objects.filter(seats__bot=hosted).distinct()
     finished = set(matches.filter(status=Match.Status.FINISHED).values_list("pk", flat=True))
     rows = Counter(
-        RatingChange.objects.filter(match_id__in=list(matches.values_list("pk", flat=True)))
-        .values_list("match_id", "seat")
+        RatingChange.objects.filter(
+            match_id__in=list(matches.values_list("pk", flat=True))
+        ).values_list("match_id", "seat")
     )
     twice = sorted({m for (m, _), n in rows.items() if n > 1})
     recorded = {m for m, _ in rows}

@@ -118,8 +118,18 @@ import postgres postgres:16 --change 'ENTRYPOINT ["/usr/local/bin/docker-entrypo
     --change 'ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 5432'
 
 rootfs redis redis-server
-mkdir -p "$WORK/redis/data"
+mkdir -p "$WORK/redis/data" "$WORK/redis/usr/local/bin"
+cat >"$WORK/redis/usr/local/bin/docker-entrypoint.sh" <<'EOF'
+#!/bin/sh
+# As the official redis image: started without a configuration file, Redis answers other
+# containers (protected mode off); the compose network is what keeps it private.
+if [ "${1:-}" = redis-server ] && [ "${2:-}" != "${2%.conf}" ]; then exec "$@"; fi
+if [ "${1:-}" = redis-server ]; then shift; exec redis-server --protected-mode no "$@"; fi
+exec "$@"
+EOF
+chmod 755 "$WORK/redis/usr/local/bin/docker-entrypoint.sh"
 import redis redis:7 --change 'WORKDIR /data' --change 'CMD ["redis-server"]' \
+    --change 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
     --change 'ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'EXPOSE 6379'
 
 rootfs prometheus prometheus wget

@@ -251,9 +251,10 @@ def test_dockerfile_compiles_the_rules_core_and_the_runtime_has_no_compiler() ->
         assert compiler not in runtime.split("\n", 1)[1], f"runtime stage installs {compiler}"
     assert runtime.split()[1].startswith("python:3.11-slim"), "runtime on the slim image"
     # The two stages are the same Python (the compiled modules are for it).
-    assert build.split()[1].split(":")[1].split("-")[0] == runtime.split()[1].split(":")[1].split(
-        "-"
-    )[0]
+    assert (
+        build.split()[1].split(":")[1].split("-")[0]
+        == runtime.split()[1].split(":")[1].split("-")[0]
+    )
     user = re.findall(r"^USER (\S+)", runtime, flags=re.MULTILINE)
     assert user and user[-1] not in ("root", "0"), "the runtime runs as root"
     assert "engine/rules/_compiled" in (ROOT / ".dockerignore").read_text().split()
@@ -312,9 +313,13 @@ def test_one_pulled_image_missing_never_takes_a_whole_profile_down() -> None:
 def compose_cli() -> list[str] | None:
     if shutil.which("docker-compose"):
         return ["docker-compose"]
-    if shutil.which("docker") and subprocess.run(
-        ["docker", "compose", "version"], capture_output=True, check=False
-    ).returncode == 0:
+    if (
+        shutil.which("docker")
+        and subprocess.run(
+            ["docker", "compose", "version"], capture_output=True, check=False
+        ).returncode
+        == 0
+    ):
         return ["docker", "compose"]
     return None
 

@@ -85,7 +85,9 @@ def start_limit(base_s: float, attempt: int) -> float:
     return base_s * (attempt + 1)
 
 
-def timeout_is_the_bots(smoke: SmokeOutcome, *, attempt: int, attempts: int, start_s: float) -> bool:
+def timeout_is_the_bots(
+    smoke: SmokeOutcome, *, attempt: int, attempts: int, start_s: float
+) -> bool:
     """Whether a start timeout may count against the version: on its last attempt, and
     only if the machine did not keep it waiting for a CPU."""
     return attempt + 1 >= attempts and smoke.waited_s < STARVED_SHARE * start_s

@@ -312,7 +312,7 @@ def explain_failure(stderr: str) -> str:
     container").
     """
     if "max_user_namespaces" in stderr:
-        return "/proc/sys is read-only here (a container): bubblewrap's --disable-userns cannot work"
+        return "/proc/sys is read-only (a container): bubblewrap's --disable-userns cannot work"
     if "Can't mount proc" in stderr:
         return (
             "a fresh /proc cannot be mounted while the container engine masks parts of /proc: "

@@ -66,9 +66,7 @@ def test_a_start_timeout_is_played_again_with_a_longer_limit_and_passes(
             break
         except StartTimedOut:
             continue
-    assert done is not None and done.status == BotVersion.Status.VALID, (
-        done and done.smoke_outcome
-    )
+    assert done is not None and done.status == BotVersion.Status.VALID, done and done.smoke_outcome
 
 
 def test_a_bot_that_never_serves_is_invalid_on_its_last_attempt(
