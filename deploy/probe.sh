@@ -7,7 +7,7 @@
 #   probe.sh http URL [TIMEOUT_S]            healthy when URL answers below 500
 #   probe.sh grpc HOST:PORT SERVICE [TIMEOUT_S]
 #                                            grpc.health.v1 Check answers SERVING for SERVICE
-#   probe.sh fresh FILE MAX_AGE_S            FILE was modified in the last MAX_AGE_S seconds
+#   probe.sh fresh FILE MAX_AGE_S            FILE (or FILE.*) was modified in the last MAX_AGE_S s
 #
 # Exit 0 when healthy, 1 with the reason on stderr otherwise.
 set -u
@@ -40,9 +40,16 @@ probe_grpc() {
 }
 
 probe_fresh() {
-    file=$1 max_age=$2
-    [ -e "$file" ] || fail "$file does not exist (yet)"
-    age=$(( $(date +%s) - $(stat -c %Y "$file") ))
+    # FILE or FILE.SUFFIX, the newest: beat's schedule is a shelve, whose dbm module may
+    # add .db or .dat to the name.
+    file=$1 max_age=$2 newest=0
+    for f in "$file" "$file".*; do
+        [ -f "$f" ] || continue
+        t=$(stat -c %Y "$f")
+        [ "$t" -gt "$newest" ] && newest=$t
+    done
+    [ "$newest" -gt 0 ] || fail "$file does not exist (yet)"
+    age=$(( $(date +%s) - newest ))
     [ "$age" -le "$max_age" ] || fail "$file is ${age} s old (more than ${max_age} s)"
 }
 
