@@ -34,7 +34,9 @@ def probe(*args: str) -> subprocess.CompletedProcess[str]:
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed (the image installs it)")
-    p = start_engine(tmp_path_factory.mktemp("probe-engine"))
+    port = free_port()
+    p = start_engine(tmp_path_factory.mktemp("probe-engine"), "engine", "--metrics-port", str(port))
+    p.metrics_port = port  # type: ignore[attr-defined]
     yield p
     p.stop()
 
@@ -49,6 +51,11 @@ def test_grpc_probe_reads_the_health_service(engine: Proc) -> None:
 
 def test_http_probe(engine: Proc) -> None:
     host = engine.address.rsplit(":", 1)[0]
+    port = engine.metrics_port  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 30
+    while probe("http", f"http://{host}:{port}/metrics", "2").returncode != 0:
+        assert time.monotonic() < deadline, "the engine's metrics never answered the probe"
+        time.sleep(0.2)
     nobody = probe("http", f"http://{host}:{free_port()}/", "2")
     assert nobody.returncode == 1 and "no answer" in nobody.stderr
 
