@@ -165,11 +165,15 @@ class Stack:
         args += ["--stop-timeout", "15"]
         for key, value in (spec.get("environment") or {}).items():
             args += ["-e", f"{key}={'' if value is None else value}"]
+        declared = set(config.get("volumes") or {})
         for volume in spec.get("volumes") or []:
             if isinstance(volume, dict):
-                source = volume["source"]
-                volume = f"{PROJECT}_{source}:{volume['target']}"
-            args += ["-v", volume]
+                source, target = volume["source"], volume["target"]
+            else:
+                source, target = volume.split(":")[:2]
+            if source in declared:  # a named volume: compose names it after the project
+                source = f"{PROJECT}_{source}"
+            args += ["-v", f"{source}:{target}"]
         for cap in spec.get("cap_drop") or []:
             args += ["--cap-drop", cap]
         for opt in spec.get("security_opt") or []:
@@ -181,8 +185,9 @@ class Stack:
                 args += [f"--health-{key.replace('_', '-')}", str(health[key])]
         args += ["--health-retries", str(health["retries"])]
         running = len(self.v1_workers())
-        for _ in range(count - running):
-            subprocess.run([*args, spec["image"], *spec["command"]], check=True,
+        for n in range(running, count):
+            name = ["--name", f"{PROJECT}_worker_run_{n + 1}"]
+            subprocess.run([*args, *name, spec["image"], *spec["command"]], check=True,
                            capture_output=True, text=True)  # fmt: skip
 
     def v1_remove_workers(self) -> None:
@@ -290,8 +295,9 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
         stack.scale_workers(1)
     else:
         stack.compose("up", "-d")
-    took = wait_healthy(stack, HEALTHY_TIMEOUT_S)
-    summary.append(f"every service healthy {took:.0f} s after `up -d`")
+    wait_healthy(stack, HEALTHY_TIMEOUT_S)
+    took = time.monotonic() - started
+    summary.append(f"every service healthy {took:.0f} s after `up -d` (migrations included)")
     say(summary[-1])
 
     worker = stack.containers("worker")[0]
