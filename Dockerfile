@@ -25,7 +25,7 @@ WORKDIR /app
 # Flower), then mypyc (the native extra) for this stage only.
 COPY sdk ./sdk
 RUN pip install ./sdk
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
 RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 o = p['optional-dependencies']; \
 print('\n'.join(d for d in p['dependencies'] + o['s3'] + o['monitoring'] \
