@@ -337,7 +337,8 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
         status = stack.fixture("status")
         if not killed and status["running"]:
             match = status["running"][0]
-            host = match["claimed_by"].partition("@")[2].split(":")[0]
+            # claimed_by is "HOSTNAME:PID"; a container's hostname is its id's first 12.
+            host = match["claimed_by"].rpartition("@")[2].split(":")[0]
             victims = [c for c in stack.containers("worker") if host and c.startswith(host)]
             if victims:
                 subprocess.run(["docker", "kill", victims[0]], check=True, capture_output=True)
