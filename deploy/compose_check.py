@@ -332,19 +332,19 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
     say(f"queued {len(queued)} matches hosted vs remote")
 
     killed = ""
+    match = stack.fixture("running", "120")
+    if match:
+        # claimed_by is "HOSTNAME:PID"; a container's hostname is its id's first 12.
+        host = match["claimed_by"].rpartition("@")[2].split(":")[0]
+        victims = [c for c in stack.containers("worker") if host and c.startswith(host)]
+        if victims:
+            subprocess.run(["docker", "kill", victims[0]], check=True, capture_output=True)
+            killed = f"worker {victims[0][:12]} killed while playing match {match['id']}"
+            summary.append(killed)
+            say(killed)
     deadline = time.monotonic() + PLAY_TIMEOUT_S
     while time.monotonic() < deadline:
         status = stack.fixture("status")
-        if not killed and status["running"]:
-            match = status["running"][0]
-            # claimed_by is "HOSTNAME:PID"; a container's hostname is its id's first 12.
-            host = match["claimed_by"].rpartition("@")[2].split(":")[0]
-            victims = [c for c in stack.containers("worker") if host and c.startswith(host)]
-            if victims:
-                subprocess.run(["docker", "kill", victims[0]], check=True, capture_output=True)
-                killed = f"worker {victims[0][:12]} killed while playing match {match['id']}"
-                summary.append(killed)
-                say(killed)
         counts = status["matches"]
         if counts.get("queued", 0) + counts.get("running", 0) == 0:
             break
@@ -378,7 +378,7 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy.compose_check", description=__doc__)
-    parser.add_argument("--matches", type=int, default=12, help="matches to play (default 12)")
+    parser.add_argument("--matches", type=int, default=16, help="matches to play (default 16)")
     parser.add_argument("--keep", action="store_true", help="leave the stack up at the end")
     args = parser.parse_args(argv)
     why = docker_missing()

@@ -5,6 +5,7 @@
                                                       # at ENDPOINT; prints their ids (JSON)
     python -m deploy.compose_fixture status           # the hosted version, matches by status
     python -m deploy.compose_fixture queue N          # N matches between the two bots
+    python -m deploy.compose_fixture running T        # the first match seen running (T s)
     python -m deploy.compose_fixture verify           # exactly once: one result per match
 
 ``deploy/compose_check.py`` calls it with ``docker compose exec``; every command prints
@@ -83,6 +84,28 @@ def queue(n: int) -> dict[str, Any]:
     return {"queued": ids}
 
 
+def running(timeout_s: float) -> dict[str, Any]:
+    """The first match of the check's bots seen RUNNING (polled here, every 50 ms: a match
+    of two bots lasts seconds, too short for a poll from the host), or none."""
+    import time
+
+    from ladder.bots.models import Bot
+    from ladder.matches.models import Match
+
+    hosted = Bot.objects.get(name=HOSTED)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        match = (
+            Match.objects.filter(seats__bot=hosted, status=Match.Status.RUNNING)
+            .exclude(claimed_by="")
+            .first()
+        )
+        if match is not None:
+            return {"id": match.pk, "claimed_by": match.claimed_by}
+        time.sleep(0.05)
+    return {}
+
+
 def verify() -> dict[str, Any]:
     """Every finished match of the check's bots has exactly one result: one rating-ledger
     row per seat, one seat count per match; none is recorded twice after the kill."""
@@ -120,6 +143,8 @@ def main(argv: list[str]) -> int:
         out = status()
     elif command == "queue":
         out = queue(int(args[0]))
+    elif command == "running":
+        out = running(float(args[0]))
     elif command == "verify":
         out = verify()
     else:
