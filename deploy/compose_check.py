@@ -102,8 +102,8 @@ class Stack:
             "COMPOSE_PROFILES": "prometheus",
         }
 
-    def compose(self, *args: str, capture: bool = False, timeout: float = 1800) -> str:
-        argv = [
+    def argv(self, *args: str) -> list[str]:
+        return [
             *self.cli,
             "-f",
             str(ROOT / "docker-compose.yml"),
@@ -113,6 +113,9 @@ class Stack:
             "prometheus",
             *args,
         ]
+
+    def compose(self, *args: str, capture: bool = False, timeout: float = 1800) -> str:
+        argv = self.argv(*args)
         done = subprocess.run(
             argv,
             cwd=ROOT,
@@ -328,11 +331,19 @@ def run(args: argparse.Namespace, stack: Stack) -> list[str]:
     say(f"scaling the workers to {WORKERS} ...")
     stack.scale_workers(WORKERS)
     wait_healthy(stack, HEALTHY_TIMEOUT_S)
+    # The watcher runs inside the stack before the matches are queued: a match of two bots
+    # lasts seconds, less than a poll from here takes.
+    watcher = subprocess.Popen(
+        stack.argv("exec", "-T", "web", "python", "-m", "deploy.compose_fixture", "running", "180"),
+        cwd=ROOT, env=stack.env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(15)
     queued = stack.fixture("queue", str(args.matches))["queued"]
     say(f"queued {len(queued)} matches hosted vs remote")
 
     killed = ""
-    match = stack.fixture("running", "120")
+    out = watcher.communicate(timeout=240)[0].strip().splitlines()
+    match = json.loads(out[-1]) if out else {}
     if match:
         # claimed_by is "HOSTNAME:PID"; a container's hostname is its id's first 12.
         host = match["claimed_by"].rpartition("@")[2].split(":")[0]
