@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test test-fast lint protos protos-check rulesets rulesets-check bench clean cluster
+.PHONY: venv run test test-fast lint protos protos-check rulesets rulesets-check bench clean cluster compose-check
 PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
 	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
 	tests/engine/test_reference_rules.py tests/engine/training/test_features.py
@@ -112,6 +112,11 @@ cluster: $(STAMP)
 	mkdir -p var
 	CLUSTER_FULL=1 CLUSTER_REPORT=var/cluster-drills.md $(PY) -m pytest tests/cluster -v \
 	  -o timeout=1800
+
+# The shipped docker-compose.yml built and played on a real Docker engine (docs/operations.md,
+# "The compose check"): minutes; not part of `make test`. Exits 2 where Docker is missing.
+compose-check: $(STAMP)
+	$(PY) -m deploy.compose_check $(if $(MATCHES),--matches $(MATCHES))
 
 bench: $(STAMP)
 	$(PY) bench/run_all.py --out $(BENCH_OUT) $(if $(QUICK),--quick)

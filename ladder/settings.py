@@ -111,6 +111,11 @@ LADDER_SANDBOX_UNSAFE_DEV_MODE  1 runs hosted bots WITHOUT isolation where the s
 LADDER_SANDBOX_UIDS     uids for hosted bots of a root worker, one per seat (default
                         2000000000-2000099999)
 LADDER_SANDBOX_START_S  seconds a hosted bot has to serve (default 15)
+LADDER_SMOKE_START_ATTEMPTS  smoke attempts a start timeout gets before it may count against
+                        the version (default 3; attempt k has k times the start limit;
+                        workers/smoke.py)
+LADDER_WORKER_ALIVE_FILE  a file the worker's main process touches at each broker ping that
+                        answers (default empty: none); the container healthcheck reads its age
 LADDER_SANDBOX_CPU_S, LADDER_SANDBOX_MEMORY_MB  per-seat CPU seconds (300) and address space (1024)
 LADDER_SANDBOX_LOG_BYTES  output kept per hosted seat and match (default 65536)
 LADDER_SANDBOX_CGROUP   cgroup v2 directory delegated to the workers for per-seat cgroups
@@ -827,3 +832,12 @@ LADDER_CONNECT_SEAT_WAIT_S = float(os.environ.get("LADDER_CONNECT_SEAT_WAIT_S", 
 LADDER_CONNECT_NEW_VERSIONS_PER_DAY = int(
     os.environ.get("LADDER_CONNECT_NEW_VERSIONS_PER_DAY", "50")
 )
+# --- deploy
+# Smoke matches: a start timeout may be the machine's; attempts before it counts (smoke.py).
+LADDER_SMOKE_START_ATTEMPTS = max(1, int(os.environ.get("LADDER_SMOKE_START_ATTEMPTS", "3")))
+# The last attempt's start limit is LADDER_SMOKE_START_ATTEMPTS times the limit.
+LADDER_SMOKE_SOFT_LIMIT_S = round(
+    LADDER_SANDBOX_START_S * LADDER_SMOKE_START_ATTEMPTS + LADDER_MATCH_BANK_S + 120
+)
+# The worker's liveness file for a healthcheck that starts no interpreter (broker_watch.py).
+LADDER_WORKER_ALIVE_FILE = os.environ.get("LADDER_WORKER_ALIVE_FILE", "").strip()

@@ -30,7 +30,7 @@ if metrics_port():
     prepare_group("worker")
 
 from celery import Celery
-from celery.signals import after_setup_logger, worker_ready
+from celery.signals import after_setup_logger, beat_init, worker_ready
 
 from telemetry.logs import json_wanted, use_json_on_root
 
@@ -57,3 +57,23 @@ def _watch_broker(**_: object) -> None:
 def _say_grpc_io(**_: object) -> None:
     """The start-up log says how the pool's matches reach the engine and the bots."""
     logging.getLogger("workers").info("match runner: %s", digdown.game_io.CHOSEN)
+
+
+@beat_init.connect
+def _serve_ladder_state(**_: object) -> None:
+    """Beat serves the ladder's state metrics (queued, running, oldest wait, the last hour's
+    finished and errored, media disk use) on ``LADDER_METRICS_PORT``.
+
+    They are read from the database at each scrape, so one process per ladder must serve
+    them, and beat is exactly one. The web's ``/metrics`` page has them too, but only for
+    ``LADDER_METRICS_ALLOW`` (loopback): in compose Prometheus could not read them there
+    and four of the seven alerts could never fire (docs/operations.md, "Monitoring").
+    """
+    import django
+
+    from telemetry.metrics import serve
+
+    django.setup()
+    from ladder.web.metrics import LadderCollector
+
+    serve(extra=LadderCollector())

@@ -90,11 +90,19 @@ def hosted_refusal() -> str:
     _, config = sandbox_settings()
     reason = sandbox_check(config)
     if reason and not config.unsafe_dev_mode:
-        return (
-            f"hosted bots cannot run here: {reason} (install bubblewrap; for development "
-            "only, LADDER_SANDBOX_UNSAFE_DEV_MODE=1 runs them without isolation)"
-        )
+        return refusal_text(reason)
     return ""
+
+
+def refusal_text(reason: str) -> str:
+    """The refusal for ``reason``. "install bubblewrap" only when that is the cause: in a
+    container it is installed and the cause is what the container refuses (the reason
+    names it, ``workers.sandbox.launcher.explain_failure``)."""
+    install = "install bubblewrap; " if "is not installed" in reason else ""
+    return (
+        f"hosted bots cannot run here: {reason} ({install}for development "
+        "only, LADDER_SANDBOX_UNSAFE_DEV_MODE=1 runs them without isolation)"
+    )
 
 
 def sandbox_mode() -> str:

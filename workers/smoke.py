@@ -17,10 +17,22 @@ and over the real protocol, that it starts, answers and lasts a whole game.
 
 Engine trouble is not the bot's fault: ``EngineUnavailable`` or ``EngineError``
 propagate, and the version stays pending for another try.
+
+Neither is a slow machine. A bot that is alive but not serving within the start
+limit (``LADDER_SANDBOX_START_S``) may be slow by itself or held back by a busy
+host (measured: at load 30-40 a bot that starts in 1 s on a quiet host missed
+15 s). So a start timeout is never judged on the spot: ``StartTimedOut`` is
+raised, the version stays PENDING and the task plays the smoke match again
+later, each attempt with a longer start limit (attempt k: k times the limit), up
+to ``LADDER_SMOKE_START_ATTEMPTS`` attempts. Only the last attempt's timeout can
+make the version INVALID, and only when the machine did not hold the bot back
+(its threads waited for a CPU less than a quarter of the limit); otherwise it
+stays PENDING and the janitor sends it again later.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import tempfile
@@ -42,6 +54,9 @@ from workers.sandbox.launcher import SandboxConfig, SandboxLimits, hosted_seat
 log = logging.getLogger("workers.smoke")
 
 SMOKE_DIFFICULTY = "easy"
+# A start timeout is the machine's when the bot's threads waited this share of the start
+# limit for a CPU (they were ready to run and did not get one).
+STARVED_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -51,18 +66,48 @@ class SmokeOutcome:
     passed: bool
     outcome: str
     log: bytes
+    # Alive but not serving within the start limit; with how long it waited for a CPU.
+    start_timed_out: bool = False
+    waited_s: float = 0.0
 
 
-def play_smoke_match(*, version_id: int, engine_address: str | EnginePool) -> BotVersion:
+class StartTimedOut(Exception):
+    """The smoke match's bot did not serve in time and that is not judged yet: play again."""
+
+    def __init__(self, outcome: SmokeOutcome, attempt: int) -> None:
+        super().__init__(f"attempt {attempt + 1}: {outcome.outcome}")
+        self.outcome = outcome
+        self.attempt = attempt
+
+
+def start_limit(base_s: float, attempt: int) -> float:
+    """The start limit of smoke attempt ``attempt`` (0-based): k times the limit on the k-th."""
+    return base_s * (attempt + 1)
+
+
+def timeout_is_the_bots(
+    smoke: SmokeOutcome, *, attempt: int, attempts: int, start_s: float
+) -> bool:
+    """Whether a start timeout may count against the version: on its last attempt, and
+    only if the machine did not keep it waiting for a CPU."""
+    return attempt + 1 >= attempts and smoke.waited_s < STARVED_SHARE * start_s
+
+
+def play_smoke_match(
+    *, version_id: int, engine_address: str | EnginePool, attempt: int = 0
+) -> BotVersion:
     """Play a hosted version's smoke match and record it (VALID or INVALID, outcome, log).
 
     Engine trouble propagates (``workers.runner.RunnerError``): the version stays
-    PENDING and the smoke match can be played again.
+    PENDING and the smoke match can be played again. So does a start timeout that is
+    not (yet) the bot's own (``StartTimedOut``; the module's docstring says when).
+    ``attempt`` counts the earlier attempts (0 on the first).
     """
     version = version_for_smoke(version_id=version_id)
     if why := hosted_refusal():
         raise Conflict(why)
     limits, config = sandbox_settings()
+    limits = dataclasses.replace(limits, start_s=start_limit(limits.start_s, attempt))
     smoke = smoke_game(
         version_bundle(version),
         engine_address,
@@ -76,6 +121,13 @@ def play_smoke_match(*, version_id: int, engine_address: str | EnginePool) -> Bo
         ),
     )
     log.info("smoke match of %s v%d: %s", version.bot.name, version.number, smoke.outcome)
+    if smoke.start_timed_out and not timeout_is_the_bots(
+        smoke,
+        attempt=attempt,
+        attempts=settings.LADDER_SMOKE_START_ATTEMPTS,
+        start_s=limits.start_s,
+    ):
+        raise StartTimedOut(smoke, attempt)
     return bot_version_smoke_record(
         version_id=version.pk, passed=smoke.passed, outcome=smoke.outcome, log=smoke.log
     )
@@ -118,7 +170,13 @@ def smoke_game(
     stats = outcome.seats[0]
     faults = sum(1 for f in outcome.faults if f.seat == 0 and not f.forfeit)
     if seat.start_error:
-        return SmokeOutcome(False, f"failed: {seat.start_error}", log)
+        return SmokeOutcome(
+            False,
+            f"failed: {seat.start_error}",
+            log,
+            start_timed_out=seat.start_timed_out,
+            waited_s=seat.waited_s,
+        )
     if forfeit is not None or stats["out"]:
         why = forfeit.reason if forfeit else "forfeited after three faults"
         return SmokeOutcome(False, f"failed: {why}"[:300], log)

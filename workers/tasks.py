@@ -36,7 +36,7 @@ from workers.orphans import resend_orphaned
 from workers.queued_match import play_queued_match, worker_name
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
-from workers.smoke import play_smoke_match
+from workers.smoke import StartTimedOut, play_smoke_match
 
 log = logging.getLogger("workers.tasks")
 
@@ -86,7 +86,7 @@ def play_match(self: Task, match_id: int) -> str:
     time_limit=settings.LADDER_SMOKE_SOFT_LIMIT_S + 30,
     max_retries=settings.LADDER_MATCH_MAX_ATTEMPTS,
 )
-def smoke_version(self: Task, version_id: int) -> str:
+def smoke_version(self: Task, version_id: int, attempt: int = 0) -> str:
     """Play a new hosted version's smoke match and mark it VALID or INVALID.
 
     A version that is no longer pending (played by an earlier delivery) is
@@ -98,11 +98,30 @@ def smoke_version(self: Task, version_id: int) -> str:
         return "skipped"
     try:
         done = play_smoke_match(
-            version_id=int(version_id), engine_address=engine_pool(settings.ENGINE_ADDRESS)
+            version_id=int(version_id),
+            engine_address=engine_pool(settings.ENGINE_ADDRESS),
+            attempt=int(attempt),
         )
     except RunnerError as exc:
         log.warning("smoke match of version %s: engine trouble, retrying: %s", version_id, exc)
         raise self.retry(countdown=retry_delay(self.request.retries + 1)) from exc
+    except StartTimedOut as exc:  # the machine may be slow: never charge the bot for it
+        metrics.SMOKE.labels("start_timeout").inc()
+        attempt = exc.attempt + 1
+        if attempt >= settings.LADDER_SMOKE_START_ATTEMPTS:
+            log.warning(
+                "smoke match of version %s: %s; the machine held it back, left pending",
+                version_id,
+                exc,
+            )
+            return "pending"
+        log.warning("smoke match of version %s: %s; played again later", version_id, exc)
+        raise self.retry(
+            countdown=retry_delay(attempt),
+            args=(version_id, attempt),
+            kwargs={},
+            max_retries=self.request.retries + 1,
+        ) from exc
     except ApplicationError as exc:  # this worker cannot sandbox, or the version went away
         log.warning("smoke match of version %s not played: %s", version_id, exc.message)
         metrics.SMOKE.labels("refused").inc()

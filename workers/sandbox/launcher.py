@@ -124,6 +124,10 @@ class HostedSeat:
     log: CappedLog
     mode: str  # "root", "userns" or "unsafe"
     start_error: str = ""  # why it did not start; the runner forfeits the seat with it
+    # It did not serve within the start limit (alive, not crashed): maybe the machine's
+    # doing, so a smoke match judges it apart (workers/smoke.py); ``waited_s`` then says
+    # how long its threads waited for a CPU during the start.
+    start_timed_out: bool = False
     start_s: float = 0.0
     uid: int | None = None
     proc: subprocess.Popen[bytes] | None = None
@@ -264,7 +268,10 @@ def _probe(config: SandboxConfig) -> str:
             os.close(seccomp)
     if done.returncode != 0 or done.stdout.strip() != b"ok":
         why = done.stderr.decode(errors="replace").strip()[-300:]
-        return f"bubblewrap cannot create the sandbox (exit {done.returncode}): {why}"
+        cause = explain_failure(why)
+        return f"bubblewrap cannot create the sandbox (exit {done.returncode}): {why}" + (
+            f" - {cause}" if cause else ""
+        )
     return ""
 
 
@@ -287,12 +294,60 @@ def _namespace_args() -> list[str]:
     return [
         *common,
         "--unshare-user",
-        "--disable-userns",
+        *(["--disable-userns"] if userns_limit_writable() else []),
         "--uid",
         str(USERNS_UID),
         "--gid",
         str(USERNS_UID),
     ]
+
+
+MAX_USERNS = Path("/proc/sys/user/max_user_namespaces")
+
+
+def userns_limit_writable(path: Path = MAX_USERNS) -> bool:
+    """Whether bubblewrap's ``--disable-userns`` can work here.
+
+    It writes ``max_user_namespaces`` inside the sandbox's user namespace, and a
+    container engine mounts ``/proc/sys`` read-only (Docker always does, short of
+    ``privileged``), so there bubblewrap fails with "cannot open
+    /proc/sys/user/max_user_namespaces: Read-only file system". It is a second lock
+    only: the seat's seccomp filter (``seccomp.py``) already refuses ``unshare``,
+    ``setns`` and ``clone`` with any namespace flag, so a bot cannot make a user
+    namespace either way. Left out where it cannot be written; used where it can.
+    """
+    return os.access(path, os.W_OK)
+
+
+def explain_failure(stderr: str) -> str:
+    """What the operator must change, for the bubblewrap errors a container gives.
+
+    Each is a message bubblewrap printed in a Docker container (20.10, runc, the
+    worker not root), with what made it go away (docs/operations.md, "The worker
+    container").
+    """
+    if "max_user_namespaces" in stderr:
+        return "/proc/sys is read-only (a container): bubblewrap's --disable-userns cannot work"
+    if "Can't mount proc" in stderr:
+        return (
+            "a fresh /proc cannot be mounted while the container engine masks parts of /proc: "
+            "run the worker with security_opt systempaths=unconfined (docker-compose.yml does; "
+            "Kubernetes: procMount Unmasked)"
+        )
+    if "pivot_root" in stderr or "mount" in stderr:
+        return (
+            "mounts are refused by the container's seccomp profile (Docker's default refuses "
+            "mount and pivot_root): run the worker with security_opt seccomp=unconfined, and "
+            "apparmor=unconfined where AppArmor runs"
+        )
+    if "No permissions to create new namespace" in stderr or "Operation not permitted" in stderr:
+        return (
+            "user namespaces are refused: in a container, Docker's default seccomp profile "
+            "refuses them (security_opt seccomp=unconfined); on a host, allow unprivileged "
+            "user namespaces (kernel.unprivileged_userns_clone=1, "
+            "kernel.apparmor_restrict_unprivileged_userns=0)"
+        )
+    return ""
 
 
 # --- uids and processes -------------------------------------------------------------------
@@ -629,6 +684,9 @@ def _await_start(seat: HostedSeat, started: float, limits: SandboxLimits) -> Non
         seat.start_error = f"not started: the bot {_describe_exit(seat.proc.returncode, limits)}"
     except TimeoutError:
         seat.start_error = f"not started: not serving within {limits.start_s:g} s"
+        seat.start_timed_out = True
+        with contextlib.suppress(OSError):
+            seat.cpu_usage()  # before the kill: its CPU time and its wait for a CPU
     seat.start_s = time.monotonic() - started
     if seat.start_error:
         seat.log.note(seat.start_error)
