@@ -88,7 +88,7 @@ def _strings(message: Message, prefix: str = "") -> Iterator[tuple[str, str, str
     """(path, field name, value) of every string set in ``message``, nested and repeated."""
     for field, value in message.ListFields():
         path = f"{prefix}{field.name}"
-        repeated = field.label == FieldDescriptor.LABEL_REPEATED
+        repeated = field.is_repeated
         values: Iterable[Any] = value if repeated else [value]
         if field.type == FieldDescriptor.TYPE_STRING:
             for v in values:
