@@ -88,14 +88,20 @@ def _strings(message: Message, prefix: str = "") -> Iterator[tuple[str, str, str
     """(path, field name, value) of every string set in ``message``, nested and repeated."""
     for field, value in message.ListFields():
         path = f"{prefix}{field.name}"
-        repeated = field.is_repeated
-        values: Iterable[Any] = value if repeated else [value]
+        entry = field.message_type
+        if entry is not None and entry.GetOptions().map_entry:
+            for k, v in value.items():  # a map: its keys and values as the field's
+                for item in (k, v):
+                    if isinstance(item, str):
+                        yield path, field.name, item
+                    elif isinstance(item, Message):
+                        yield from _strings(item, f"{path}.")
+            continue
+        values: Iterable[Any] = value if field.is_repeated else [value]
         if field.type == FieldDescriptor.TYPE_STRING:
             for v in values:
                 yield path, field.name, v
-        elif field.type == FieldDescriptor.TYPE_MESSAGE and not (
-            field.message_type.GetOptions().map_entry
-        ):
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
             for v in values:
                 yield from _strings(v, f"{path}.")
 
