@@ -65,8 +65,11 @@ class WindowLimit:
         window = int(now // self.period)
         key = self._key(who)
         with transaction.atomic():
-            # One row per key: its earlier windows are over (they only held counts).
-            LimitCounter.objects.filter(key=key, window__lt=window).delete()
+            # Rows of this limit's earlier windows are over (they only held counts): the
+            # table keeps one window per limit, however many addresses or users it saw.
+            LimitCounter.objects.filter(
+                key__startswith=f"{self.name[:80]}:", window__lt=window
+            ).delete()
             LimitCounter.objects.bulk_create(
                 [LimitCounter(key=key, window=window, count=0)], ignore_conflicts=True
             )
