@@ -841,3 +841,20 @@ LADDER_SMOKE_SOFT_LIMIT_S = round(
 )
 # The worker's liveness file for a healthcheck that starts no interpreter (broker_watch.py).
 LADDER_WORKER_ALIVE_FILE = os.environ.get("LADDER_WORKER_ALIVE_FILE", "").strip()
+# --- limits
+# Query parameters and form fields longer than their limits are refused (400) before any
+# view runs or any query is made (ladder.common.bounded); before CSRF, which reads forms.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.csrf.CsrfViewMiddleware"),
+    "ladder.common.bounded.BoundedFieldsMiddleware",
+)
+# The replay viewer's settings were documented above but never read from the environment
+# (ladder/viewer read them with getattr defaults): an operator's value was ignored.
+LADDER_VIEWER_UPLOAD_RATE = os.environ.get("LADDER_VIEWER_UPLOAD_RATE", "30/min")
+LADDER_VIEWER_UPLOAD_MAX_BYTES = int(
+    os.environ.get("LADDER_VIEWER_UPLOAD_MAX_BYTES", str(1024 * 1024))
+)
+LADDER_VIEWER_JSON_MAX_BYTES = int(
+    os.environ.get("LADDER_VIEWER_JSON_MAX_BYTES", str(8 * 1024 * 1024))
+)
+LADDER_VIEWER_CACHE_SECONDS = int(os.environ.get("LADDER_VIEWER_CACHE_SECONDS", str(7 * 86400)))

@@ -17,6 +17,7 @@ must not let a stranger stop someone's bots.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -77,6 +78,38 @@ def auth_check(*, address: str | None, username: str | None = None) -> None:
         )
 
 
+def auth_attempt(*, address: str | None, username: str | None = None) -> Callable[[], None]:
+    """Reserve one try for this address and account, atomically, before the password is
+    hashed: a hit of each window first (an atomic increment in the cache), refused with
+    TooManyFailures when it passes the limit. Checking the count and counting the failure
+    only after the hash let every guess of a burst pass the check (all arrive before the
+    first one fails). Returns what to call when the try succeeded (a success is no failure:
+    its hits are given back)."""
+    hits: list[tuple[FixedWindow, str]] = []
+    per_address, per_account = _windows()
+    if per_address and address:
+        hits.append((per_address, address))
+    if per_account and username:
+        hits.append((per_account, _account(username)))
+    over = None
+    for window, key in hits:
+        if window.hit(key) > window.limit and over is None:
+            over = window
+    if over is not None:
+        for window, key in hits:
+            window.give_back(key)
+        wait = over.retry_after()
+        raise TooManyFailures(
+            f"too many failed authentications; retry in {wait} s", retry_after=wait
+        )
+
+    def succeeded() -> None:
+        for window, key in hits:
+            window.give_back(key)
+
+    return succeeded
+
+
 def auth_failed(*, address: str | None, username: str | None = None) -> None:
     """Count one failed authentication against the address and (if named) the account."""
     per_address, per_account = _windows()
@@ -87,9 +120,12 @@ def auth_failed(*, address: str | None, username: str | None = None) -> None:
 
 
 def token_authenticate_limited(*, secret: str, address: str) -> ApiToken | None:
-    """`token_authenticate` behind the failure limit of ``address``; None when invalid."""
-    auth_check(address=address)
+    """`token_authenticate` behind the failure limit of ``address``; None when invalid.
+
+    The try is reserved first (`auth_attempt`), so a burst of wrong tokens sent at once
+    is limited like one sent in turn."""
+    succeeded = auth_attempt(address=address)
     token = token_authenticate(secret=secret) if secret else None
-    if token is None:
-        auth_failed(address=address)
+    if token is not None:
+        succeeded()
     return token

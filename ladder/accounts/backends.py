@@ -34,11 +34,15 @@ class LimitedModelBackend(ModelBackend):
         if username is None:
             username = kwargs.get(get_user_model().USERNAME_FIELD)
         address = auth_limits.request_address(request) if request is not None else None
+        if password is None:
+            return super().authenticate(request, username=username, password=password, **kwargs)
         try:
-            auth_limits.auth_check(address=address, username=username)
+            # The try is counted before the hash (atomically): a burst of guesses that all
+            # arrive before the first one fails cannot all pass a check made before it.
+            succeeded = auth_limits.auth_attempt(address=address, username=username)
         except auth_limits.TooManyFailures:
             raise PermissionDenied from None
         user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is None and password is not None:
-            auth_limits.auth_failed(address=address, username=username)
+        if user is not None:
+            succeeded()
         return user

@@ -39,3 +39,24 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class LimitCounter(models.Model):
+    """Units of one limit taken in one window (``ladder.accounts.counters``).
+
+    The database is the one store every process of the ladder shares whatever its
+    cache is, and a conditional ``UPDATE`` is atomic on SQLite and PostgreSQL, so
+    a window's count can never pass its limit however many requests arrive at once.
+    """
+
+    key = models.CharField(max_length=128, help_text="limit name and a digest of whom it counts")
+    window = models.BigIntegerField(help_text="window number: unix time // period")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["key", "window"], name="limit_counter_key_window")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}@{self.window}: {self.count}"

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from ladder.accounts import revocations
 from ladder.accounts.models import ApiToken, User
+from ladder.accounts.quotas import quota_lock
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 
 TOKEN_PREFIX = "ddl_"
@@ -50,6 +51,7 @@ def user_signup(*, username: str, password: str, email: str = "") -> User:
 @transaction.atomic
 def token_create(*, user: User, name: str = "") -> CreatedToken:
     """Create a token for ``user``; return the secret once."""
+    quota_lock(user)  # two requests at once must not both count the last free place
     active = ApiToken.objects.filter(user=user, revoked_at__isnull=True).count()
     if active >= MAX_ACTIVE_TOKENS:
         raise PermissionDenied(f"at most {MAX_ACTIVE_TOKENS} active tokens per user; revoke one")

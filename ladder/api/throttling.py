@@ -3,11 +3,14 @@ the client address as every limit of the ladder sees it (`ladder.common.ratelimi
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from rest_framework.request import Request
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+from rest_framework.throttling import AnonRateThrottle, BaseThrottle, UserRateThrottle
 
 from ladder.accounts.auth_limits import request_address
+from ladder.accounts.counters import WindowLimit
 from ladder.common.metrics import THROTTLED
 
 
@@ -35,7 +38,48 @@ class UserThrottle(_LiveRate, UserRateThrottle):
     """Per-user limit for authenticated clients."""
 
 
-class ExportThrottle(_LiveRate, UserRateThrottle):
+class CountedThrottle(BaseThrottle):
+    """A throttle that holds under concurrency and across processes: each request takes a
+    unit of a `WindowLimit` (one conditional UPDATE in the database) before it runs.
+
+    DRF's own throttles read a history from the cache, decide, then write it back:
+    requests that arrive together all read the same history and all pass. For the
+    limits that guard costly work (exports, replay uploads) the unit is taken first.
+    """
+
+    scope = ""
+    _wait: int | None = None
+
+    def get_rate(self) -> str | None:
+        raise NotImplementedError
+
+    def get_ident(self, request: Request) -> str:
+        return f"address:{request_address(request)}"
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        limit = WindowLimit.from_rate(f"throttle-{self.scope}", self.get_rate())
+        if limit is None:
+            return True
+        taken = limit.take(self.get_ident(request))
+        self._wait = taken.retry_after
+        if not taken.ok:
+            THROTTLED.labels("rest", self.scope).inc()
+        return taken.ok
+
+    def wait(self) -> int | None:
+        return self._wait
+
+
+class ExportThrottle(CountedThrottle):
     """Per-user limit on game exports (``LADDER_EXPORT_THROTTLE``): each streams many replays."""
 
     scope = "exports"
+
+    def get_rate(self) -> str | None:
+        return settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get(self.scope)
+
+    def get_ident(self, request: Request) -> str:
+        user = request.user
+        if user is not None and user.is_authenticated:
+            return f"user:{user.pk}"
+        return super().get_ident(request)

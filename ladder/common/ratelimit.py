@@ -16,6 +16,7 @@ session login and gRPC count and identify alike:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -68,6 +69,11 @@ class FixedWindow:
         except ValueError:  # expired between add and incr: a fresh window
             cache.add(cache_key, 1, timeout=self.period + 1)
             return 1
+
+    def give_back(self, key: str) -> None:
+        """Undo one `hit` of this window (the attempt it reserved did not count after all)."""
+        with contextlib.suppress(ValueError):  # the window ended meanwhile: nothing to undo
+            cache.decr(self._cache_key(key))
 
     def retry_after(self) -> int:
         """Seconds until the current window ends (at least 1)."""

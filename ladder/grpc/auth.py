@@ -43,8 +43,8 @@ from django.db import close_old_connections
 from digdown import serving
 from ladder.accounts import auth_limits
 from ladder.accounts.models import User
+from ladder.common import bounded, request_id
 from ladder.common import exceptions as app
-from ladder.common import request_id
 from ladder.common.metrics import THROTTLED
 from ladder.common.ratelimit import FixedWindow, client_address
 from ladder.grpc.play_codec import play_decoder
@@ -139,6 +139,45 @@ def caller_address(context: grpc.ServicerContext) -> str:
     return client_address(host.strip("[]"), forwarded)
 
 
+def _bounded(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """The handler with its request's text fields checked against their limits first
+    (``ladder.common.bounded``): a field past its limit is INVALID_ARGUMENT before any
+    query. Runs inside ``CallGuard._call`` (after authentication), so the refusal is a
+    status with its message like any other."""
+
+    def checked(request: Any) -> None:
+        try:
+            bounded.check_message(request)
+        except bounded.FieldTooLong as exc:
+            raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+
+    if handler.unary_unary is not None:
+        unary = handler.unary_unary
+
+        def call(request: Any, context: grpc.ServicerContext) -> Any:
+            checked(request)
+            return unary(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            call,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.unary_stream is not None:
+        streamed = handler.unary_stream
+
+        def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            checked(request)
+            yield from streamed(request, context)
+
+        return grpc.unary_stream_rpc_method_handler(
+            stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler  # client streams: none but Play, whose messages are sized by its decoder
+
+
 class CallGuard(serving.HandlerInterceptor):
     """Authentication, throttling, DB hygiene and error mapping for Ladder methods."""
 
@@ -158,6 +197,8 @@ class CallGuard(serving.HandlerInterceptor):
                 request_deserializer=play_decoder(settings.LADDER_CONNECT_MAX_MESSAGE_BYTES),
                 response_serializer=handler.response_serializer,
             )
+        else:
+            handler = _bounded(handler)
         return serving.wrap_handler(handler, lambda context: self._call(name, context))
 
     # --- per call -------------------------------------------------------------

@@ -8,12 +8,13 @@ already say, so it is reproducible and never stale.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from django.db import connection
 from django.db.models import (
     Count,
+    Exists,
     IntegerField,
     OuterRef,
     Prefetch,
@@ -476,16 +477,23 @@ class ComparisonDeal:
     """One deal of a comparison: the same cave and opponents, each version in every rotation."""
 
     index: int
-    seed: int
+    seed: int | None  # None while the deal is in play (``match_reveal``'s rule)
     seats: int
     old: list[RotationCell]
     new: list[RotationCell]
 
 
 def comparison_deals(comparison: VersionComparison) -> list[ComparisonDeal]:
-    """Every deal's matches side by side, old and new version, in rotation order (one query)."""
+    """Every deal's matches side by side, old and new version, in rotation order (one query).
+
+    A deal's seed is its cave: it is shown by the rule of ``match_reveal`` (once a match
+    of it is finished and none dealt from it is still queued or running), never while
+    any of its rotations, on either side, may still be played.
+    """
+    twin_open = Match.objects.filter(seed=OuterRef("match__deal__seed"), status__in=OPEN_STATES)
     rows = (
         MatchSeat.objects.filter(match__deal__comparison=comparison, bot_id=comparison.bot_id)
+        .annotate(twin_open=Exists(twin_open))
         .values_list(
             "match_id",
             "match__deal_rotation",
@@ -495,14 +503,24 @@ def comparison_deals(comparison: VersionComparison) -> list[ComparisonDeal]:
             "match__deal__comparison_side",
             "match__deal__seed",
             "match__deal__seats",
+            "twin_open",
         )
         .order_by("match__deal__comparison_index", "match__deal_rotation")
     )
     deals: dict[int, ComparisonDeal] = {}
-    for match_id, rotation, status, rank, index, side, seed, seats in rows:
+    hidden: set[int] = set()
+    played: set[int] = set()
+    for match_id, rotation, status, rank, index, side, seed, seats, open_twin in rows:
         if index is None:  # a comparison's deals always have an index (constraint)
             continue
         deal = deals.setdefault(index, ComparisonDeal(index, seed, seats, [], []))
+        if open_twin:
+            hidden.add(index)
+        if status == Match.Status.FINISHED:
+            played.add(index)
         cell = RotationCell(match_id, rotation or 0, status, rank)
         (deal.new if side == "new" else deal.old).append(cell)
-    return [deals[i] for i in sorted(deals)]
+    return [
+        deals[i] if i in played and i not in hidden else replace(deals[i], seed=None)
+        for i in sorted(deals)
+    ]

@@ -28,7 +28,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from ladder.api.parsers import StrictMultiPartParser
-from ladder.api.throttling import AnonThrottle
+from ladder.api.throttling import CountedThrottle
 from ladder.common.exceptions import NotFound
 from ladder.matches.selectors import match_detail, match_reveal
 from ladder.viewer.selectors import live_view
@@ -115,7 +115,7 @@ class MatchTimelineApi(_TimelineApi):
         return timeline_response(request, match_timeline(match_id=match_id))
 
 
-class UploadThrottle(AnonThrottle):
+class UploadThrottle(CountedThrottle):
     """Re-simulating an uploaded replay costs CPU: a limit per client address of its own
     (the address as every limit of the ladder sees it)."""
 

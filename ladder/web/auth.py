@@ -24,7 +24,7 @@ from django.views.decorators.cache import never_cache
 
 from ladder.accounts import auth_limits
 from ladder.accounts import services as account_services
-from ladder.common.ratelimit import FixedWindow
+from ladder.accounts.counters import WindowLimit
 from ladder.web.errors import shown_on
 from ladder.web.forms import SignUpForm
 
@@ -51,8 +51,8 @@ class SignOutView(LogoutView):
     """POST only (Django's own rule): a link cannot sign anyone out."""
 
 
-def _signup_window() -> FixedWindow | None:
-    return FixedWindow.from_rate("signup-address", settings.LADDER_SIGNUPS_PER_ADDRESS)
+def _signup_limit() -> WindowLimit | None:
+    return WindowLimit.from_rate("signup-address", settings.LADDER_SIGNUPS_PER_ADDRESS)
 
 
 @never_cache
@@ -65,28 +65,35 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        window = _signup_window()
+        if not form.is_valid():
+            return render(request, "web/signup.html", {"form": form}, status=400)
+        # The address's unit is taken before the account is made (atomically, in the
+        # database every process shares): counting first and making the account after
+        # let ten sign-ups at one instant through a limit of five.
+        limit = _signup_limit()
         address = auth_limits.request_address(request)
-        if window and window.count(address) >= window.limit:
-            form.is_valid()  # bound errors stay; the refusal says why and how long
+        taken = limit.take(address) if limit else None
+        if limit and taken and not taken.ok:
             form.add_error(
-                None, f"Too many new accounts from here: try again in {window.retry_after()} s."
+                None, f"Too many new accounts from here: try again in {taken.retry_after} s."
             )
             return render(request, "web/signup.html", {"form": form}, status=429)
-        if form.is_valid():
-            d = form.cleaned_data
-            with shown_on(form):
+        d = form.cleaned_data
+        with shown_on(form):
+            try:
                 user = account_services.user_signup(
                     username=d["username"], password=d["password1"], email=d.get("email") or ""
                 )
-                if window:
-                    window.hit(address)
-                login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
-                messages.success(
-                    request,
-                    f"Welcome, {user.username}. Create a bot below, and an API token for "
-                    "your programs.",
-                )
-                return redirect("web:dashboard")
+            except BaseException:
+                if limit and taken:
+                    limit.give_back(address, taken)
+                raise
+            login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
+            messages.success(
+                request,
+                f"Welcome, {user.username}. Create a bot below, and an API token for "
+                "your programs.",
+            )
+            return redirect("web:dashboard")
         status = 400
     return render(request, "web/signup.html", {"form": form}, status=status)

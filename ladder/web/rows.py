@@ -17,8 +17,8 @@ from django.conf import settings
 from django.template.defaultfilters import floatformat, urlencode
 from django.urls import get_script_prefix, reverse
 from django.utils.formats import localize
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 from django.utils.timezone import get_current_timezone, localtime
 
 from ladder.bots.models import Bot, BotVersion
@@ -226,27 +226,34 @@ def rating_figure(r: Rating) -> SafeString:
 
     On every leaderboard line: built here, once per line, never in a template loop.
     """
-    html = f'<span class="rating" data-rating="{r.value}"'
-    if r.low is not None and r.high is not None:
-        html += f' data-low="{r.low}" data-high="{r.high}"'
-    html += f">{_points_text(r.value)}</span>"
+    bounds = (
+        format_html(' data-low="{}" data-high="{}"', r.low, r.high)
+        if r.low is not None and r.high is not None
+        else ""
+    )
+    html = format_html(
+        '<span class="rating" data-rating="{}"{}>{}</span>', r.value, bounds, _points_text(r.value)
+    )
     if r.half_width is not None:
         span = f"{_points_text(r.low)} {NONE} {_points_text(r.high)}"
-        html += f' <span class="interval" title="95 % interval {span}">± {r.half_width:.0f}</span>'
-
-    if r.provisional:
-        html += (
-            f' <abbr class="badge provisional" title="provisional: fewer than {provisional_games()}'
-            f' games, or its 95 % interval still wider than ± {provisional_half_width()} points"'
-            ">prov.</abbr>"
+        html += format_html(
+            ' <span class="interval" title="95 % interval {}">± {}</span>',
+            span,
+            f"{r.half_width:.0f}",
         )
-    return mark_safe(html)  # numbers and fixed text only
+    if r.provisional:
+        html += format_html(
+            ' <abbr class="badge provisional" title="{}">prov.</abbr>',
+            f"provisional: fewer than {provisional_games()} games, or its 95 % interval still"
+            f" wider than ± {provisional_half_width()} points",
+        )
+    return html
 
 
 def sparkline(values: Sequence[float], label: str = "rating trend") -> SafeString:
     """A small inline SVG of a rating series (no script needed); a dot when too short."""
     if len(values) < 2:
-        return mark_safe('<span class="spark-empty" aria-hidden="true">·</span>')
+        return format_html('<span class="spark-empty" aria-hidden="true">{}</span>', "·")
     lo, hi = min(values), max(values)
     span = (hi - lo) or 1.0
     step = (SPARK_W - 2 * SPARK_PAD) / (len(values) - 1)
@@ -255,12 +262,18 @@ def sparkline(values: Sequence[float], label: str = "rating trend") -> SafeStrin
         for i, v in enumerate(values)
     )
     direction = "up" if values[-1] > values[0] else "down" if values[-1] < values[0] else "flat"
-    title = escape(f"{label}: {values[0]:.2f} to {values[-1]:.2f} over {len(values)} games")
-    return mark_safe(
-        f'<svg class="spark spark-{direction}" viewBox="0 0 {SPARK_W} {SPARK_H}" '
-        f'width="{SPARK_W}" height="{SPARK_H}" role="img" aria-label="{title}" '
-        f'data-points="{len(values)}"><title>{title}</title>'
-        f'<polyline points="{path}" fill="none" stroke-width="1.5"/></svg>'
+    title = f"{label}: {values[0]:.2f} to {values[-1]:.2f} over {len(values)} games"
+    return format_html(
+        '<svg class="spark spark-{direction}" viewBox="0 0 {w} {h}" '
+        'width="{w}" height="{h}" role="img" aria-label="{title}" '
+        'data-points="{n}"><title>{title}</title>'
+        '<polyline points="{path}" fill="none" stroke-width="1.5"/></svg>',
+        direction=direction,
+        w=SPARK_W,
+        h=SPARK_H,
+        title=title,
+        n=len(values),
+        path=path,
     )
 
 
@@ -295,7 +308,7 @@ def _when(value: datetime, zone: tzinfo | None = None) -> tuple[int, str, str]:
     return int(local.timestamp()), local.isoformat(), local.strftime("%Y-%m-%d %H:%M")
 
 
-def _signed(value: float | None) -> str:
+def _signed(value: float | None) -> SafeString:
     """``<span class="{{ v|delta_class }}">{{ v|signed }}</span>`` of a change in points."""
     css = "delta-none" if not value else "delta-up" if value > 0 else "delta-down"
     if value is None:
@@ -304,45 +317,68 @@ def _signed(value: float | None) -> str:
         shown = "±0.00"
     else:
         shown = f"+{value:.2f}" if value > 0 else f"\u2212{-value:.2f}"
-    return f'<span class="{css}">{shown}</span>'
+    return format_html('<span class="{}">{}</span>', css, shown)
 
 
-def _signed_delta(delta: int | None) -> str:
+def _signed_delta(delta: int | None) -> SafeString:
     """``<span class="{{ d|delta_class }}">{{ d|hundredths_signed }}</span>``."""
     return _signed(points(delta))
 
 
-def match_row(m: Match | MatchLine, focus: Bot | None, zone: tzinfo | None = None) -> str:
+# Fixed markup, built like every other piece (format_html: escaping is the default).
+_CLOSE_TD = format_html("{}</td>", "")
+_UNRATED = format_html(' <span class="muted">{}</span>', "unrated")
+_ME = format_html(' class="{}"', "me")
+
+
+def _joined(parts: Iterable[SafeString]) -> SafeString:
+    """Already-built markup, joined (each part escaped where it was built)."""
+    return format_html_join("", "{}", ((part,) for part in parts))
+
+
+def match_row(m: Match | MatchLine, focus: Bot | None, zone: tzinfo | None = None) -> SafeString:
     """One ``<tr>`` of ``includes/match_rows.html`` (a match read by ``match_rows_list``,
     or a ``MatchLine``)."""
     pk = m.pk
-    first = f'<td data-sort="{pk}"><a href="{url_of("web:match", pk)}">#{pk}</a>'
+    first = [
+        format_html('<td data-sort="{}"><a href="{}">#{}</a>', pk, url_of("web:match", pk), pk)
+    ]
     if m.tournament_id is not None and m.tournament is not None:
-        first += f' <span class="muted">· {escape(m.tournament.name)}</span>'
+        first.append(format_html(' <span class="muted">· {}</span>', m.tournament.name))
     if m.deal_id:
-        first += (
-            f' <span class="muted deal-mark" title="duplicate deal {m.deal_id}, seat rotation'
-            f' {m.deal_rotation}">· deal {m.deal_id}/{m.deal_rotation}</span>'
+        first.append(
+            format_html(
+                ' <span class="muted deal-mark" title="duplicate deal {deal}, seat rotation'
+                ' {rotation}">· deal {deal}/{rotation}</span>',
+                deal=m.deal_id,
+                rotation=m.deal_rotation,
+            )
         )
     if m.replay_sha256:
-        first += (
-            f' <a class="replay-link" href="{url_of("viewer-match", pk)}"><span'
-            f' aria-hidden="true">▶</span> replay<span class="visually-hidden"> of match'
-            f" {pk}</span></a>"
+        first.append(
+            format_html(
+                ' <a class="replay-link" href="{}"><span aria-hidden="true">▶</span> replay<span'
+                ' class="visually-hidden"> of match {}</span></a>',
+                url_of("viewer-match", pk),
+                pk,
+            )
         )
-    first += "</td>"
-    status = escape(m.status)
-    second = f'<td><span class="status status-{status}">{status}</span>'
+    first.append(_CLOSE_TD)
+    second = [format_html('<td><span class="status status-{s}">{s}</span>', s=m.status)]
     if m.status == "running" and not m.deal_id:
-        second += (
-            f' <a class="live-link" href="{url_of("viewer-live", pk)}">watch live<span'
-            f' class="visually-hidden"> match {pk}</span></a>'
+        second.append(
+            format_html(
+                ' <a class="live-link" href="{}">watch live<span class="visually-hidden"> match'
+                " {}</span></a>",
+                url_of("viewer-live", pk),
+                pk,
+            )
         )
     if m.ladder:
-        second += f' <span class="ladder-key" title="ladder">{escape(m.ladder)}</span>'
+        second.append(format_html(' <span class="ladder-key" title="ladder">{}</span>', m.ladder))
     if not m.rated:
-        second += ' <span class="muted">unrated</span>'
-    second += "</td>"
+        second.append(_UNRATED)
+    second.append(_CLOSE_TD)
     # A MatchLine (plain rows) or a Match with its seats prefetched.
     if isinstance(m, MatchLine):
         seats: Sequence[Any] = m.seat_lines
@@ -350,45 +386,58 @@ def match_row(m: Match | MatchLine, focus: Bot | None, zone: tzinfo | None = Non
         seats = list(m.seats.all())
     items = []
     for s in seats:
-        me = ' class="me"' if focus is not None and s.bot_id == focus.pk else ""
-        item = (
-            f'\n          <li{me}><a href="{url_of("web:bot", s.bot_id)}">'
-            f"{escape(s.bot_name)}</a>"  # type: ignore[attr-defined]
-        )
-        if s.rank:
-            item += f' <span class="rank">#{s.rank}</span>'
+        me = _ME if focus is not None and s.bot_id == focus.pk else ""
+        rank = format_html(' <span class="rank">#{}</span>', s.rank) if s.rank else ""
         delta = s.rating_delta
-        if delta is not None and m.rated:
-            item += f" {_signed_delta(delta)}"
-        items.append(item + "</li>\n          ")
-    mine = ""
+        change = format_html(" {}", _signed_delta(delta)) if delta is not None and m.rated else ""
+        items.append(
+            format_html(
+                '\n          <li{}><a href="{}">{}</a>{}{}</li>\n          ',
+                me,
+                url_of("web:bot", s.bot_id),
+                s.bot_name,  # type: ignore[attr-defined]
+                rank,
+                change,
+            )
+        )
+    mine: list[SafeString] = []
     if focus is not None:
-        mine = "\n        "
+        mine.append(format_html("\n        {}", ""))
         for s in seats:
             if s.bot_id == focus.pk:
                 delta = s.rating_delta
-                mine += (
-                    f'\n          <td class="num" data-sort="{s.rank or 99}">'
-                    f"{s.rank or NONE}</td>\n"
-                    f'          <td class="num" data-sort="{delta or 0}">'
-                    f"{_signed_delta(delta)}</td>\n        "
+                mine.append(
+                    format_html(
+                        '\n          <td class="num" data-sort="{}">{}</td>\n'
+                        '          <td class="num" data-sort="{}">{}</td>\n        ',
+                        s.rank or 99,
+                        s.rank or NONE,
+                        delta or 0,
+                        _signed_delta(delta),
+                    )
                 )
-        mine += "\n      "
+        mine.append(format_html("\n      {}", ""))
     unix, iso, shown = _when(m.created_at, zone)
-    return (
-        f"\n    <tr>\n      {first}\n      {second}\n      <td>\n"
-        f'        <ol class="seats-inline">\n          {"".join(items)}\n'
-        f"        </ol>\n      </td>\n      {mine}\n"
-        f'      <td data-sort="{unix}"><time datetime="{iso}">{shown}</time></td>\n'
-        f"    </tr>\n    "
+    return format_html(
+        "\n    <tr>\n      {}\n      {}\n      <td>\n"
+        '        <ol class="seats-inline">\n          {}\n'
+        "        </ol>\n      </td>\n      {}\n"
+        '      <td data-sort="{}"><time datetime="{}">{}</time></td>\n'
+        "    </tr>\n    ",
+        _joined(first),
+        _joined(second),
+        _joined(items),
+        _joined(mine),
+        unix,
+        iso,
+        shown,
     )
 
 
 def match_rows(matches: Iterable[Match | MatchLine], focus: Bot | None = None) -> SafeString:
     """The ``<tbody>`` rows of ``includes/match_rows.html`` ("" for no match)."""
-    # Every value is escaped above.
     zone = get_current_timezone()
-    return mark_safe("".join(match_row(m, focus, zone) for m in matches))
+    return _joined(match_row(m, focus, zone) for m in matches)
 
 
 def _plural(n: int) -> str:
@@ -405,58 +454,79 @@ def _whole(value: float) -> str:
     return str(-whole if hundredths < 0 and whole else whole)
 
 
-def board_row(line: BoardLine, ladder: Ladder) -> str:
+def board_row(line: BoardLine, ladder: Ladder) -> SafeString:
     """One ``<tr>`` of the leaderboard's table (``web/leaderboard.html``)."""
     bot, r = line.bot, line.rating
-    name, kind = escape(bot.name), escape(bot.kind)
     href = url_of("web:bot", bot.pk)
     if not ladder.is_default:
-        href += f"?ladder={escape(urlencode(ladder.key))}"
+        href += f"?ladder={urlencode(ladder.key)}"
     suspended = ""
     if not bot.is_active:
-        reason = f": {escape(bot.suspended_reason)}" if bot.suspended_reason else ""
-        suspended = (
-            f' <span class="status-suspended" data-status="suspended">suspended{reason}</span>'
+        reason = f": {bot.suspended_reason}" if bot.suspended_reason else ""
+        suspended = format_html(
+            ' <span class="status-suspended" data-status="suspended">suspended{}</span>', reason
         )
     share = NONE if line.win_share is None else f"{line.win_share * 100:.0f} %"
     firsts, games = line.first_places, r.games
-    position = line.position or NONE
-    return (
-        f'\n    <tr data-bot="{name}" data-kind="{kind}"'
-        f"{'' if bot.is_active else ' data-suspended'}>\n"
-        f'      <td class="num rank">{position}</td>\n'
-        f'      <td><a href="{href}">{name}</a> <span class="kind kind-{kind}">{kind}</span>'
-        f"{suspended}</td>\n"
-        f'      <td class="owner">{escape(bot.owner.username)}</td>\n'
-        f'      <td class="num">{rating_figure(r)}</td>\n'
-        f'      <td class="num sigma">{_whole(r.sigma)}</td>\n'
-        f'      <td class="num score">{_whole(r.score)}</td>\n'
-        f'      <td class="num games">{games}</td>\n'
-        f'      <td class="num" title="{firsts} first place{_plural(firsts)} in {games} rated'
-        f' game{_plural(games)}">{share}</td>\n'
-        f'      <td class="trend">{sparkline(line.trend)}</td>\n'
-        "    </tr>\n    "
+    return format_html(
+        '\n    <tr data-bot="{name}" data-kind="{kind}"{suspended_mark}>\n'
+        '      <td class="num rank">{position}</td>\n'
+        '      <td><a href="{href}">{name}</a> <span class="kind kind-{kind}">{kind}</span>'
+        "{suspended}</td>\n"
+        '      <td class="owner">{owner}</td>\n'
+        '      <td class="num">{rating}</td>\n'
+        '      <td class="num sigma">{sigma}</td>\n'
+        '      <td class="num score">{score}</td>\n'
+        '      <td class="num games">{games}</td>\n'
+        '      <td class="num" title="{firsts} first place{firsts_s} in {games} rated'
+        ' game{games_s}">{share}</td>\n'
+        '      <td class="trend">{trend}</td>\n'
+        "    </tr>\n    ",
+        name=bot.name,
+        kind=bot.kind,
+        suspended_mark="" if bot.is_active else _SUSPENDED_MARK,
+        position=line.position or NONE,
+        href=href,
+        suspended=suspended,
+        owner=bot.owner.username,
+        rating=rating_figure(r),
+        sigma=_whole(r.sigma),
+        score=_whole(r.score),
+        games=games,
+        firsts=firsts,
+        firsts_s=_plural(firsts),
+        games_s=_plural(games),
+        share=share,
+        trend=sparkline(line.trend),
     )
+
+
+_SUSPENDED_MARK = format_html(" {}", "data-suspended")
 
 
 def board_rows(lines: Iterable[BoardLine], ladder: Ladder) -> SafeString:
     """The ``<tbody>`` rows of the leaderboard ("" for no line)."""
-    return mark_safe(
-        "".join(board_row(line, ladder) for line in lines)
-    )  # every value escaped above
+    return _joined(board_row(line, ladder) for line in lines)
 
 
 def opponent_rows(records: Iterable[OpponentRecord]) -> SafeString:
     """The ``<tbody>`` rows of a bot page's record against each opponent ("" for none)."""
-    out = [
-        f'\n      <tr><td><a href="{url_of("web:bot", o.opponent_id)}">'
-        f"{escape(o.opponent_name)}</a></td><td"
-        f' class="num">{o.matches}</td><td class="num">{o.ahead}</td><td'
-        f' class="num">{o.behind}</td><td class="num">{o.level}</td></tr>\n    '
-        for o in records
-    ]
-    # Every value is escaped above.
-    return mark_safe("".join(out))
+    return format_html_join(
+        "",
+        '\n      <tr><td><a href="{}">{}</a></td><td class="num">{}</td><td class="num">{}</td>'
+        '<td class="num">{}</td><td class="num">{}</td></tr>\n    ',
+        (
+            (
+                url_of("web:bot", o.opponent_id),
+                o.opponent_name,
+                o.matches,
+                o.ahead,
+                o.behind,
+                o.level,
+            )
+            for o in records
+        ),
+    )
 
 
 def standing_rows(lines: Iterable[Any], *, swiss: bool) -> SafeString:
@@ -466,18 +536,31 @@ def standing_rows(lines: Iterable[Any], *, swiss: bool) -> SafeString:
     for line in lines:
         s = line.standing
         swiss_cells = (
-            f'<td class="num">{s.byes}</td><td class="num">{floatformat(s.buchholz, 1)}</td>'
+            format_html(
+                '<td class="num">{}</td><td class="num">{}</td>',
+                s.byes,
+                floatformat(s.buchholz, 1),
+            )
             if swiss
             else ""
         )
         out.append(
-            f'\n      <tr><td class="num">{s.rank}</td><td><a href="{url_of("web:bot", s.bot)}">'
-            f"{escape(line.bot_name)}</a></td><td>{escape(line.owner)}</td><td"
-            f' class="num">{s.played}</td><td class="num">{floatformat(s.points, 1)}</td><td'
-            f' class="num">{s.wins}</td><td class="num">{s.errored}</td>{swiss_cells}</tr>\n    '
+            format_html(
+                '\n      <tr><td class="num">{}</td><td><a href="{}">{}</a></td><td>{}</td><td'
+                ' class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td'
+                ' class="num">{}</td>{}</tr>\n    ',
+                s.rank,
+                url_of("web:bot", s.bot),
+                line.bot_name,
+                line.owner,
+                s.played,
+                floatformat(s.points, 1),
+                s.wins,
+                s.errored,
+                swiss_cells,
+            )
         )
-    # Every value is escaped above (numbers are numbers).
-    return mark_safe("".join(out))
+    return _joined(out)
 
 
 def _number(value: float) -> str:
@@ -495,12 +578,23 @@ def history_rows(history: Iterable[Mapping[str, Any]]) -> SafeString:
         unix, iso, shown = _when(h["at"], zone)
         delta = h["delta"]
         out.append(
-            f'\n          <tr><td class="num" data-sort="{h["match"]}"><a'
-            f' href="{url_of("web:match", h["match"])}">#{h["match"]}</a></td><td'
-            f' class="num">{h["rank"] or NONE}</td><td class="num">'
-            f'{_points_text(h["before"])}</td><td class="num">{_points_text(h["after"])}</td>'
-            f'<td class="num" data-sort="{_number(delta)}">{_signed(delta)}</td><td'
-            f' data-sort="{unix}"><time datetime="{iso}">{shown}</time></td></tr>\n        '
+            format_html(
+                '\n          <tr><td class="num" data-sort="{match}"><a'
+                ' href="{href}">#{match}</a></td><td'
+                ' class="num">{rank}</td><td class="num">'
+                '{before}</td><td class="num">{after}</td>'
+                '<td class="num" data-sort="{delta}">{signed}</td><td'
+                ' data-sort="{unix}"><time datetime="{iso}">{shown}</time></td></tr>\n        ',
+                match=h["match"],
+                href=url_of("web:match", h["match"]),
+                rank=h["rank"] or NONE,
+                before=_points_text(h["before"]),
+                after=_points_text(h["after"]),
+                delta=_number(delta),
+                signed=_signed(delta),
+                unix=unix,
+                iso=iso,
+                shown=shown,
+            )
         )
-    # Numbers and dates only.
-    return mark_safe("".join(out))
+    return _joined(out)
