@@ -21,7 +21,7 @@ def test_djangos_compiler_has_what_compiled_drives() -> None:
     qs = MatchSeat.objects.filter(bot_id=marker(1)).values_list("match_id", "match__created_at")
     compiler = qs.query.get_compiler(using=qs.db)
     assert isinstance(compiler, SQLCompiler)
-    sql, params = compiler.as_sql()  # fills select and col_count
+    _sql, params = compiler.as_sql()  # fills select and col_count
     assert [n for n in names if not hasattr(compiler, n)] == []
     assert compiler.col_count == 2 and len(compiler.select) >= 2
     fields = [s[0] for s in compiler.select[: compiler.col_count]]
@@ -33,9 +33,11 @@ def test_djangos_compiler_has_what_compiled_drives() -> None:
 
 def test_markers_and_a_slice_are_found_in_the_sql() -> None:
     query = Compiled(
-        lambda b, s: MatchSeat.objects.filter(bot_id=b, match__status=s)
-        .order_by("-match_id")
-        .values_list("match_id", "seat")[SLICE[0] : SLICE[0] + SLICE[1]],
+        lambda b, s: (
+            MatchSeat.objects.filter(bot_id=b, match__status=s)
+            .order_by("-match_id")
+            .values_list("match_id", "seat")[SLICE[0] : SLICE[0] + SLICE[1]]
+        ),
         [marker(1), text_marker(1)],
         sliced=True,
     )

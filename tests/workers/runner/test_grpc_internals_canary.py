@@ -16,10 +16,10 @@ from typing import Any
 
 import grpc
 import pytest
+
 from digdown import stream_server, wire
 from digdown.bot import BotServer, BotService
 from digdown.v1 import bot_pb2, bot_pb2_grpc
-
 from tests.support.loopback import serve
 from workers.runner import streams
 from workers.runner.streams import CallStream, SingleThreadedCall, ThreadedCall
