@@ -13,9 +13,11 @@ import engine.rules
 from engine import rules_build
 from engine.rules_build import ENV, NO_BUILD, BuildFacts, decide, read_facts, warning
 
-PY = "cpython-311-x86_64-linux-gnu"
+PY = "cpython-311"  # BUILD.json's "python"; the files carry it before the platform
 MANIFEST = json.dumps({"sources_sha256": "abc", "python": PY, "modules": ["table", "state"]})
-FILES = frozenset({f"table.{PY}.so", f"state.{PY}.so", "BUILD.json"})
+FILES = frozenset(
+    {f"table.{PY}-x86_64-linux-gnu.so", f"state.{PY}-x86_64-linux-gnu.so", "BUILD.json"}
+)
 
 
 def facts(**changes: object) -> BuildFacts:
@@ -43,7 +45,7 @@ def test_the_pure_build_when_forced_missing_unreadable_stale_or_for_another_pyth
     other = frozenset(name.replace("311", "312") for name in FILES)
     build, why = decide(facts(compiled_files=other))
     assert build == "pure" and "not for this Python" in why
-    build, why = decide(facts(compiled_files=frozenset({f"table.{PY}.so"})))
+    build, why = decide(facts(compiled_files=frozenset({f"table.{PY}-x86_64-linux-gnu.so"})))
     assert build == "pure" and "not for this Python" in why
 
 
