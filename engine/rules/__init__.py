@@ -7,56 +7,20 @@ Two builds of the same sources: the compiled one (mypyc, made by
 `python -m engine.compile_rules`, which `make venv` runs where a C compiler
 is present) and the pure-Python one. `BUILD` says which one this process runs,
 and `BUILD_REASON` why; `DIGDOWN_ENGINE_BUILD=pure` forces the pure one. A
-compiled build made from other sources than the ones on disk is never used.
+compiled build made from other sources than the ones on disk is never used. The
+choice (the one step with I/O) is made by engine/rules_build.py, outside these
+modules, before the first of them is imported.
 Both play every game identically (tests/engine/test_builds.py).
 """
 
-import hashlib
-import importlib
-import json
 import os
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-_COMPILED = _HERE / "_compiled"
+from engine import rules_build as _rules_build
 
-
-def sources_digest() -> str:
-    """sha256 over the rules modules' sources (names and contents), `__init__` aside."""
-    h = hashlib.sha256()
-    for path in sorted(_HERE.glob("*.py")):
-        if path.name != "__init__.py":
-            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _choose_build() -> tuple[str, str]:
-    """("compiled" | "pure", why), and put the compiled modules first on the package path."""
-    if os.environ.get("DIGDOWN_ENGINE_BUILD", "") == "pure":
-        return "pure", "DIGDOWN_ENGINE_BUILD=pure"
-    manifest = _COMPILED / "BUILD.json"
-    if not manifest.exists():
-        return "pure", "no compiled build (python -m engine.compile_rules makes one)"
-    try:
-        built = json.loads(manifest.read_text())
-    except ValueError:
-        return "pure", f"unreadable {manifest.name}"
-    if built.get("sources_sha256") != sources_digest():
-        return "pure", "the compiled build is stale: sources changed since it was made"
-    suffix = f".{built.get('python')}-"
-    have = {p.name.split(".")[0] for p in _COMPILED.iterdir() if suffix in p.name}
-    if not set(built.get("modules", ())) <= have:
-        return "pure", f"the compiled build is not for this Python ({built.get('python')})"
-    __path__.insert(0, str(_COMPILED))
-    try:  # the shared library every compiled module needs: if it loads, they all do
-        importlib.import_module(f"{__name__}._native__mypyc")
-    except ImportError as exc:
-        __path__.remove(str(_COMPILED))
-        return "pure", f"the compiled build does not load: {exc}"
-    return "compiled", "mypyc build of these sources"
-
-
-BUILD, BUILD_REASON = _choose_build()
+# The one step with I/O, before the first rules module is imported (engine/rules_build.py).
+_FACTS = _rules_build.read_facts(os.environ)
+BUILD, BUILD_REASON = _rules_build.load(__name__, __path__, _FACTS)
+sources_digest = _rules_build.sources_digest
 
 from .actions import ACTION_ARGS, Action  # noqa: E402 (the build is chosen first)
 from .errors import GameOver, IllegalAction, MalformedAction  # noqa: E402
@@ -74,14 +38,7 @@ def build_warning() -> str | None:
     several times slower; adapters print this at start-up so a benchmark or a server does not
     measure or serve the slow build unawares.
     """
-    if BUILD == "compiled" or not (_COMPILED / "BUILD.json").exists():
-        return None
-    if os.environ.get("DIGDOWN_ENGINE_BUILD", "") == "pure":
-        return None
-    return (
-        f"rules core: running the pure build, {BUILD_REASON}; "
-        "`make venv` (or python -m engine.compile_rules) rebuilds the compiled one"
-    )
+    return _rules_build.warning(BUILD, BUILD_REASON, _FACTS)
 
 
 def build_info() -> dict[str, str]:

@@ -3,14 +3,16 @@
 A process that plays games (the engine, a match runner, a bot) sends one message
 and waits for one, over and over.
 
-By default grpc core reads every socket on threads of its own (its EventEngine)
-and hands each message to the thread that waits for it: two thread wake-ups per
-message. A game's engine, its bots and the match runner exchange one small
-message at a time, so that hand-over is most of what a message costs on a busy
-machine. grpc core's older I/O, polling each completion queue's own sockets with
-``poll()``, lets the waiting thread read its socket itself: on 2 cores a
-streamed decision took 721-747 µs instead of 1,000-1,065 (unary 1,660 against
-1,916-2,003), the same games and the same replays (docs/protocol.md).
+By default grpc core reads every socket on threads of its own (its EventEngine) and
+hands each message to the thread that waits for it: two thread wake-ups per message.
+A game's engine, its bots and the match runner exchange one small message at a time,
+so that hand-over is most of what a message costs on a busy machine. grpc core's
+older I/O, polling each completion queue's own sockets with ``poll()``, lets the
+waiting thread read its socket itself: a streamed decision costs about 30% less,
+with the same games and the same replays (figures: docs/benchmark-report.md,
+"Private library internals kept"; docs/protocol.md).
+tests/sdk/test_game_io.py::test_this_grpcio_honours_it fails the day a grpcio
+release stops honouring these settings.
 
 Not for a server holding thousands of connections: ``poll()`` scans every socket
 of a completion queue on each wake-up. The ladder's own gRPC server (connected

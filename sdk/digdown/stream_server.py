@@ -23,7 +23,10 @@ stopping, cancelled after the grace).
 This drives grpcio's internals (``cygrpc`` calls and the server's state), as the
 runner's streams do; ``supported`` says whether this grpcio has them, and
 ``DIGDOWN_STREAM_SERVER=threaded`` (or a grpcio without them) leaves the game
-streams to the thread-pool server.
+streams to the thread-pool server. What the internals buy (the engine's and the bots'
+CPU per streamed decision) is recorded in docs/benchmark-report.md, "Private library
+internals kept"; tests/workers/runner/test_grpc_internals_canary.py fails the day a
+grpcio release moves them.
 """
 
 from __future__ import annotations

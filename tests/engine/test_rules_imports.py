@@ -1,4 +1,6 @@
 """The rules core's imports: only the standard library, and no cycle between its modules.
+The package's `__init__` also imports its build loader (engine/rules_build.py), which itself
+imports only the standard library.
 
 Read from the source (typing-only imports included), so a cycle hidden behind
 `TYPE_CHECKING` or a function-level import counts as one.
@@ -34,10 +36,30 @@ def _imports() -> dict[str, tuple[set[str], set[str]]]:
     return found
 
 
+def _outside(packages: set[str]) -> set[str]:
+    return {p for p in packages if p not in sys.stdlib_module_names and p != "__future__"}
+
+
 def test_rules_import_only_the_standard_library() -> None:
     for module, (_, packages) in _imports().items():
-        outside = {p for p in packages if p not in sys.stdlib_module_names and p != "__future__"}
+        outside = _outside(packages)
+        if module == "__init__":
+            source = (RULES / "__init__.py").read_text()
+            assert "from engine import rules_build as _rules_build" in source
+            outside -= {"engine"}
         assert not outside, f"engine.rules.{module} imports {sorted(outside)}"
+
+
+def test_the_build_loader_imports_only_the_standard_library() -> None:
+    loader = RULES.parent / "rules_build.py"
+    packages: set[str] = set()
+    for node in ast.walk(ast.parse(loader.read_text())):
+        if isinstance(node, ast.Import):
+            packages |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "engine.rules_build imports nothing relative"
+            packages.add((node.module or "").split(".")[0])
+    assert not _outside(packages), f"engine.rules_build imports {sorted(_outside(packages))}"
 
 
 def test_no_import_cycle_inside_the_rules() -> None:

@@ -29,6 +29,10 @@ grpcio's plain one (an intercepted channel, a test double) gets the blocking
 API (``ThreadedCall``), and so does every stream when grpcio's internals are not
 what ``SingleThreadedCall`` expects (a grpcio release that moved them: logged
 once) or when ``LADDER_STREAM_CALL=threaded`` asks for grpcio's public API only.
+What the internals buy (a streamed exchange at about half the blocking API's cost) is
+recorded in docs/benchmark-report.md, "Private library internals kept";
+tests/workers/runner/test_grpc_internals_canary.py fails the day a grpcio release moves
+them (the fallback itself would be silent but for a log line).
 """
 
 from __future__ import annotations
