@@ -136,6 +136,16 @@ LADDER_SUSPEND_WINDOW   finished matches looked at for auto-suspend (default 10;
 LADDER_SUSPEND_CONSECUTIVE  forfeits in a row that suspend (default 3)
 LADDER_SUSPEND_FORFEITS forfeits within the window that suspend (default 5)
 LADDER_SUSPEND_FAULTS   faults within the window that suspend (default 20)
+
+Competitions and private tournaments (docs/competitions.md)
+------------------------------------------------------------
+LADDER_COMPETITION_TICK_S  how often beat moves competitions' phases and advances their finals
+                        (default 10)
+LADDER_COMPETITION_RESAMPLES  bootstrap resamples of a final's order (default 400)
+LADDER_COMPETITION_MAX_GAMES  the largest game cap a final may set (default 20000)
+LADDER_QUOTA_PRIVATE_TOURNAMENTS_PER_DAY  private tournaments a user creates a day (default 5)
+LADDER_PRIORITY_PRIVATE  broker priority of private tournaments' matches (default 3: after
+                        public events at LADDER_PRIORITY_EVENTS, before the ladder's)
 """
 
 from __future__ import annotations
@@ -751,4 +761,21 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
         "form-action": ["'self'"],
     },
+}
+
+# --- competitions
+INSTALLED_APPS += ["ladder.competitions"]
+LADDER_TASK_COMPETITIONS_TICK = "workers.competitions_tick"
+LADDER_COMPETITION_TICK_S = float(os.environ.get("LADDER_COMPETITION_TICK_S", "10"))
+LADDER_COMPETITION_RESAMPLES = int(os.environ.get("LADDER_COMPETITION_RESAMPLES", "400"))
+LADDER_COMPETITION_MAX_GAMES = int(os.environ.get("LADDER_COMPETITION_MAX_GAMES", "20000"))
+LADDER_QUOTA_PRIVATE_TOURNAMENTS_PER_DAY = int(
+    os.environ.get("LADDER_QUOTA_PRIVATE_TOURNAMENTS_PER_DAY", "5")
+)
+LADDER_PRIORITY_PRIVATE = int(os.environ.get("LADDER_PRIORITY_PRIVATE", "3"))
+CELERY_BEAT_SCHEDULE["competitions"] = {
+    "task": LADDER_TASK_COMPETITIONS_TICK,
+    "schedule": LADDER_COMPETITION_TICK_S,
+    # A tick that waited a whole interval is superseded by the next one.
+    "options": {"expires": LADDER_COMPETITION_TICK_S},
 }

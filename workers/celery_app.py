@@ -34,7 +34,7 @@ from celery.signals import after_setup_logger, worker_ready
 
 from telemetry.logs import json_wanted, use_json_on_root
 
-app = Celery("workers", include=["workers.tasks"])
+app = Celery("workers", include=["workers.tasks", "workers.competition_tasks"])
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 
