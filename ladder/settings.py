@@ -779,3 +779,15 @@ CELERY_BEAT_SCHEDULE["competitions"] = {
     # A tick that waited a whole interval is superseded by the next one.
     "options": {"expires": LADDER_COMPETITION_TICK_S},
 }
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["CompetitionFormatEnum"] = [  # type: ignore[index]
+    "round_robin",
+    "swiss",
+    "single_elimination",
+    "double_elimination",
+    "groups",
+    "multi_stage",
+]
+# The tournaments' enum keeps the name it had before competitions brought a second "format".
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["FormatEnum"] = (  # type: ignore[index]
+    "ladder.tournaments.models.Tournament.Format"
+)

@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("ladder.matches.urls")),
     path("", include("ladder.ratings.urls")),
     path("", include("ladder.tournaments.urls")),
+    path("", include("ladder.competitions.urls")),
 ]

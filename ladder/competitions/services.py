@@ -26,7 +26,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count
 from django.utils import timezone
 
 from ladder.accounts.models import User
@@ -585,13 +584,3 @@ def private_tournament_start(*, user: User, competition_id: int) -> Competition:
                 _announce(competition.pk, Phase.FINAL)
     competition.refresh_from_db()
     return competition
-
-
-def entries_count(competition_ids: Sequence[int]) -> dict[int, int]:
-    """Entries per competition (one grouped query)."""
-    rows = (
-        CompetitionEntry.objects.filter(competition_id__in=competition_ids)
-        .values("competition_id")
-        .annotate(n=Count("pk"))
-    )
-    return {r["competition_id"]: r["n"] for r in rows}
