@@ -77,7 +77,7 @@ def config_of(competition: Competition) -> FinalConfig:
     )
 
 
-def _check(competition: Competition) -> None:
+def competition_check(competition: Competition) -> None:
     """ApplicationError (400) naming what cannot be played."""
     if not competition.name.strip():
         raise ApplicationError("a competition needs a name")
@@ -116,7 +116,7 @@ def competition_create(*, user: User, **fields: Any) -> Competition:
         raise PermissionDenied("only staff create competitions")
     fields["name"] = str(fields.get("name", "")).strip()
     competition = Competition(created_by=user, phase=Phase.ANNOUNCED, **fields)
-    _check(competition)
+    competition_check(competition)
     with transaction.atomic():
         if Competition.objects.filter(name=competition.name).exists():
             raise Conflict(f"a competition named {competition.name!r} exists")
@@ -513,7 +513,7 @@ def private_tournament_create(
         phase_changed_at=now,
         **fields,
     )
-    _check(competition)
+    competition_check(competition)
     with transaction.atomic():
         private_tournaments_quota_check(user)
         if Competition.objects.filter(name=competition.name).exists():
