@@ -1,4 +1,4 @@
-"""Admin: staff announce and follow competitions (*Competitions › Add*).
+"""Admin: staff announce and follow competitions (*Competitions > Add*).
 
 A new competition is checked as the REST and gRPC ones are
 (``services.competition_create``'s checks) and opens for entry at its time (beat);
@@ -92,7 +92,7 @@ class CompetitionAdmin(admin.ModelAdmin):
         def clean(this: Any) -> Any:
             data = super(form, this).clean()
             candidate = Competition(**{k: v for k, v in data.items() if hasattr(Competition, k)})
-            for field in FINAL_FIELDS + ("entry_opens_at", "freeze_at", "final_starts_at", "name"):
+            for field in (*FINAL_FIELDS, "entry_opens_at", "freeze_at", "final_starts_at", "name"):
                 if field not in data and obj is not None:
                     setattr(candidate, field, getattr(obj, field))
             try:
