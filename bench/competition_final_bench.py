@@ -73,7 +73,7 @@ def play_deal(
             GameConfig(seed=seed, num_seats=len(seated), difficulty="normal", ruleset=ruleset)
         )
         players = [Mixed(random.Random(f"{seed}:{r}:{s}"), rates[b]) for s, b in enumerate(seated)]
-        play_out(state, lambda seat, obs, legal: players[seat].act(obs, legal))
+        play_out(state, lambda seat, obs, legal, ps=players: ps[seat].act(obs, legal))
         ranks = state.result["ranks"]  # type: ignore[index]
         by_bot = {b: ranks[s] for s, b in enumerate(seated)}
         out.append([by_bot[b] for b in table])
@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(bot 0 strongest); confidence {args.confidence}, cap {args.max_games} games"
     )
     print(
-        f"{'format':<20}{'games':>7}{'settled':>9}{'tau':>7}  top-4 exact  winner  order (first 8)  coin tosses"
+        f"{'format':<20}{'games':>7}{'settled':>9}{'tau':>7}"
+        "  top-4 exact  winner  order (first 8)  coin tosses"
     )
     for r in rows:
         print(

@@ -68,7 +68,7 @@ def test_competition_over_grpc(stub: Any, make_user: Any, make_bot: Any) -> None
         err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "RFC 3339" in err.value.details()
     )
     c = stub.CreateCompetition(request, metadata=bearer(staff), timeout=T).competition
-    assert c.phase == "ENTRY" and [p.phase for p in c.phases][0] == "ENTRY"
+    assert c.phase == "ENTRY" and c.phases[0].phase == "ENTRY"
     with pytest.raises(grpc.RpcError) as err:
         stub.CreateCompetition(request, metadata=bearer(staff), timeout=T)
     assert err.value.code() == grpc.StatusCode.ALREADY_EXISTS
