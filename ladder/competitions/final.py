@@ -208,7 +208,9 @@ class _Stage:
     tosses: list[tuple[int, int, float]] = field(default_factory=list)  # lines decided by a cap
 
 
-def _stage(ctx: _Ctx, fmt: Format, prefix: str, bots: list[int], *, top: int) -> _Stage:
+def _stage(
+    ctx: _Ctx, fmt: Format, prefix: str, bots: list[int], *, top: int, line: int | None = None
+) -> _Stage:
     if fmt == Format.ROUND_ROBIN:
         tables = {
             f"{prefix}:t{'-'.join(map(str, t))}": t
@@ -216,7 +218,7 @@ def _stage(ctx: _Ctx, fmt: Format, prefix: str, bots: list[int], *, top: int) ->
         }
         return _tables(ctx, prefix, "round robin", tables, bots, top=top)
     if fmt == Format.SWISS:
-        return _swiss(ctx, prefix, bots, top=top)
+        return _swiss(ctx, prefix, bots, top=top, line=line)
     if fmt == Format.GROUPS:
         return _groups(ctx, prefix, bots, top=top)
     raise ValueError(f"no stage {fmt}")
@@ -297,7 +299,7 @@ def _standings(
     ]
 
 
-def _swiss(ctx: _Ctx, prefix: str, bots: list[int], *, top: int) -> _Stage:
+def _swiss(ctx: _Ctx, prefix: str, bots: list[int], *, top: int, line: int | None = None) -> _Stage:
     """Swiss rounds of ``min_deals`` deals a pairing, then extended like a table stage."""
     cfg = ctx.config
     points: Counter[int] = Counter()
@@ -336,7 +338,7 @@ def _swiss(ctx: _Ctx, prefix: str, bots: list[int], *, top: int) -> _Stage:
         if pairing.bye is not None:
             byes.append(pairing.bye)
             points[pairing.bye] += 2
-    stage = _tables(ctx, prefix, "swiss", tables, bots, top=top, fit=True)
+    stage = _tables(ctx, prefix, "swiss", tables, bots, top=top, fit=True, line=line)
     stage.view = [{"stage": prefix, "kind": "swiss", "rounds": rounds, **stage.view[0]}]
     return stage
 
@@ -407,7 +409,10 @@ def _groups(ctx: _Ctx, prefix: str, bots: list[int], *, top: int) -> _Stage:
 
 def _multi_stage(ctx: _Ctx, seeds: list[int]) -> Step:
     cfg = ctx.config
-    first = _stage(ctx, cfg.first, "s0", seeds, top=cfg.finalists + 1)
+    # The first stage only has to settle who goes on: the line below the finalists.
+    first = _stage(
+        ctx, cfg.first, "s0", seeds, top=cfg.finalists + 1, line=min(cfg.finalists, len(seeds) - 1)
+    )
     if first.play:
         return Step(play=first.play, view=first.view)
     finalists = first.order[: cfg.finalists]
