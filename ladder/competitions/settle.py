@@ -25,6 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 Pair = tuple[int, int]
+# One deal's share around its table's mean: the pooled variance never goes below
+# VARIANCE_FLOOR (a few alike deals are not certainty), and is PRIOR_VARIANCE when no
+# table has two deals yet (a share of 0, ½ or 1 at even odds has variance 0.125).
+VARIANCE_FLOOR = 0.02
+PRIOR_VARIANCE = 0.125
 
 
 @dataclass(frozen=True)
@@ -154,11 +159,37 @@ def settle(
         per_bot: defaultdict[int, list[float]] = defaultdict(list)
         for (table, per_deal, _), pick in zip(rows, picks, strict=True):
             n = len(pick) + 1
-            c = widen(len(pick))
             for j, a in enumerate(table):
-                centre = (0.5 + sum(row[j] for row in per_deal)) / n
-                value = (0.5 + sum(per_deal[i][j] for i in pick)) / n
-                per_bot[a].append(centre + c * (value - centre))
+                per_bot[a].append((0.5 + sum(per_deal[i][j] for i in pick)) / n)
+        return {b: (sum(per_bot[b]) / len(per_bot[b]) if per_bot[b] else 0.5) for b in bots}
+
+    # Tables' means and the pooled variance of one deal's share around its table's mean.
+    centres = [
+        [(0.5 + sum(row[j] for row in per_deal)) / (len(per_deal) + 1) for j in range(len(table))]
+        for table, per_deal, _ in rows
+    ]
+    squares = dof = 0.0
+    for table, per_deal, _ in rows:
+        if len(per_deal) >= 2:
+            for j in range(len(table)):
+                mean = sum(row[j] for row in per_deal) / len(per_deal)
+                squares += sum((row[j] - mean) ** 2 for row in per_deal)
+                dof += len(per_deal) - 1
+    pooled = max(squares / dof, VARIANCE_FLOOR) if dof else PRIOR_VARIANCE
+
+    def parametric() -> dict[int, float]:
+        """One parametric resample of the mean scores: each table's means moved by noise of
+        the pooled variance over its deals (antisymmetric: a table's shares sum to a
+        constant). Resampling within a table of 2-3 deals, often alike, would claim an
+        order settled far too soon (the bench showed it with the bootstrap alone)."""
+        per_bot: defaultdict[int, list[float]] = defaultdict(list)
+        for (table, per_deal, _), centre in zip(rows, centres, strict=True):
+            m = len(table)
+            sd = math.sqrt(pooled / (len(per_deal) + 1) * m / (m - 1))
+            noise = [rng.gauss(0.0, sd) for _ in table]
+            shift = sum(noise) / m
+            for j, a in enumerate(table):
+                per_bot[a].append(centre[j] + noise[j] - shift)
         return {b: (sum(per_bot[b]) / len(per_bot[b]) if per_bot[b] else 0.5) for b in bots}
 
     point = raw_scores([list(range(len(per_deal))) for _, per_deal, _ in rows])
@@ -166,6 +197,8 @@ def settle(
     overall = widen(counts[len(counts) // 2]) if fit else 1.0
 
     def score_of(picks: list[list[int]]) -> dict[int, float]:
+        if not fit:
+            return parametric()
         s = raw_scores(picks)
         return {b: point[b] + overall * (s[b] - point[b]) for b in bots}
 
