@@ -108,8 +108,9 @@ class Settlement:
     interval: dict[int, tuple[int, int]]
 
     def settled(self, top: int, confidence: float) -> list[bool]:
-        """For each adjacent pair among the first ``top`` places: settled at ``confidence``?"""
-        return [p >= confidence for p in self.above[: max(0, top - 1)]]
+        """For each line between adjacent places down to the one below place ``top``
+        (so who holds the first ``top`` places, and in which order): settled?"""
+        return [p >= confidence for p in self.above[: max(0, top)]]
 
 
 def settle(
