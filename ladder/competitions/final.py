@@ -36,7 +36,7 @@ import itertools
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -171,12 +171,15 @@ class _Ctx:
 
     def settle(self, keys: Sequence[str], bots: Sequence[int], *, fit: bool = False) -> Settlement:
         chosen = [r for k in keys for r in self.by_key.get(k, [])]
+        # Seeded by the stage's own deals: a finished stage reads the same when later
+        # stages add deals, so it never reopens.
+        rng = random.Random(f"{self.config.seed}:{keys[0] if keys else ''}:{len(chosen)}")
         return settle(
             chosen,
             bots,
             confidence=self.config.confidence,
             resamples=self.config.resamples,
-            rng=self.rng,
+            rng=rng,
             fit=fit,
         )
 
@@ -409,9 +412,17 @@ def _groups(ctx: _Ctx, prefix: str, bots: list[int], *, top: int) -> _Stage:
 
 def _multi_stage(ctx: _Ctx, seeds: list[int]) -> Step:
     cfg = ctx.config
-    # The first stage only has to settle who goes on: the line below the finalists.
+    # The first stage only has to settle who goes on (the line below the finalists),
+    # within half the games, and counts only its own: the round robin has the rest.
+    stage_records = [r for r in ctx.records if r.key.startswith("s0:")]
+    first_ctx = _Ctx(replace(cfg, max_games=cfg.max_games // 2), stage_records)
     first = _stage(
-        ctx, cfg.first, "s0", seeds, top=cfg.finalists + 1, line=min(cfg.finalists, len(seeds) - 1)
+        first_ctx,
+        cfg.first,
+        "s0",
+        seeds,
+        top=cfg.finalists + 1,
+        line=min(cfg.finalists, len(seeds) - 1),
     )
     if first.play:
         return Step(play=first.play, view=first.view)
