@@ -7,8 +7,10 @@ once entry has opened its final's fields are read-only.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
@@ -49,8 +51,29 @@ class InvitationInline(admin.TabularInline):
     readonly_fields = ("accepted_at",)
 
 
+class CompetitionForm(forms.ModelForm):
+    """The admin's form: the services' checks on what would be saved."""
+
+    class Meta:
+        model = Competition
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        candidate = copy.copy(self.instance)
+        for field, value in data.items():
+            if hasattr(candidate, field) and not isinstance(value, list):
+                setattr(candidate, field, value)
+        try:
+            services.competition_check(candidate)
+        except ApplicationError as exc:
+            raise ValidationError(exc.message) from exc
+        return data
+
+
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
+    form = CompetitionForm
     list_display = ("name", "phase", "format", "entry_opens_at", "freeze_at", "final_starts_at")
     list_filter = ("phase", "private", "format")
     search_fields = ("name",)
@@ -83,23 +106,3 @@ class CompetitionAdmin(admin.ModelAdmin):
             obj.created_by = request.user  # type: ignore[assignment]
         super().save_model(request, obj, form, change)
         services.competitions_tick()  # an entry time already passed opens it now
-
-    def get_form(
-        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
-    ) -> Any:
-        form = super().get_form(request, obj, change=change, **kwargs)
-
-        def clean(this: Any) -> Any:
-            data = super(form, this).clean()
-            candidate = Competition(**{k: v for k, v in data.items() if hasattr(Competition, k)})
-            for field in (*FINAL_FIELDS, "entry_opens_at", "freeze_at", "final_starts_at", "name"):
-                if field not in data and obj is not None:
-                    setattr(candidate, field, getattr(obj, field))
-            try:
-                services.competition_check(candidate)
-            except ApplicationError as exc:
-                raise ValidationError(exc.message) from exc
-            return data
-
-        form.clean = clean
-        return form

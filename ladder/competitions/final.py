@@ -47,7 +47,13 @@ from ladder.competitions.brackets import (
     groups_snake,
     single_elimination,
 )
-from ladder.competitions.settle import DealRecord, Settlement, matchup_call, settle
+from ladder.competitions.settle import (
+    DealRecord,
+    MatchupCall,
+    Settlement,
+    matchup_call,
+    settle,
+)
 from ladder.tournaments.formats import swiss_pairing, swiss_rounds
 
 
@@ -317,7 +323,7 @@ def _swiss(ctx: _Ctx, prefix: str, bots: list[int], *, top: int, line: int | Non
             bots, {b: float(points[b]) for b in bots}, played, byes, balance, rng
         )
         pending = []
-        row = []
+        row: list[dict[str, Any]] = []
         for a, b in pairing.pairs:
             key = f"{prefix}:t{min(a, b)}-{max(a, b)}"
             tables[key] = (a, b)
@@ -516,7 +522,7 @@ def _pairwise(ctx: _Ctx, top: Sequence[int]) -> list[dict[str, Any]]:
 
 def _knockout(ctx: _Ctx, seeds: list[int]) -> Step:
     cfg = ctx.config
-    calls = {}
+    calls: dict[str, MatchupCall] = {}
 
     def result(m: Matchup) -> int | None:
         call = matchup_call(
@@ -598,7 +604,7 @@ def _bracket_view(
                     "a": m.a,
                     "b": m.b,
                     "deals": ctx.count(m.key),
-                    "winner": call.leader if decided else None,
+                    "winner": call.leader if call is not None and decided else None,
                     "share": round(call.share, 4) if call else None,
                     "p_value": round(call.p_value, 4) if call else None,
                     "coin_toss": bool(call and decided and call.coin_toss),

@@ -72,7 +72,7 @@ class PhaseLine:
 def competition_phases(competition: Competition) -> list[PhaseLine]:
     """Entry opens, submissions freeze, the final starts, finished: dates and where it is."""
     order = [p.value for p in Competition.Phase]
-    at = {
+    at: dict[str, datetime | None] = {
         Competition.Phase.ENTRY: competition.entry_opens_at,
         Competition.Phase.FROZEN: competition.freeze_at,
         Competition.Phase.FINAL: competition.final_starts_at,

@@ -356,7 +356,7 @@ def _record_closed(competition: Competition) -> int:
         by_deal.setdefault(deal_id, {}).setdefault(match_id, []).append((status, bot, rank))
     done = 0
     for fd in open_deals:
-        matches = by_deal.get(fd.deal_id, {})
+        matches = by_deal.get(fd.deal_id or 0, {})
         if len(matches) < len(fd.table) or any(
             s in OPEN_STATES for seats_ in matches.values() for s, _, _ in seats_
         ):

@@ -259,8 +259,8 @@ def bradley_terry(
     strength = {b: 1.0 for b in bots}
     for _ in range(iterations):
         denominator: defaultdict[int, float] = defaultdict(float)
-        for (a, b), n in meetings.items():
-            d = n / (strength[a] + strength[b])
+        for (a, b), count in meetings.items():
+            d = count / (strength[a] + strength[b])
             denominator[a] += d
             denominator[b] += d
         strength = {b: (won[b] / denominator[b] if denominator[b] else strength[b]) for b in bots}
