@@ -97,7 +97,8 @@ def run(name: str, args: argparse.Namespace) -> dict[str, Any]:
     truth = list(range(n))
     rng = random.Random(args.seed)
     seeds = list(truth)
-    rng.shuffle(seeds)
+    if args.seeding == "random":
+        rng.shuffle(seeds)
     config = FinalConfig(
         confidence=args.confidence,
         max_games=args.max_games,
@@ -152,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=300)
     parser.add_argument("--ruleset", default="dd-2")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seeding",
+        choices=["random", "strength"],
+        default="random",
+        help="finalists seeded at random, or by their true strength (a qualification that worked)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     names = list(FORMATS) if args.format == "all" else [args.format]
@@ -161,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(
         f"{args.bots} bots, bot i plays at random with probability i/{args.bots - 1} "
-        f"(bot 0 strongest); confidence {args.confidence}, cap {args.max_games} games"
+        f"(bot 0 strongest); seeding {args.seeding}; confidence {args.confidence}, "
+        f"cap {args.max_games} games"
     )
     print(
         f"{'format':<20}{'games':>7}{'settled':>9}{'tau':>7}"

@@ -453,6 +453,13 @@ def _multi_stage(ctx: _Ctx, seeds: list[int]) -> Step:
                 None if score is None else round(score, 4),
             )
         )
+    # The cut: when the first stage could not settle who went on, the last finalist
+    # and the first one out are a coin toss, and no place from the cut down is settled.
+    above = first.settlement.above
+    cut = len(finalists) - 1
+    if rest and cut < len(above) and above[cut] < cfg.confidence:
+        result.coin_tosses.append((finalists[-1], rest[0], round(above[cut], 3)))
+        result.settled_places = min(result.settled_places, cut)
     return Step(result=result, view=view)
 
 
