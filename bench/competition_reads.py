@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The web page is rendered with DJANGO_DEBUG=0: its static files need a manifest.
+os.environ.setdefault("LADDER_STATIC_ROOT", tempfile.mkdtemp(prefix="competition-reads-static-"))
 
 from ladder_reads import TARGET_P95_MS, summary, time_calls  # noqa: I001 (sets Django up)
 
 import grpc
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from ladder_data import ensure
 
@@ -115,6 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     ensure(bots=args.bots, matches=args.matches)
+    call_command("collectstatic", interactive=False, verbosity=0)
     c = build(args.entrants)
     client = Client()
     reads = {
@@ -132,9 +137,15 @@ def main(argv: list[str] | None = None) -> None:
             r = client.get(url)
             assert r.status_code == 200, (url, r.status_code)
 
-        with CaptureQueriesContext(connection) as ctx:
+        seen: list[str] = []
+
+        def count(execute: Any, sql: str, *rest: Any, seen: list[str] = seen) -> Any:
+            seen.append(sql)
+            return execute(sql, *rest)
+
+        with connection.execute_wrapper(count):
             call()
-        out[name] = summary(time_calls(call, args.rounds), len(ctx.captured_queries))
+        out[name] = summary(time_calls(call, args.rounds), len(seen))
     server = LadderServer("127.0.0.1:0", max_workers=4, rate="0")
     server.start()
     try:

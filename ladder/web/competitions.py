@@ -27,7 +27,7 @@ from ladder.competitions import selectors, services
 from ladder.competitions.models import Competition
 from ladder.web.errors import shown_on
 
-ENTRIES_PER_PAGE = 100
+ENTRIES_PER_PAGE = 50
 
 
 class EnterForm(forms.Form):
