@@ -86,15 +86,18 @@ def competition_phases(competition: Competition) -> list[PhaseLine]:
 
 
 def bot_names(competition: Competition) -> dict[int, str]:
-    """Names of the competition's entered bots (for the final's view, which holds ids)."""
-    return dict(competition.entries.values_list("bot_id", "bot__name"))
+    """Names of the finalists (the final's view and result hold their ids): at most
+    ``final_size`` rows, however many entered."""
+    return dict(competition.entries.filter(finalist=True).values_list("bot_id", "bot__name"))
 
 
-def result_rows(competition: Competition) -> dict[str, Any] | None:
+def result_rows(
+    competition: Competition, names: dict[int, str] | None = None
+) -> dict[str, Any] | None:
     """The final's result with bot names beside the ids (None before the end)."""
     if not competition.result:
         return None
-    names = bot_names(competition)
+    names = bot_names(competition) if names is None else names
     result = dict(competition.result)
     result["places"] = [{**p, "bot_name": names.get(p["bot"], "?")} for p in result["places"]]
     result["coin_tosses"] = [

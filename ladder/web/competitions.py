@@ -45,9 +45,8 @@ def competition_list(request: HttpRequest) -> HttpResponse:
     return render(request, "web/competitions.html", {"nav": "competitions", "page": page})
 
 
-def _view_rows(competition: Competition) -> list[dict[str, Any]]:
+def _view_rows(competition: Competition, names: dict[int, str]) -> list[dict[str, Any]]:
     """The final's stages with bot names filled in (the view holds ids)."""
-    names = selectors.bot_names(competition)
 
     def named(row: dict[str, Any]) -> dict[str, Any]:
         out = dict(row)
@@ -90,13 +89,14 @@ def competition_detail(request: HttpRequest, competition_id: int, form: Any = No
     )
     if can_enter and form is None:
         form = EnterForm(user=user)
+    names = selectors.bot_names(competition)
     context = {
         "nav": "competitions",
         "competition": competition,
         "phases": selectors.competition_phases(competition),
         "entries": entries.get_page(request.GET.get("page")),
-        "stages": _view_rows(competition),
-        "result": selectors.result_rows(competition),
+        "stages": _view_rows(competition, names),
+        "result": selectors.result_rows(competition, names),
         "form": form if can_enter else None,
     }
     return render(
