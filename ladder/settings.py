@@ -162,6 +162,15 @@ LADDER_NOTIFY_RETRY_BACKOFF_S, LADDER_NOTIFY_RETRY_MAX_S, LADDER_NOTIFY_RETRY_JI
 LADDER_NOTIFY_SWEEP_S   how often beat sends again messages still owed (default 120)
 LADDER_NOTIFY_REFUSED_QUIET_S  a connected bot refused again for the same reason is told at
                         most once per this long (default 3600)
+Competitions and private tournaments (docs/competitions.md)
+------------------------------------------------------------
+LADDER_COMPETITION_TICK_S  how often beat moves competitions' phases and advances their finals
+                        (default 10)
+LADDER_COMPETITION_RESAMPLES  bootstrap resamples of a final's order (default 400)
+LADDER_COMPETITION_MAX_GAMES  the largest game cap a final may set (default 20000)
+LADDER_QUOTA_PRIVATE_TOURNAMENTS_PER_DAY  private tournaments a user creates a day (default 5)
+LADDER_PRIORITY_PRIVATE  broker priority of private tournaments' matches (default 3: after
+                        public events at LADDER_PRIORITY_EVENTS, before the ladder's)
 """
 
 from __future__ import annotations
@@ -858,3 +867,31 @@ LADDER_VIEWER_JSON_MAX_BYTES = int(
     os.environ.get("LADDER_VIEWER_JSON_MAX_BYTES", str(8 * 1024 * 1024))
 )
 LADDER_VIEWER_CACHE_SECONDS = int(os.environ.get("LADDER_VIEWER_CACHE_SECONDS", str(7 * 86400)))
+# --- competitions
+INSTALLED_APPS += ["ladder.competitions"]
+LADDER_TASK_COMPETITIONS_TICK = "workers.competitions_tick"
+LADDER_COMPETITION_TICK_S = float(os.environ.get("LADDER_COMPETITION_TICK_S", "10"))
+LADDER_COMPETITION_RESAMPLES = int(os.environ.get("LADDER_COMPETITION_RESAMPLES", "400"))
+LADDER_COMPETITION_MAX_GAMES = int(os.environ.get("LADDER_COMPETITION_MAX_GAMES", "20000"))
+LADDER_QUOTA_PRIVATE_TOURNAMENTS_PER_DAY = int(
+    os.environ.get("LADDER_QUOTA_PRIVATE_TOURNAMENTS_PER_DAY", "5")
+)
+LADDER_PRIORITY_PRIVATE = int(os.environ.get("LADDER_PRIORITY_PRIVATE", "3"))
+CELERY_BEAT_SCHEDULE["competitions"] = {
+    "task": LADDER_TASK_COMPETITIONS_TICK,
+    "schedule": LADDER_COMPETITION_TICK_S,
+    # A tick that waited a whole interval is superseded by the next one.
+    "options": {"expires": LADDER_COMPETITION_TICK_S},
+}
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["CompetitionFormatEnum"] = [  # type: ignore[index]
+    "round_robin",
+    "swiss",
+    "single_elimination",
+    "double_elimination",
+    "groups",
+    "multi_stage",
+]
+# The tournaments' enum keeps the name it had before competitions brought a second "format".
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["FormatEnum"] = (  # type: ignore[index]
+    "ladder.tournaments.models.Tournament.Format"
+)

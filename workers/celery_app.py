@@ -34,7 +34,9 @@ from celery.signals import after_setup_logger, beat_init, worker_ready
 
 from telemetry.logs import json_wanted, use_json_on_root
 
-app = Celery("workers", include=["workers.tasks", "workers.notifications"])
+app = Celery(
+    "workers", include=["workers.tasks", "workers.notifications", "workers.competition_tasks"]
+)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 

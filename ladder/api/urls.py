@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("ladder.ratings.urls")),
     path("", include("ladder.tournaments.urls")),
     path("", include("ladder.notifications.urls")),
+    path("", include("ladder.competitions.urls")),
 ]

@@ -62,6 +62,8 @@ PUBLIC_METHODS = frozenset(
         "GetRuleset",
         "ListLadders",
         "GetTournament",
+        "ListCompetitions",
+        "GetCompetition",
     }
 )
 MAX_DETAIL = 2000  # status details travel in HTTP/2 trailers: keep them small

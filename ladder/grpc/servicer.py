@@ -33,6 +33,7 @@ from ladder.common import keyset
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
 from ladder.grpc.auth import GrpcError, current_token_id, require_user
+from ladder.grpc.competitions import CompetitionsServicer
 from ladder.grpc.lookups import bot_named as _bot_named
 from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play import PlayHub
@@ -294,7 +295,7 @@ def _own_bot_named(name: str) -> Bot:
     return own_bot_named(name, require_user())
 
 
-class LadderServicer(ladder_pb2_grpc.LadderServicer):
+class LadderServicer(CompetitionsServicer, ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
     def __init__(self, hub: PlayHub | None = None) -> None:

@@ -20,11 +20,16 @@ def match_enqueue(*, match_id: int, priority: int = 0) -> None:
     """Send the play-match task for one match (to the ``matches`` queue, by the settings).
 
     ``priority`` is the match's (``Match.priority``): 0, a ladder match, is sent
-    at ``LADDER_PRIORITY_LADDER``; above 0 (tournaments, version comparisons) at
-    ``LADDER_PRIORITY_EVENTS``, which the Redis broker hands out first.
+    at ``LADDER_PRIORITY_LADDER``; 1, a private tournament's, at ``LADDER_PRIORITY_PRIVATE``;
+    above 1 (tournaments, competitions, version comparisons) at ``LADDER_PRIORITY_EVENTS``,
+    which the Redis broker hands out first.
     """
     broker_priority = (
-        settings.LADDER_PRIORITY_EVENTS if priority > 0 else settings.LADDER_PRIORITY_LADDER
+        settings.LADDER_PRIORITY_EVENTS
+        if priority > 1
+        else settings.LADDER_PRIORITY_PRIVATE
+        if priority == 1  # a private tournament's (ladder.competitions): after public events
+        else settings.LADDER_PRIORITY_LADDER
     )
     task_send(settings.LADDER_TASK_PLAY_MATCH, match_id, priority=broker_priority)
     log.info("match %d enqueued (priority %d)", match_id, broker_priority)

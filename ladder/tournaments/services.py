@@ -51,8 +51,9 @@ from ladder.tournaments.standings import Outcome, standings
 
 log = logging.getLogger("ladder.tournaments")
 
-# Match.priority of tournament and comparison matches (0 is a ladder match).
-EVENT_PRIORITY = 1
+# Match.priority of tournament and comparison matches (0 is a ladder match; 1 a private
+# tournament's, ladder.competitions: played after these, before the ladder's).
+EVENT_PRIORITY = 2
 
 
 def deal_create(

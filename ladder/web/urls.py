@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from ladder.web import auth, comparisons, live, notifications, owner, pages
+from ladder.web import auth, comparisons, competitions, live, notifications, owner, pages
 
 app_name = "web"
 
@@ -12,6 +12,17 @@ urlpatterns = [
     path("matches/<id:match_id>/", pages.match_detail, name="match"),
     path("tournaments/", pages.tournament_list, name="tournaments"),
     path("tournaments/<id:tournament_id>/", pages.tournament_detail, name="tournament"),
+    path("competitions/", competitions.competition_list, name="competitions"),
+    path(
+        "competitions/<id:competition_id>/",
+        competitions.competition_detail,
+        name="competition",
+    ),
+    path(
+        "competitions/<id:competition_id>/enter/",
+        competitions.competition_enter,
+        name="competition-enter",
+    ),
     path("now/", pages.now, name="now"),
     path("accounts/login/", auth.SignInView.as_view(), name="login"),
     path("accounts/signup/", auth.signup, name="signup"),

@@ -1938,3 +1938,671 @@ class PlayPing(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlayPing: _TypeAlias = PlayPing  # noqa: Y015
+
+@_typing.final
+class CompetitionFinal(_message.Message):
+    """--- competitions (docs/competitions.md) ---------------------------------------
+
+    How a competition's final is played. Formats: "ROUND_ROBIN", "SWISS",
+    "SINGLE_ELIMINATION", "DOUBLE_ELIMINATION" (2 seats), "GROUPS" (3-4 seats),
+    "MULTI_STAGE" (a Swiss or groups, then a round robin of the top `finalists`).
+    Zero values take the defaults in brackets.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FORMAT_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    MIN_DEALS_FIELD_NUMBER: _builtins.int
+    MAX_GAMES_FIELD_NUMBER: _builtins.int
+    MATCHUP_MAX_DEALS_FIELD_NUMBER: _builtins.int
+    GROUP_MAX_DEALS_FIELD_NUMBER: _builtins.int
+    TOP_FIELD_NUMBER: _builtins.int
+    ADVANCE_FIELD_NUMBER: _builtins.int
+    FIRST_STAGE_FIELD_NUMBER: _builtins.int
+    FINALISTS_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    format: _builtins.str
+    seats: _builtins.int
+    """Seats per match (0 = 2)."""
+    confidence: _builtins.float
+    """The confidence the top's order is settled at (0 = 0.95)."""
+    min_deals: _builtins.int
+    """Deals every table or match-up plays first (0 = 2)."""
+    max_games: _builtins.int
+    """The final's game cap (0 = 2000)."""
+    matchup_max_deals: _builtins.int
+    """Knockouts: deals a match-up may play before the leader wins as a coin toss (0 = 16)."""
+    group_max_deals: _builtins.int
+    """Groups: deals a group may play (0 = 12)."""
+    top: _builtins.int
+    """Places whose order is to be settled (0 = 4)."""
+    advance: _builtins.int
+    """Groups: the top k of each group advance (0 = 2)."""
+    first_stage: _builtins.str
+    """Multi-stage: "SWISS" (default) or "GROUPS"."""
+    finalists: _builtins.int
+    """Multi-stage: the round robin's size (0 = 4)."""
+    ladder: _builtins.str
+    """Ladder key (empty = default)."""
+    def __init__(
+        self,
+        *,
+        format: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        confidence: _builtins.float = ...,
+        min_deals: _builtins.int = ...,
+        max_games: _builtins.int = ...,
+        matchup_max_deals: _builtins.int = ...,
+        group_max_deals: _builtins.int = ...,
+        top: _builtins.int = ...,
+        advance: _builtins.int = ...,
+        first_stage: _builtins.str = ...,
+        finalists: _builtins.int = ...,
+        ladder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["advance", b"advance", "confidence", b"confidence", "finalists", b"finalists", "first_stage", b"first_stage", "format", b"format", "group_max_deals", b"group_max_deals", "ladder", b"ladder", "matchup_max_deals", b"matchup_max_deals", "max_games", b"max_games", "min_deals", b"min_deals", "seats", b"seats", "top", b"top"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionFinal: _TypeAlias = CompetitionFinal  # noqa: Y015
+
+@_typing.final
+class CreateCompetitionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    RULES_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    ENTRY_OPENS_AT_FIELD_NUMBER: _builtins.int
+    FREEZE_AT_FIELD_NUMBER: _builtins.int
+    FINAL_STARTS_AT_FIELD_NUMBER: _builtins.int
+    ENTRIES_PER_USER_FIELD_NUMBER: _builtins.int
+    FINAL_SIZE_FIELD_NUMBER: _builtins.int
+    FINAL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    rules: _builtins.str
+    """The rules in words."""
+    entry: _builtins.str
+    """"OPEN" (default) or "INVITATION"."""
+    entry_opens_at: _builtins.str
+    """RFC 3339 times, in order."""
+    freeze_at: _builtins.str
+    final_starts_at: _builtins.str
+    entries_per_user: _builtins.int
+    """Entries a user may have (0 = 1)."""
+    final_size: _builtins.int
+    """The best qualified entrants that play the final (0 = 16)."""
+    @_builtins.property
+    def final(self) -> Global___CompetitionFinal: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        rules: _builtins.str = ...,
+        entry: _builtins.str = ...,
+        entry_opens_at: _builtins.str = ...,
+        freeze_at: _builtins.str = ...,
+        final_starts_at: _builtins.str = ...,
+        entries_per_user: _builtins.int = ...,
+        final_size: _builtins.int = ...,
+        final: Global___CompetitionFinal | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["final", b"final"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries_per_user", b"entries_per_user", "entry", b"entry", "entry_opens_at", b"entry_opens_at", "final", b"final", "final_size", b"final_size", "final_starts_at", b"final_starts_at", "freeze_at", b"freeze_at", "name", b"name", "rules", b"rules"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateCompetitionRequest: _TypeAlias = CreateCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class ListCompetitionsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    private: _builtins.bool
+    """The caller's private tournaments instead of the public competitions."""
+    page_size: _builtins.int
+    """0 = 50; at most 200."""
+    page_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        private: _builtins.bool = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "private", b"private"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCompetitionsRequest: _TypeAlias = ListCompetitionsRequest  # noqa: Y015
+
+@_typing.final
+class ListCompetitionsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITIONS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    @_builtins.property
+    def competitions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Competition]:
+        """Without entrants and result (GetCompetition has them)."""
+
+    def __init__(
+        self,
+        *,
+        competitions: _abc.Iterable[Global___Competition] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competitions", b"competitions", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCompetitionsResponse: _TypeAlias = ListCompetitionsResponse  # noqa: Y015
+
+@_typing.final
+class GetCompetitionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.int
+    page_size: _builtins.int
+    """Entrants per page (0 = 50; at most 200)."""
+    page_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCompetitionRequest: _TypeAlias = GetCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class EnterCompetitionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.int
+    bot: _builtins.str
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.int = ...,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnterCompetitionRequest: _TypeAlias = EnterCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class CreatePrivateTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    FINAL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The caller's own bots, by name."""
+
+    @_builtins.property
+    def final(self) -> Global___CompetitionFinal: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        final: Global___CompetitionFinal | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["final", b"final"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "final", b"final", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreatePrivateTournamentRequest: _TypeAlias = CreatePrivateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class InviteToCompetitionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    USERNAME_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.int
+    username: _builtins.str
+    """One of: a user (staff, invitation-only competition) or a bot (private tournament)."""
+    bot: _builtins.str
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.int = ...,
+        username: _builtins.str = ...,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "competition_id", b"competition_id", "username", b"username"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteToCompetitionRequest: _TypeAlias = InviteToCompetitionRequest  # noqa: Y015
+
+@_typing.final
+class AcceptCompetitionInvitationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITATION_ID_FIELD_NUMBER: _builtins.int
+    invitation_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        invitation_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invitation_id", b"invitation_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AcceptCompetitionInvitationRequest: _TypeAlias = AcceptCompetitionInvitationRequest  # noqa: Y015
+
+@_typing.final
+class StartPrivateTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartPrivateTournamentRequest: _TypeAlias = StartPrivateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class CompetitionInvitation(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    USERNAME_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    competition_id: _builtins.int
+    username: _builtins.str
+    bot: _builtins.str
+    """Empty for a user's invitation."""
+    accepted: _builtins.bool
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        competition_id: _builtins.int = ...,
+        username: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        accepted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "bot", b"bot", "competition_id", b"competition_id", "id", b"id", "username", b"username"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionInvitation: _TypeAlias = CompetitionInvitation  # noqa: Y015
+
+@_typing.final
+class CompetitionEntry(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    FINALIST_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    PLACE_LOW_FIELD_NUMBER: _builtins.int
+    PLACE_HIGH_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    owner: _builtins.str
+    version: _builtins.int
+    """The version the freeze locked for the final (0 before the freeze, or none)."""
+    seed: _builtins.int
+    """Qualification place (0 before the freeze)."""
+    finalist: _builtins.bool
+    place: _builtins.int
+    """Final place and its interval at the competition's confidence (0 before the end)."""
+    place_low: _builtins.int
+    place_high: _builtins.int
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        version: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        finalist: _builtins.bool = ...,
+        place: _builtins.int = ...,
+        place_low: _builtins.int = ...,
+        place_high: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "finalist", b"finalist", "owner", b"owner", "place", b"place", "place_high", b"place_high", "place_low", b"place_low", "seed", b"seed", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionEntry: _TypeAlias = CompetitionEntry  # noqa: Y015
+
+@_typing.final
+class CompetitionEntryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_ID_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    competition_id: _builtins.int
+    @_builtins.property
+    def entry(self) -> Global___CompetitionEntry: ...
+    def __init__(
+        self,
+        *,
+        competition_id: _builtins.int = ...,
+        entry: Global___CompetitionEntry | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition_id", b"competition_id", "entry", b"entry"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionEntryResponse: _TypeAlias = CompetitionEntryResponse  # noqa: Y015
+
+@_typing.final
+class CompetitionPhase(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PHASE_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    DONE_FIELD_NUMBER: _builtins.int
+    phase: _builtins.str
+    """"ENTRY", "FROZEN", "FINAL" or "FINISHED"."""
+    at: _builtins.str
+    """When it starts or started (RFC 3339; empty for FINISHED before the end)."""
+    current: _builtins.bool
+    done: _builtins.bool
+    def __init__(
+        self,
+        *,
+        phase: _builtins.str = ...,
+        at: _builtins.str = ...,
+        current: _builtins.bool = ...,
+        done: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "current", b"current", "done", b"done", "phase", b"phase"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionPhase: _TypeAlias = CompetitionPhase  # noqa: Y015
+
+@_typing.final
+class CompetitionPlace(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    place: _builtins.int
+    low: _builtins.int
+    """The places the bot could hold at the stated confidence."""
+    high: _builtins.int
+    score: _builtins.float
+    """Mean share of rotations ahead of the others (tables; 0 in a knockout)."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        place: _builtins.int = ...,
+        low: _builtins.int = ...,
+        high: _builtins.int = ...,
+        score: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "high", b"high", "low", b"low", "place", b"place", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionPlace: _TypeAlias = CompetitionPlace  # noqa: Y015
+
+@_typing.final
+class CoinToss(_message.Message):
+    """Two adjacent places the final could not separate at the confidence."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    A_FIELD_NUMBER: _builtins.int
+    B_FIELD_NUMBER: _builtins.int
+    P_FIELD_NUMBER: _builtins.int
+    a: _builtins.str
+    b: _builtins.str
+    p: _builtins.float
+    """Probability that `a` is really above `b`."""
+    def __init__(
+        self,
+        *,
+        a: _builtins.str = ...,
+        b: _builtins.str = ...,
+        p: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["a", b"a", "b", b"b", "p", b"p"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CoinToss: _TypeAlias = CoinToss  # noqa: Y015
+
+@_typing.final
+class PairwiseShare(_message.Message):
+    """Among the top: `a`'s share of rotations ahead of `b` over the deals they met in."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    A_FIELD_NUMBER: _builtins.int
+    B_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    SHARE_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    a: _builtins.str
+    b: _builtins.str
+    deals: _builtins.int
+    share: _builtins.float
+    low: _builtins.float
+    high: _builtins.float
+    def __init__(
+        self,
+        *,
+        a: _builtins.str = ...,
+        b: _builtins.str = ...,
+        deals: _builtins.int = ...,
+        share: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["a", b"a", "b", b"b", "deals", b"deals", "high", b"high", "low", b"low", "share", b"share"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairwiseShare: _TypeAlias = PairwiseShare  # noqa: Y015
+
+@_typing.final
+class Competition(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    RULES_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    PHASES_FIELD_NUMBER: _builtins.int
+    ENTRY_OPENS_AT_FIELD_NUMBER: _builtins.int
+    FREEZE_AT_FIELD_NUMBER: _builtins.int
+    FINAL_STARTS_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    ENTRIES_PER_USER_FIELD_NUMBER: _builtins.int
+    ENTRY_COUNT_FIELD_NUMBER: _builtins.int
+    FINAL_SIZE_FIELD_NUMBER: _builtins.int
+    FINAL_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    DEALS_OPEN_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
+    COIN_TOSSES_FIELD_NUMBER: _builtins.int
+    SETTLED_PLACES_FIELD_NUMBER: _builtins.int
+    PAIRWISE_FIELD_NUMBER: _builtins.int
+    CAPPED_FIELD_NUMBER: _builtins.int
+    FINAL_VIEW_JSON_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    name: _builtins.str
+    rules: _builtins.str
+    entry: _builtins.str
+    """"OPEN" or "INVITATION"."""
+    private: _builtins.bool
+    phase: _builtins.str
+    """"ANNOUNCED", "ENTRY", "FROZEN", "FINAL" or "FINISHED"."""
+    entry_opens_at: _builtins.str
+    freeze_at: _builtins.str
+    final_starts_at: _builtins.str
+    finished_at: _builtins.str
+    entries_per_user: _builtins.int
+    entry_count: _builtins.int
+    final_size: _builtins.int
+    games: _builtins.int
+    """Final matches recorded, and deals still being played."""
+    deals_open: _builtins.int
+    settled_places: _builtins.int
+    """Leading places settled at the confidence."""
+    capped: _builtins.bool
+    """Stopped by the game cap, not by the evidence."""
+    final_view_json: _builtins.str
+    """The final's live view (bracket rounds, groups, Swiss rounds or standings, by
+    stage) as JSON, with bot ids; the REST detail's `final`.
+    """
+    @_builtins.property
+    def phases(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionPhase]: ...
+    @_builtins.property
+    def final(self) -> Global___CompetitionFinal: ...
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionEntry]:
+        """One page of entrants (GetCompetition's page_size)."""
+
+    @_builtins.property
+    def places(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionPlace]:
+        """The result, once FINISHED."""
+
+    @_builtins.property
+    def coin_tosses(self) -> _containers.RepeatedCompositeFieldContainer[Global___CoinToss]: ...
+    @_builtins.property
+    def pairwise(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairwiseShare]: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        name: _builtins.str = ...,
+        rules: _builtins.str = ...,
+        entry: _builtins.str = ...,
+        private: _builtins.bool = ...,
+        phase: _builtins.str = ...,
+        phases: _abc.Iterable[Global___CompetitionPhase] | None = ...,
+        entry_opens_at: _builtins.str = ...,
+        freeze_at: _builtins.str = ...,
+        final_starts_at: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+        entries_per_user: _builtins.int = ...,
+        entry_count: _builtins.int = ...,
+        final_size: _builtins.int = ...,
+        final: Global___CompetitionFinal | None = ...,
+        games: _builtins.int = ...,
+        deals_open: _builtins.int = ...,
+        entries: _abc.Iterable[Global___CompetitionEntry] | None = ...,
+        places: _abc.Iterable[Global___CompetitionPlace] | None = ...,
+        coin_tosses: _abc.Iterable[Global___CoinToss] | None = ...,
+        settled_places: _builtins.int = ...,
+        pairwise: _abc.Iterable[Global___PairwiseShare] | None = ...,
+        capped: _builtins.bool = ...,
+        final_view_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["final", b"final"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capped", b"capped", "coin_tosses", b"coin_tosses", "deals_open", b"deals_open", "entries", b"entries", "entries_per_user", b"entries_per_user", "entry", b"entry", "entry_count", b"entry_count", "entry_opens_at", b"entry_opens_at", "final", b"final", "final_size", b"final_size", "final_starts_at", b"final_starts_at", "final_view_json", b"final_view_json", "finished_at", b"finished_at", "freeze_at", b"freeze_at", "games", b"games", "id", b"id", "name", b"name", "pairwise", b"pairwise", "phase", b"phase", "phases", b"phases", "places", b"places", "private", b"private", "rules", b"rules", "settled_places", b"settled_places"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Competition: _TypeAlias = Competition  # noqa: Y015
+
+@_typing.final
+class CompetitionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The next page of entrants; empty on the last."""
+    @_builtins.property
+    def competition(self) -> Global___Competition: ...
+    def __init__(
+        self,
+        *,
+        competition: Global___Competition | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionResponse: _TypeAlias = CompetitionResponse  # noqa: Y015

@@ -125,6 +125,46 @@ class LadderStub:
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.SerializeToString,
                 response_deserializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
                 _registered_method=True)
+        self.CreateCompetition = channel.unary_unary(
+                '/digdown.v1.Ladder/CreateCompetition',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.CreateCompetitionRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+                _registered_method=True)
+        self.ListCompetitions = channel.unary_unary(
+                '/digdown.v1.Ladder/ListCompetitions',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.ListCompetitionsRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.ListCompetitionsResponse.FromString,
+                _registered_method=True)
+        self.GetCompetition = channel.unary_unary(
+                '/digdown.v1.Ladder/GetCompetition',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.GetCompetitionRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+                _registered_method=True)
+        self.EnterCompetition = channel.unary_unary(
+                '/digdown.v1.Ladder/EnterCompetition',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.EnterCompetitionRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionEntryResponse.FromString,
+                _registered_method=True)
+        self.CreatePrivateTournament = channel.unary_unary(
+                '/digdown.v1.Ladder/CreatePrivateTournament',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.CreatePrivateTournamentRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+                _registered_method=True)
+        self.InviteToCompetition = channel.unary_unary(
+                '/digdown.v1.Ladder/InviteToCompetition',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.InviteToCompetitionRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionInvitation.FromString,
+                _registered_method=True)
+        self.AcceptCompetitionInvitation = channel.unary_unary(
+                '/digdown.v1.Ladder/AcceptCompetitionInvitation',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.AcceptCompetitionInvitationRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionEntryResponse.FromString,
+                _registered_method=True)
+        self.StartPrivateTournament = channel.unary_unary(
+                '/digdown.v1.Ladder/StartPrivateTournament',
+                request_serializer=digdown_dot_v1_dot_ladder__pb2.StartPrivateTournamentRequest.SerializeToString,
+                response_deserializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+                _registered_method=True)
         self.Play = channel.stream_stream(
                 '/digdown.v1.Ladder/Play',
                 request_serializer=digdown_dot_v1_dot_ladder__pb2.PlayClientMessage.SerializeToString,
@@ -279,8 +319,73 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateCompetition(self, request, context):
+        """--- competitions (docs/competitions.md) -----------------------------------
+        Staff: announce a competition (entry opens, submissions freeze, the final
+        starts at the given RFC 3339 times; phases move by themselves). Not staff:
+        PERMISSION_DENIED; a taken name: ALREADY_EXISTS; bad input: INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCompetitions(self, request, context):
+        """Public competitions (or, with `private`, the caller's private tournaments),
+        latest final first. No token needed for the public ones.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCompetition(self, request, context):
+        """One competition: phases, a page of entrants, the final's live view and its
+        result (places with intervals, coin tosses, pairwise shares). No token needed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnterCompetition(self, request, context):
+        """Enter one of the caller's bots (by name) while entry is open; at most
+        `entries_per_user`. Closed: FAILED_PRECONDITION; by invitation: PERMISSION_DENIED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreatePrivateTournament(self, request, context):
+        """A private tournament among the caller's own bots (others by invitation);
+        a daily quota (RESOURCE_EXHAUSTED past it); played after public events.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InviteToCompetition(self, request, context):
+        """Staff invite a user to an invitation-only competition (`username`), or a
+        private tournament's creator invites a bot (`bot`), whose owner accepts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcceptCompetitionInvitation(self, request, context):
+        """The invited bot's owner accepts: the bot is entered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartPrivateTournament(self, request, context):
+        """The private tournament's creator starts its final now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Play(self, request_iterator, context):
-        """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+        """--- end of competitions -----------------------------------------------------
+        Play a CONNECTED bot over a stream the bot opens (no listening port needed;
         docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
         message is `hello` naming the bot; the server answers `welcome` (or closes
         the stream with a status), then sends `handshake`, `decision`, `match_end`
@@ -394,6 +499,46 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.GetComparison,
                     request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.FromString,
                     response_serializer=digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.SerializeToString,
+            ),
+            'CreateCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateCompetition,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.CreateCompetitionRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.SerializeToString,
+            ),
+            'ListCompetitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCompetitions,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.ListCompetitionsRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.ListCompetitionsResponse.SerializeToString,
+            ),
+            'GetCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCompetition,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.GetCompetitionRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.SerializeToString,
+            ),
+            'EnterCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnterCompetition,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.EnterCompetitionRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionEntryResponse.SerializeToString,
+            ),
+            'CreatePrivateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreatePrivateTournament,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.CreatePrivateTournamentRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.SerializeToString,
+            ),
+            'InviteToCompetition': grpc.unary_unary_rpc_method_handler(
+                    servicer.InviteToCompetition,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.InviteToCompetitionRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionInvitation.SerializeToString,
+            ),
+            'AcceptCompetitionInvitation': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcceptCompetitionInvitation,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.AcceptCompetitionInvitationRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionEntryResponse.SerializeToString,
+            ),
+            'StartPrivateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartPrivateTournament,
+                    request_deserializer=digdown_dot_v1_dot_ladder__pb2.StartPrivateTournamentRequest.FromString,
+                    response_serializer=digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.SerializeToString,
             ),
             'Play': grpc.stream_stream_rpc_method_handler(
                     servicer.Play,
@@ -887,6 +1032,222 @@ class Ladder:
             '/digdown.v1.Ladder/GetComparison',
             digdown_dot_v1_dot_ladder__pb2.GetComparisonRequest.SerializeToString,
             digdown_dot_v1_dot_ladder__pb2.ComparisonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/CreateCompetition',
+            digdown_dot_v1_dot_ladder__pb2.CreateCompetitionRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCompetitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/ListCompetitions',
+            digdown_dot_v1_dot_ladder__pb2.ListCompetitionsRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.ListCompetitionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/GetCompetition',
+            digdown_dot_v1_dot_ladder__pb2.GetCompetitionRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnterCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/EnterCompetition',
+            digdown_dot_v1_dot_ladder__pb2.EnterCompetitionRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionEntryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreatePrivateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/CreatePrivateTournament',
+            digdown_dot_v1_dot_ladder__pb2.CreatePrivateTournamentRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InviteToCompetition(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/InviteToCompetition',
+            digdown_dot_v1_dot_ladder__pb2.InviteToCompetitionRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionInvitation.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcceptCompetitionInvitation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/AcceptCompetitionInvitation',
+            digdown_dot_v1_dot_ladder__pb2.AcceptCompetitionInvitationRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionEntryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartPrivateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/digdown.v1.Ladder/StartPrivateTournament',
+            digdown_dot_v1_dot_ladder__pb2.StartPrivateTournamentRequest.SerializeToString,
+            digdown_dot_v1_dot_ladder__pb2.CompetitionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -119,8 +119,39 @@ class LadderStub:
     """
     GetComparison: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetComparisonRequest, _ladder_pb2.ComparisonResponse]
     """A comparison of one of the caller's bots, with its answer so far."""
+    CreateCompetition: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.CreateCompetitionRequest, _ladder_pb2.CompetitionResponse]
+    """--- competitions (docs/competitions.md) -----------------------------------
+    Staff: announce a competition (entry opens, submissions freeze, the final
+    starts at the given RFC 3339 times; phases move by themselves). Not staff:
+    PERMISSION_DENIED; a taken name: ALREADY_EXISTS; bad input: INVALID_ARGUMENT.
+    """
+    ListCompetitions: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListCompetitionsRequest, _ladder_pb2.ListCompetitionsResponse]
+    """Public competitions (or, with `private`, the caller's private tournaments),
+    latest final first. No token needed for the public ones.
+    """
+    GetCompetition: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetCompetitionRequest, _ladder_pb2.CompetitionResponse]
+    """One competition: phases, a page of entrants, the final's live view and its
+    result (places with intervals, coin tosses, pairwise shares). No token needed.
+    """
+    EnterCompetition: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.EnterCompetitionRequest, _ladder_pb2.CompetitionEntryResponse]
+    """Enter one of the caller's bots (by name) while entry is open; at most
+    `entries_per_user`. Closed: FAILED_PRECONDITION; by invitation: PERMISSION_DENIED.
+    """
+    CreatePrivateTournament: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.CreatePrivateTournamentRequest, _ladder_pb2.CompetitionResponse]
+    """A private tournament among the caller's own bots (others by invitation);
+    a daily quota (RESOURCE_EXHAUSTED past it); played after public events.
+    """
+    InviteToCompetition: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.InviteToCompetitionRequest, _ladder_pb2.CompetitionInvitation]
+    """Staff invite a user to an invitation-only competition (`username`), or a
+    private tournament's creator invites a bot (`bot`), whose owner accepts.
+    """
+    AcceptCompetitionInvitation: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.AcceptCompetitionInvitationRequest, _ladder_pb2.CompetitionEntryResponse]
+    """The invited bot's owner accepts: the bot is entered."""
+    StartPrivateTournament: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.StartPrivateTournamentRequest, _ladder_pb2.CompetitionResponse]
+    """The private tournament's creator starts its final now."""
     Play: _grpc.StreamStreamMultiCallable[_ladder_pb2.PlayClientMessage, _ladder_pb2.PlayServerMessage]
-    """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+    """--- end of competitions -----------------------------------------------------
+    Play a CONNECTED bot over a stream the bot opens (no listening port needed;
     docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
     message is `hello` naming the bot; the server answers `welcome` (or closes
     the stream with a status), then sends `handshake`, `decision`, `match_end`
@@ -203,8 +234,39 @@ class LadderAsyncStub(LadderStub):
     """
     GetComparison: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetComparisonRequest, _ladder_pb2.ComparisonResponse]  # type: ignore[assignment]
     """A comparison of one of the caller's bots, with its answer so far."""
+    CreateCompetition: _aio.UnaryUnaryMultiCallable[_ladder_pb2.CreateCompetitionRequest, _ladder_pb2.CompetitionResponse]  # type: ignore[assignment]
+    """--- competitions (docs/competitions.md) -----------------------------------
+    Staff: announce a competition (entry opens, submissions freeze, the final
+    starts at the given RFC 3339 times; phases move by themselves). Not staff:
+    PERMISSION_DENIED; a taken name: ALREADY_EXISTS; bad input: INVALID_ARGUMENT.
+    """
+    ListCompetitions: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListCompetitionsRequest, _ladder_pb2.ListCompetitionsResponse]  # type: ignore[assignment]
+    """Public competitions (or, with `private`, the caller's private tournaments),
+    latest final first. No token needed for the public ones.
+    """
+    GetCompetition: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetCompetitionRequest, _ladder_pb2.CompetitionResponse]  # type: ignore[assignment]
+    """One competition: phases, a page of entrants, the final's live view and its
+    result (places with intervals, coin tosses, pairwise shares). No token needed.
+    """
+    EnterCompetition: _aio.UnaryUnaryMultiCallable[_ladder_pb2.EnterCompetitionRequest, _ladder_pb2.CompetitionEntryResponse]  # type: ignore[assignment]
+    """Enter one of the caller's bots (by name) while entry is open; at most
+    `entries_per_user`. Closed: FAILED_PRECONDITION; by invitation: PERMISSION_DENIED.
+    """
+    CreatePrivateTournament: _aio.UnaryUnaryMultiCallable[_ladder_pb2.CreatePrivateTournamentRequest, _ladder_pb2.CompetitionResponse]  # type: ignore[assignment]
+    """A private tournament among the caller's own bots (others by invitation);
+    a daily quota (RESOURCE_EXHAUSTED past it); played after public events.
+    """
+    InviteToCompetition: _aio.UnaryUnaryMultiCallable[_ladder_pb2.InviteToCompetitionRequest, _ladder_pb2.CompetitionInvitation]  # type: ignore[assignment]
+    """Staff invite a user to an invitation-only competition (`username`), or a
+    private tournament's creator invites a bot (`bot`), whose owner accepts.
+    """
+    AcceptCompetitionInvitation: _aio.UnaryUnaryMultiCallable[_ladder_pb2.AcceptCompetitionInvitationRequest, _ladder_pb2.CompetitionEntryResponse]  # type: ignore[assignment]
+    """The invited bot's owner accepts: the bot is entered."""
+    StartPrivateTournament: _aio.UnaryUnaryMultiCallable[_ladder_pb2.StartPrivateTournamentRequest, _ladder_pb2.CompetitionResponse]  # type: ignore[assignment]
+    """The private tournament's creator starts its final now."""
     Play: _aio.StreamStreamMultiCallable[_ladder_pb2.PlayClientMessage, _ladder_pb2.PlayServerMessage]  # type: ignore[assignment]
-    """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+    """--- end of competitions -----------------------------------------------------
+    Play a CONNECTED bot over a stream the bot opens (no listening port needed;
     docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
     message is `hello` naming the bot; the server answers `welcome` (or closes
     the stream with a status), then sends `handshake`, `decision`, `match_end`
@@ -394,12 +456,91 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         """A comparison of one of the caller's bots, with its answer so far."""
 
     @_abc_1.abstractmethod
+    def CreateCompetition(
+        self,
+        request: _ladder_pb2.CreateCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionResponse, _abc.Awaitable[_ladder_pb2.CompetitionResponse]]:
+        """--- competitions (docs/competitions.md) -----------------------------------
+        Staff: announce a competition (entry opens, submissions freeze, the final
+        starts at the given RFC 3339 times; phases move by themselves). Not staff:
+        PERMISSION_DENIED; a taken name: ALREADY_EXISTS; bad input: INVALID_ARGUMENT.
+        """
+
+    @_abc_1.abstractmethod
+    def ListCompetitions(
+        self,
+        request: _ladder_pb2.ListCompetitionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.ListCompetitionsResponse, _abc.Awaitable[_ladder_pb2.ListCompetitionsResponse]]:
+        """Public competitions (or, with `private`, the caller's private tournaments),
+        latest final first. No token needed for the public ones.
+        """
+
+    @_abc_1.abstractmethod
+    def GetCompetition(
+        self,
+        request: _ladder_pb2.GetCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionResponse, _abc.Awaitable[_ladder_pb2.CompetitionResponse]]:
+        """One competition: phases, a page of entrants, the final's live view and its
+        result (places with intervals, coin tosses, pairwise shares). No token needed.
+        """
+
+    @_abc_1.abstractmethod
+    def EnterCompetition(
+        self,
+        request: _ladder_pb2.EnterCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionEntryResponse, _abc.Awaitable[_ladder_pb2.CompetitionEntryResponse]]:
+        """Enter one of the caller's bots (by name) while entry is open; at most
+        `entries_per_user`. Closed: FAILED_PRECONDITION; by invitation: PERMISSION_DENIED.
+        """
+
+    @_abc_1.abstractmethod
+    def CreatePrivateTournament(
+        self,
+        request: _ladder_pb2.CreatePrivateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionResponse, _abc.Awaitable[_ladder_pb2.CompetitionResponse]]:
+        """A private tournament among the caller's own bots (others by invitation);
+        a daily quota (RESOURCE_EXHAUSTED past it); played after public events.
+        """
+
+    @_abc_1.abstractmethod
+    def InviteToCompetition(
+        self,
+        request: _ladder_pb2.InviteToCompetitionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionInvitation, _abc.Awaitable[_ladder_pb2.CompetitionInvitation]]:
+        """Staff invite a user to an invitation-only competition (`username`), or a
+        private tournament's creator invites a bot (`bot`), whose owner accepts.
+        """
+
+    @_abc_1.abstractmethod
+    def AcceptCompetitionInvitation(
+        self,
+        request: _ladder_pb2.AcceptCompetitionInvitationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionEntryResponse, _abc.Awaitable[_ladder_pb2.CompetitionEntryResponse]]:
+        """The invited bot's owner accepts: the bot is entered."""
+
+    @_abc_1.abstractmethod
+    def StartPrivateTournament(
+        self,
+        request: _ladder_pb2.StartPrivateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.CompetitionResponse, _abc.Awaitable[_ladder_pb2.CompetitionResponse]]:
+        """The private tournament's creator starts its final now."""
+
+    @_abc_1.abstractmethod
     def Play(
         self,
         request_iterator: _MaybeAsyncIterator[_ladder_pb2.PlayClientMessage],
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_ladder_pb2.PlayServerMessage], _abc.AsyncIterator[_ladder_pb2.PlayServerMessage]]:
-        """Play a CONNECTED bot over a stream the bot opens (no listening port needed;
+        """--- end of competitions -----------------------------------------------------
+        Play a CONNECTED bot over a stream the bot opens (no listening port needed;
         docs/writing-a-bot.md, "connect"). Needs the owner's token. The first client
         message is `hello` naming the bot; the server answers `welcome` (or closes
         the stream with a status), then sends `handshake`, `decision`, `match_end`
