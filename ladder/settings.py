@@ -99,6 +99,9 @@ LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
 LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
 LADDER_BLAME_CONTROLS   host:port list of known-good peers a worker tries before charging a
                         bot whose connection failed (docs/workers.md, "whose fault")
+LADDER_CONNECT_RELAY_GRACE_S  how long a connected seat whose stream the ladder lost (its
+                        grpcserver stopped or cut off) waits for the bot to reconnect before
+                        the match is released, nobody charged (default 30: a restart)
 LADDER_JANITOR_INTERVAL_S  how often beat runs the janitor (default 60)
 LADDER_QUEUED_GRACE_S   a queued match whose message is older than this is sent again
                         (default 600; must exceed the longest retry delay)
@@ -752,3 +755,10 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
     },
 }
+
+# --- blame
+# A connected seat whose stream the ladder lost waits this long for the bot to reconnect
+# (then the decision is asked again; past it the match is released, nobody charged).
+LADDER_CONNECT_RELAY_GRACE_S = float(os.environ.get("LADDER_CONNECT_RELAY_GRACE_S", "30"))
+# A database outage (a PostgreSQL restart) answers 503 with Retry-After, not 500.
+MIDDLEWARE.append("ladder.common.database_outage.DatabaseOutageMiddleware")

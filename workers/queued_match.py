@@ -37,6 +37,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError
 
+from digdown.results import ResultError
 from ladder.common.exceptions import ApplicationError
 from ladder.finishing.services import match_finish, match_finish_errored
 from ladder.matches.models import Match
@@ -49,11 +50,12 @@ from workers.runner import (
     EngineError,
     EnginePool,
     EngineUnavailable,
+    InfrastructureFault,
     MatchAborted,
     MatchOverrun,
+    NoSeatPlayed,
     Referee,
     TimeControl,
-    WorkerCutOff,
     run_match,
 )
 from workers.runner import replay as replay_io
@@ -188,13 +190,15 @@ def play_queued_match(
         try:
             recorded = match_finish(
                 match_id=match_id,
-                result=outcome.result,
+                result=outcome.game_result,
                 replay_bytes=replay,
                 seat_logs=_logs(bots),
             )
         except ApplicationError as exc:
             # Refused (or cancelled meanwhile): never leave it running with nobody to finish it.
             _fail(report, claim, f"result not recorded: {exc.message}", bots)
+        except ResultError as exc:  # the engine's result is not one: recorded nowhere
+            _fail(report, claim, f"result not recorded: {exc}", bots)
         else:
             report.status, report.recorded = "finished", recorded.recorded
             if recorded.recorded:
@@ -209,9 +213,9 @@ def play_queued_match(
         if exc.detail and exc.seat is not None:
             bots = SeatBots([], notes={exc.seat: exc.detail.encode()})
         _fail(report, claim, exc.message, bots)
-    except (EngineError, MatchOverrun) as exc:
+    except (EngineError, MatchOverrun, NoSeatPlayed) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc), bots)
-    except (EngineUnavailable, WorkerCutOff, DatabaseError, SoftTimeLimitExceeded) as exc:
+    except (EngineUnavailable, InfrastructureFault, DatabaseError, SoftTimeLimitExceeded) as exc:
         _release(report, claim, f"{type(exc).__name__}: {exc}", bots)
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)

@@ -32,19 +32,30 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from workers.runner.net import RunnerError, probe
+from workers.runner.terms import TRANSPORT_FAULTS
 
 log = logging.getLogger("workers.runner")
 
-# Fault kinds that a broken network produces as well as a broken bot.
-TRANSPORT_FAULTS = frozenset({"timeout", "unavailable"})
+__all__ = [
+    "TRANSPORT_FAULTS",
+    "TRANSPORT_HANDSHAKES",
+    "InfrastructureFault",
+    "Referee",
+    "WorkerCutOff",
+]
 # Handshake failures that may be the network's (the status code starts the reason).
 TRANSPORT_HANDSHAKES = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
 
 
-class WorkerCutOff(RunnerError):
-    """This worker could reach none of the bots: release the match, rate nobody."""
+class InfrastructureFault(RunnerError):
+    """The ladder's own infrastructure failed a seat (this worker's network, the relay of a
+    connected bot): the match is released for a retry, nobody is charged, nothing rated."""
 
     retryable = True
+
+
+class WorkerCutOff(InfrastructureFault):
+    """This worker could reach none of the bots: release the match, rate nobody."""
 
 
 def _remote(address: str) -> bool:
