@@ -12,6 +12,7 @@ limits: ``ladder/settings.py`` and docs/workers.md.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from dataclasses import asdict
 from typing import Any
@@ -42,15 +43,18 @@ log = logging.getLogger("workers.tasks")
 
 
 def retry_delay(attempt: int) -> int:
-    """Seconds before retry number ``attempt``: exponential from the backoff, jittered."""
-    return int(
-        get_exponential_backoff_interval(
-            factor=max(1, round(settings.LADDER_MATCH_RETRY_BACKOFF_S)),
-            retries=max(0, attempt - 1),
-            maximum=max(1, round(settings.LADDER_QUEUED_GRACE_S / 2)),
-            full_jitter=True,
-        )
+    """Seconds before retry number ``attempt``: exponential from the backoff, jittered in
+    its upper half ("equal jitter"). Never near zero: a match released because of an
+    outage (a worker cut off, its engines away) must not spend its attempts within
+    seconds, on the same outage; half the exponential delay at least lets it outlast a
+    typical one (docs/workers.md, "Delivery settings")."""
+    full = get_exponential_backoff_interval(
+        factor=max(1, round(settings.LADDER_MATCH_RETRY_BACKOFF_S)),
+        retries=max(0, attempt - 1),
+        maximum=max(1, round(settings.LADDER_QUEUED_GRACE_S / 2)),
+        full_jitter=False,
     )
+    return int(full / 2 + random.uniform(0, full / 2))
 
 
 @app.task(

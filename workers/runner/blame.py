@@ -10,8 +10,10 @@ completed) is charged, the worker gathers evidence about itself:
 1. the seat itself: a fresh TCP connection to its address. Accepted, or refused
    with a reset, proves the worker reaches the bot's machine: the bot is slow,
    hung or gone, and is charged.
-2. otherwise its witnesses: the other remote seats of the match and the known-good
-   peers of ``controls`` (``LADDER_BLAME_CONTROLS``). Any of them accepting or
+2. otherwise its witnesses: the other remote seats of the match, the known-good
+   peers of ``controls`` (``LADDER_BLAME_CONTROLS``), and a connected seat of the
+   match that answered through its relay within ``VOUCH_S`` (the relay is a ladder
+   server: a known-good peer as well). Any of them accepting or
    refusing a connection proves the worker's network works: the bot's machine is
    the one that is unreachable, and the bot is charged.
 3. otherwise nothing proves the worker can reach anybody: ``WorkerCutOff``. The
@@ -43,6 +45,8 @@ __all__ = [
     "Referee",
     "WorkerCutOff",
 ]
+# A connected seat that answered this recently vouches for the worker's network.
+VOUCH_S = 10.0
 # Handshake failures that may be the network's (the status code starts the reason).
 TRANSPORT_HANDSHAKES = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
 
@@ -71,10 +75,17 @@ class Referee:
     controls: Sequence[str] = ()
     probe_s: float = 1.0
 
-    def charge(self, faulted: str, others: Sequence[str], what: str) -> None:
+    def charge(
+        self, faulted: str, others: Sequence[str], what: str, *, vouched: bool = False
+    ) -> None:
         """Return when the seat at ``faulted`` may be charged for ``what``; raise
-        WorkerCutOff when the worker's own connectivity is what failed."""
+        WorkerCutOff when the worker's own connectivity is what failed. ``vouched``: a
+        seat of the match reached through the ladder (a connected bot, over its relay)
+        answered just now, which proves this worker's network works as a known-good
+        peer of ``controls`` would."""
         if not _remote(faulted) or probe(faulted, self.probe_s) != "unknown":
+            return
+        if vouched:
             return
         witnesses = [a for a in (*others, *self.controls) if _remote(a) and a != faulted]
         if witnesses:

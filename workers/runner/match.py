@@ -56,7 +56,7 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
-from workers.runner.blame import TRANSPORT_HANDSHAKES, Referee
+from workers.runner.blame import TRANSPORT_HANDSHAKES, VOUCH_S, Referee
 from workers.runner.clock import DecisionClock
 from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
@@ -137,6 +137,7 @@ class SeatState:
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
+    answered_at: float = float("-inf")  # monotonic time of its last answer on time
 
 
 @dataclass
@@ -437,6 +438,15 @@ class MatchRun:
         its own, e.g. a connected bot: the referee does not judge those)."""
         return st.spec.address if st.spec.transport is None else ""
 
+    def _vouched(self, st: SeatState) -> bool:
+        """Another seat reached through the ladder (not dialled: a connected bot's relay)
+        answered within the last VOUCH_S: this worker's network works."""
+        now = time.monotonic()
+        return any(
+            o is not st and o.spec.transport is not None and now - o.answered_at <= VOUCH_S
+            for o in self.seats
+        )
+
     def _others(self, st: SeatState) -> list[str]:
         return [self._dialled(o) for o in self.seats if o is not st]
 
@@ -513,6 +523,7 @@ class MatchRun:
         if error is not None:
             return self._classify(st, error, clock.wall_s, think_ms)
         assert reply is not None
+        st.answered_at = time.monotonic()  # any reply proves the way to it works
         if isinstance(reply, Undecodable):
             return _Answer(
                 "fault",
@@ -673,7 +684,10 @@ class MatchRun:
                         wait()
             for st in self.seats:  # before the game: a failed dial may be this worker's
                 if st.handshake.startswith(TRANSPORT_HANDSHAKES):
-                    self.referee.charge(self._dialled(st), self._others(st), "a failed handshake")
+                    self.referee.charge(
+                        self._dialled(st), self._others(st), "a failed handshake",
+                        vouched=self._vouched(st),
+                    )  # fmt: skip
             if len({seat for seat, _ in dead}) == len(self.seats):
                 raise NoSeatPlayed(
                     "no seat could play: "
@@ -710,7 +724,10 @@ class MatchRun:
                 st = self.seats[seat]
                 answer = self._ask(st, decision)
                 if answer.fault_kind in TRANSPORT_FAULTS:
-                    self.referee.charge(self._dialled(st), self._others(st), answer.reason)
+                    self.referee.charge(
+                        self._dialled(st), self._others(st), answer.reason,
+                        vouched=self._vouched(st),
+                    )  # fmt: skip
                 next_ = self._step(seat, at, answer)
                 ply = at + 1
                 if self.on_progress is not None:
