@@ -134,7 +134,7 @@ def charges(ids: list[int]) -> list[dict[str, Any]]:
     charged = (
         MatchSeat.objects.filter(match_id__in=ids, match__status=Match.Status.FINISHED)
         .exclude(faults=0, forfeit_reason="")
-        .select_related("match", "bot")
+        .select_related("match", "version")
     )
     by_match: dict[int, list[Any]] = {}
     for seat in charged:
@@ -156,7 +156,7 @@ def charges(ids: list[int]) -> list[dict[str, Any]]:
                 "seats": [
                     {
                         "seat": s.seat,
-                        "port": int(s.bot.endpoint.rsplit(":", 1)[1]),
+                        "port": int(s.version.endpoint.rsplit(":", 1)[1]),
                         "faults": s.faults,
                         "forfeit": s.forfeit_reason,
                         "kinds": sorted(kinds.get(s.seat, ())),

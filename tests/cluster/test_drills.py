@@ -291,3 +291,35 @@ def test_packet_loss_on_every_link(stack: Stack) -> None:
     before = stack.net.dropped()
     drill(stack, "packet loss on every link", 8 * SCALE, lossy)
     assert stack.net.dropped() > before  # the links did lose packets
+
+
+HANDSHAKE_FAILED = re.compile(r"handshake failed: (DEADLINE_EXCEEDED|UNAVAILABLE)")
+
+
+def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None:
+    """The corner of issue 37 (1 and 3): the worker's handshakes fail inside a cut from the
+    bots, and the network comes back right then, before the game. The game must not use
+    the connections that failed (stuck in their connect or their reconnect backoff, they
+    fail or time out the first decisions after the heal, and the referee, probing after
+    the heal, charges the bots): each seat's failed channel is replaced by a fresh one."""
+    w1 = stack.services["w1"]
+    rounds = 3 * SCALE
+
+    def cut_and_heal_at_the_handshake(ids: list[int]) -> float:
+        for _ in range(rounds):
+            seen = len(HANDSHAKE_FAILED.findall(w1.log()))
+            stack.net.cut("w1", "bots")
+            try:
+                wait_until(lambda seen=seen: len(HANDSHAKE_FAILED.findall(w1.log())) > seen,
+                           120, "w1's handshakes fail in the cut", poll_s=0.05)  # fmt: skip
+            finally:
+                stack.net.heal("w1", "bots")
+            time.sleep(4)  # a decision or two on the healed network
+        return time.monotonic()
+
+    stack.services["w2"].stop()
+    try:
+        drill(stack, "heal right after failed handshakes", 2 * rounds,
+              cut_and_heal_at_the_handshake)  # fmt: skip
+    finally:
+        stack.restart_worker("w2")
