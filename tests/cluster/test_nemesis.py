@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cluster.conftest import ROWS, DrillRow
 from tests.cluster.nemesis import Nemesis, judge
 from tests.cluster.stack import BOT_PORTS, Stack
@@ -50,6 +52,8 @@ def _revive(stack: Stack) -> None:
             stack.restart_worker(name)
 
 
+# The faults, then the settling (SETTLE_S * 2 at most) and the checks, on a loaded machine.
+@pytest.mark.timeout(int(NEMESIS_S + 2 * SETTLE_S + 600))
 def test_nemesis(stack: Stack) -> None:
     log_path = stack.tmp / "nemesis.jsonl"
     ids: list[int] = []
