@@ -294,6 +294,22 @@ def test_packet_loss_on_every_link(stack: Stack) -> None:
 
 
 HANDSHAKE_FAILED = re.compile(r"handshake failed: (DEADLINE_EXCEEDED|UNAVAILABLE)")
+GAME_OF = re.compile(r"match (\d+): game ")
+
+
+def _wait_log(service: Any, pattern: re.Pattern[str], after: int, what: str,
+              poll_s: float) -> re.Match[str]:  # fmt: skip
+    """The first match of ``pattern`` in the service's log past offset ``after``, waited for."""
+    found: list[re.Match[str]] = []
+
+    def seen() -> bool:
+        hit = pattern.search(service.log(), after)
+        if hit is not None:
+            found.append(hit)
+        return hit is not None
+
+    wait_until(seen, 180, f"{service.name} {what}", poll_s=poll_s)
+    return found[0]
 
 
 def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None:
@@ -307,14 +323,17 @@ def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None
 
     def cut_and_heal_at_the_handshake(ids: list[int]) -> float:
         for _ in range(rounds):
-            seen = len(HANDSHAKE_FAILED.findall(w1.log()))
+            start = len(w1.log())
             stack.net.cut("w1", "bots")
             try:
-                wait_until(lambda seen=seen: len(HANDSHAKE_FAILED.findall(w1.log())) > seen,
-                           120, "w1's handshakes fail in the cut", poll_s=0.05)  # fmt: skip
+                failed = _wait_log(w1, HANDSHAKE_FAILED, start, "handshakes fail in the cut", 0.05)
             finally:
                 stack.net.heal("w1", "bots")
-            time.sleep(4)  # a decision or two on the healed network
+            # The match whose handshakes failed is played on the healed network (or
+            # released) before the next cut.
+            game = _wait_log(w1, GAME_OF, failed.end(), "creates the game", 0.1)
+            ended = re.compile(rf"match {game.group(1)} (finished|released|errored)")
+            _wait_log(w1, ended, game.end(), "ends the match it began in the cut", 0.2)
         return time.monotonic()
 
     stack.services["w2"].stop()
