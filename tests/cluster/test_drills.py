@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import ROWS, DrillRow
-from tests.cluster.stack import PG_PORT, REDIS_PORT, Stack
+from tests.cluster.stack import BOT_PORTS, PG_PORT, REDIS_PORT, Stack
 from tests.support.workers import children_of, wait_until
 
 FULL = os.environ.get("CLUSTER_FULL") == "1"
@@ -342,3 +342,21 @@ def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None
               cut_and_heal_at_the_handshake)  # fmt: skip
     finally:
         stack.restart_worker("w2")
+
+
+def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
+    """Issue 37, corner 2: every bot process of the bots' machine dead. Forfeiting the
+    seats one by one in seat order handed the last seat a win with no decision (rated);
+    now no seat played, so the match is errored and no rating moves."""
+    bots = [f"bot{i}" for i in range(len(BOT_PORTS))]
+    for name in bots:
+        stack.services[name].kill(signal.SIGKILL)
+    try:
+        report = drill(stack, "every bot dead", 3 * SCALE)
+    finally:
+        for name in bots:
+            stack.services[name].start()
+        for name in bots:
+            stack.wait_port(name)
+    assert report["errored"] == report["requested"], report
+    assert all("no seat could play" in error for _, error in report["errors"]), report["errors"]
