@@ -56,6 +56,7 @@ from workers.runner import (
     NoSeatPlayed,
     Referee,
     TimeControl,
+    WorkerCutOff,
     run_match,
 )
 from workers.runner import replay as replay_io
@@ -70,7 +71,9 @@ class PlayReport:
     """What one delivery of the play-match task did; its ``line`` is the match's log line."""
 
     match_id: int
-    status: str  # finished, errored, released (for a retry), skipped (not ours), aborted
+    # finished, errored, released (for a retry), skipped (not ours), aborted, deferred
+    # (not claimed: this worker stays away after an outage of its own)
+    status: str
     attempt: int = 0
     worker: str = ""
     seats: list[str] = field(default_factory=list)
@@ -134,14 +137,40 @@ def _seat_labels(match: Match) -> tuple[list[Any], list[str]]:
     return seats, [f"{s.bot.name}#{s.version.number}" for s in seats]
 
 
+# Until when (monotonic) this process stays away from new matches: it released one
+# because its own infrastructure failed (cut off from the bots, no engine reachable).
+_own_fault_until = 0.0
+
+
+def own_fault_cooldown_s() -> float:
+    """What is left of this process's stay-away after an outage of its own (0: none)."""
+    return max(0.0, _own_fault_until - time.monotonic())
+
+
+def _note_own_fault() -> None:
+    """This worker's own infrastructure failed a match: for LADDER_WORKER_OWN_FAULT_COOLDOWN_S
+    it claims nothing, so the released match (and the others) land on a worker that can
+    play them instead of spending their attempts here on the same outage."""
+    global _own_fault_until
+    _own_fault_until = time.monotonic() + settings.LADDER_WORKER_OWN_FAULT_COOLDOWN_S
+
+
 def play_queued_match(
     match_id: int, *, worker: str | None = None, engines: EnginePool | None = None
 ) -> PlayReport:
-    """Claim, play and record one match (see the module docstring); never raises for a match."""
+    """Claim, play and record one match (see the module docstring); never raises for a match.
+
+    A process within its stay-away after an outage of its own claims nothing: the report
+    says "deferred" and the match stays queued, its attempts untouched (the task sends it
+    again, for any worker)."""
     worker = worker or worker_name()
     started = time.monotonic()
     report = PlayReport(match_id=match_id, status="skipped", worker=worker)
     timings = report.timings
+    if own_fault_cooldown_s() > 0:
+        report.status = "deferred"
+        report.error = f"this worker failed a match itself {own_fault_cooldown_s():.0f} s ago"
+        return report
     try:
         match = match_start(
             match_id=match_id,
@@ -216,6 +245,8 @@ def play_queued_match(
     except (EngineError, MatchOverrun, NoSeatPlayed) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc), bots)
     except (EngineUnavailable, InfrastructureFault, DatabaseError, SoftTimeLimitExceeded) as exc:
+        if isinstance(exc, EngineUnavailable | WorkerCutOff):
+            _note_own_fault()
         _release(report, claim, f"{type(exc).__name__}: {exc}", bots)
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)

@@ -34,7 +34,7 @@ from workers import metrics
 from workers.celery_app import app
 from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status
 from workers.orphans import resend_orphaned
-from workers.queued_match import play_queued_match, worker_name
+from workers.queued_match import own_fault_cooldown_s, play_queued_match, worker_name
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
 from workers.smoke import play_smoke_match
@@ -78,6 +78,14 @@ def play_match(self: Task, match_id: int) -> str:
         log.info("%s", report.line())
     if report.status == "released":
         raise self.retry(countdown=retry_delay(report.attempt))
+    if report.status == "deferred":
+        # Not claimed, attempts untouched: a new message, for any worker (this one takes
+        # it again only after its stay-away; the claim fences duplicates).
+        self.apply_async(
+            args=[match_id],
+            countdown=min(5.0, max(1.0, own_fault_cooldown_s())),
+            priority=(self.request.delivery_info or {}).get("priority"),
+        )
     return report.status
 
 
