@@ -29,6 +29,9 @@ are the bot's whatever the network does and are never judged here.
 from __future__ import annotations
 
 import logging
+import os
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -42,6 +45,7 @@ __all__ = [
     "TRANSPORT_FAULTS",
     "TRANSPORT_HANDSHAKES",
     "InfrastructureFault",
+    "LinkWatch",
     "Referee",
     "WorkerCutOff",
 ]
@@ -83,16 +87,9 @@ class Referee:
         seat of the match reached through the ladder (a connected bot, over its relay)
         answered just now, which proves this worker's network works as a known-good
         peer of ``controls`` would."""
-        if not _remote(faulted) or probe(faulted, self.probe_s) != "unknown":
-            return
-        if vouched:
+        if vouched or not self.cut_off(faulted, others):
             return
         witnesses = [a for a in (*others, *self.controls) if _remote(a) and a != faulted]
-        if witnesses:
-            with ThreadPoolExecutor(max_workers=min(8, len(witnesses))) as pool:
-                answers = list(pool.map(lambda a: probe(a, self.probe_s), witnesses))
-            if any(answer != "unknown" for answer in answers):
-                return
         log.warning(
             "no bot answers a connection (the faulted seat and %d witness(es)) after %s: "
             "this worker is cut off; nobody is charged",
@@ -102,3 +99,94 @@ class Referee:
             f"worker cut off from the bots ({what}; neither the seat nor any of "
             f"{len(witnesses)} witness(es) accepted a connection): nobody is charged"
         )
+
+    def cut_off(self, faulted: str, others: Sequence[str]) -> bool:
+        """The evidence right now: neither the remote seat at ``faulted`` nor any witness
+        answers a connection (False for a seat that is not remote)."""
+        if not _remote(faulted) or probe(faulted, self.probe_s) != "unknown":
+            return False
+        witnesses = [a for a in (*others, *self.controls) if _remote(a) and a != faulted]
+        if witnesses:
+            with ThreadPoolExecutor(max_workers=min(8, len(witnesses))) as pool:
+                answers = list(pool.map(lambda a: probe(a, self.probe_s), witnesses))
+            if any(answer != "unknown" for answer in answers):
+                return False
+        return True
+
+
+class LinkWatch:
+    """Evidence from the moment of a fault, for a decision that takes long: while a remote
+    seat's answer is awaited past its decision time, the referee's evidence is gathered
+    about every half second (by one watcher thread of the process that scans the
+    decisions in flight: registering one costs a dict insert, no thread, no wake-up). A
+    moment when neither the seat nor any witness answered a connection is remembered
+    (``cut_seen``): a timeout that spanned it is the network's, even when the network is
+    back by the time the decision's deadline expires (before, the probe after the heal
+    found the bot and the timeout was charged)."""
+
+    def __init__(
+        self, referee: Referee, faulted: str, others: Sequence[str], after_s: float
+    ) -> None:
+        self.referee, self.faulted, self.others = referee, faulted, list(others)
+        self.due = time.monotonic() + after_s
+        self.cut_seen = False
+        self.checking = False
+        self.stopped = False
+        _WATCHER.add(self)
+
+    def check(self) -> None:
+        try:
+            if not self.stopped and self.referee.cut_off(self.faulted, self.others):
+                self.cut_seen = True
+        finally:
+            self.due = time.monotonic() + 0.5
+            self.checking = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        _WATCHER.remove(self)
+
+
+class _Watcher:
+    """The one thread that starts the checks of the decisions past their time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watches: dict[int, LinkWatch] = {}
+        self._thread: threading.Thread | None = None
+        self._checks: ThreadPoolExecutor | None = None
+
+    def add(self, watch: LinkWatch) -> None:
+        with self._lock:
+            self._watches[id(watch)] = watch
+            if self._thread is None:
+                self._checks = ThreadPoolExecutor(8, thread_name_prefix="link-check")
+                self._thread = threading.Thread(target=self._run, name="link-watch", daemon=True)
+                self._thread.start()
+
+    def remove(self, watch: LinkWatch) -> None:
+        with self._lock:
+            self._watches.pop(id(watch), None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.25)
+            now = time.monotonic()
+            with self._lock:
+                due = [w for w in self._watches.values() if w.due <= now and not w.checking]
+                for w in due:
+                    w.checking = True
+            for w in due:
+                assert self._checks is not None
+                self._checks.submit(w.check)
+
+
+_WATCHER = _Watcher()
+
+
+def _forget_watcher() -> None:
+    global _WATCHER
+    _WATCHER = _Watcher()
+
+
+os.register_at_fork(after_in_child=_forget_watcher)

@@ -56,7 +56,13 @@ import grpc
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
-from workers.runner.blame import TRANSPORT_HANDSHAKES, VOUCH_S, Referee
+from workers.runner.blame import (
+    TRANSPORT_HANDSHAKES,
+    VOUCH_S,
+    LinkWatch,
+    Referee,
+    WorkerCutOff,
+)
 from workers.runner.clock import DecisionClock
 from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
@@ -138,6 +144,7 @@ class SeatState:
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
     answered_at: float = float("-inf")  # monotonic time of its last answer on time
+    cut_seen: bool = False  # its last decision's wait saw this worker cut off (LinkWatch)
 
 
 @dataclass
@@ -488,10 +495,21 @@ class MatchRun:
         error: grpc.RpcError | None = None
         reply: bot_pb2.DecisionReply | Undecodable | None = None
         assert st.transport is not None
+        # A remote seat's link is watched while its answer is late (evidence from then).
+        address = self._dialled(st)
+        watch = (
+            LinkWatch(self.referee, address, self._others(st), tc.decision_s)
+            if address and not address.startswith("unix:")
+            else None
+        )
         try:
             reply = st.transport.act(request, clock.wall_timeout(timeout))
         except grpc.RpcError as exc:
             error = exc
+        finally:
+            if watch is not None:
+                watch.stop()
+                st.cut_seen = watch.cut_seen
         elapsed = clock.stop()  # what the time control charges: wall or CPU time
         # A transport that waited on the ladder's own trouble (a connected seat whose
         # stream's server restarted) says how long: never the bot's time.
@@ -723,6 +741,12 @@ class MatchRun:
                 seat, at = decision.seat, decision.ply
                 st = self.seats[seat]
                 answer = self._ask(st, decision)
+                if answer.fault_kind in TRANSPORT_FAULTS and st.cut_seen:
+                    raise WorkerCutOff(
+                        f"worker cut off from the bots while seat {seat} was awaited "
+                        f"({answer.reason}; neither the seat nor a witness answered then): "
+                        "nobody is charged"
+                    )
                 if answer.fault_kind in TRANSPORT_FAULTS:
                     self.referee.charge(
                         self._dialled(st), self._others(st), answer.reason,
