@@ -360,3 +360,28 @@ def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
             stack.wait_port(name)
     assert report["errored"] == report["requested"], report
     assert all("no seat could play" in error for _, error in report["errors"]), report["errors"]
+
+
+def test_a_cut_healed_just_before_the_deadline_charges_nobody(stack: Stack) -> None:
+    """Issue 37, corner 3 (found again by the nemesis): a cut between the worker and the
+    bots shorter than a decision's deadline and bank (1 + 2 s here). The answer sent
+    after the heal comes late (TCP's retransmission timer), the decision times out just
+    after the heal, and a probe then finds the bot: evidence from after the fault. The
+    link is watched while the answer is late, so the cut is seen when it happens."""
+    rounds = 3 * SCALE
+
+    def short_cuts(ids: list[int]) -> float:
+        for _ in range(rounds):
+            wait_until(lambda: playing_on(stack, "w1"), 120, "w1 plays a match", poll_s=0.2)
+            time.sleep(0.3)
+            stack.net.cut("w1", "bots")
+            time.sleep(2.5)
+            stack.net.heal("w1", "bots")
+            time.sleep(3)
+        return time.monotonic()
+
+    stack.services["w2"].stop()
+    try:
+        drill(stack, "cut healed just before the deadline", 2 * rounds, short_cuts)
+    finally:
+        stack.restart_worker("w2")
