@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from workers.runner.net import RunnerError, probe
 from workers.runner.terms import TRANSPORT_FAULTS
@@ -124,14 +124,21 @@ class LinkWatch:
     back by the time the decision's deadline expires (before, the probe after the heal
     found the bot and the timeout was charged)."""
 
+    # Connects on a LAN take milliseconds: a short probe keeps the evidence of a cut
+    # within the decision's wait (the referee's own probe, after the fault, is longer).
+    PROBE_S = 0.4
+
     def __init__(
         self, referee: Referee, faulted: str, others: Sequence[str], after_s: float
     ) -> None:
-        self.referee, self.faulted, self.others = referee, faulted, list(others)
+        self.referee = replace(referee, probe_s=min(referee.probe_s, self.PROBE_S))
+        self.faulted, self.others = faulted, list(others)
         self.due = time.monotonic() + after_s
         self.cut_seen = False
         self.checking = False
         self.stopped = False
+        self._idle = threading.Event()
+        self._idle.set()
         _WATCHER.add(self)
 
     def check(self) -> None:
@@ -139,12 +146,19 @@ class LinkWatch:
             if not self.stopped and self.referee.cut_off(self.faulted, self.others):
                 self.cut_seen = True
         finally:
-            self.due = time.monotonic() + 0.5
+            self.due = time.monotonic() + 0.25
             self.checking = False
+            self._idle.set()
+
+    def start_check(self) -> None:
+        self.checking = True
+        self._idle.clear()
 
     def stop(self) -> None:
+        """Stop watching; a check under way is waited for (its evidence is from the wait)."""
         self.stopped = True
         _WATCHER.remove(self)
+        self._idle.wait(4 * self.PROBE_S + 1.0)
 
 
 class _Watcher:
@@ -170,12 +184,12 @@ class _Watcher:
 
     def _run(self) -> None:
         while True:
-            time.sleep(0.25)
+            time.sleep(0.1)
             now = time.monotonic()
             with self._lock:
                 due = [w for w in self._watches.values() if w.due <= now and not w.checking]
                 for w in due:
-                    w.checking = True
+                    w.start_check()
             for w in due:
                 assert self._checks is not None
                 self._checks.submit(w.check)
