@@ -103,6 +103,11 @@ LADDER_MATCH_MAX_ATTEMPTS  claims of one match before it is errored (default 3)
 LADDER_MATCH_RETRY_BACKOFF_S  first retry delay, doubled each attempt, jittered (default 10)
 LADDER_BLAME_CONTROLS   host:port list of known-good peers a worker tries before charging a
                         bot whose connection failed (docs/workers.md, "whose fault")
+LADDER_WORKER_OWN_FAULT_COOLDOWN_S  how long a worker that released a match for an outage of its
+                        own (cut off from the bots, no engine) claims nothing (default 20)
+LADDER_CONNECT_RELAY_GRACE_S  how long a connected seat whose stream the ladder lost (its
+                        grpcserver stopped or cut off) waits for the bot to reconnect before
+                        the match is released, nobody charged (default 30: a restart)
 LADDER_JANITOR_INTERVAL_S  how often beat runs the janitor (default 60)
 LADDER_QUEUED_GRACE_S   a queued match whose message is older than this is sent again
                         (default 600; must exceed the longest retry delay)
@@ -894,4 +899,14 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["CompetitionFormatEnum"] = [  # type
 # The tournaments' enum keeps the name it had before competitions brought a second "format".
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["FormatEnum"] = (  # type: ignore[index]
     "ladder.tournaments.models.Tournament.Format"
+# --- blame
+# A connected seat whose stream the ladder lost waits this long for the bot to reconnect
+# (then the decision is asked again; past it the match is released, nobody charged).
+LADDER_CONNECT_RELAY_GRACE_S = float(os.environ.get("LADDER_CONNECT_RELAY_GRACE_S", "30"))
+# A database outage (a PostgreSQL restart) answers 503 with Retry-After, not 500.
+MIDDLEWARE.append("ladder.common.database_outage.DatabaseOutageMiddleware")
+# A worker whose own infrastructure failed a match (cut off from the bots, no engine)
+# claims nothing for this long: released matches land on a worker that can play them.
+LADDER_WORKER_OWN_FAULT_COOLDOWN_S = float(
+    os.environ.get("LADDER_WORKER_OWN_FAULT_COOLDOWN_S", "20")
 )

@@ -7,19 +7,25 @@ of the bot's streams (one with the fewest seats bound by this worker process);
 every decision of the match goes to that stream through its relay
 (``digdown.v1.Relay``, protos/digdown/v1/relay.proto).
 
-What can go wrong, and who is to blame (errors are ``RelayError``, a
-``grpc.RpcError`` with ``code()`` and ``details()``, so the runner classifies them
-as it does a dialled bot's):
+Who is to blame is decided by the typed reason the relay sends with a failure
+(``digdown.v1.FaultReason``, protos/digdown/v1/faults.proto, read by
+``digdown.fault_reasons``), never by the words of its message. Errors are
+``RelayError``, a ``grpc.RpcError`` with ``code()``, ``details()`` and ``reason``,
+so the runner classifies them as it does a dialled bot's:
 
-- the bot's stream closed (its process died or closed it): "bot stream closed: ..."
-  and ``gone()`` is True -> the seat is dead, as a dialled bot whose port no
-  longer listens. The bot's other streams keep their own matches.
-- the grpcserver holding the stream is unreachable or stopping: "relay lost: ...",
-  ``gone()`` stays False (the ladder's fault, not the bot's). The decision in
-  flight is asked again on another live stream of the bot (it reconnects to
-  another replica), waited for within that decision's time; only when none
-  comes in time is it a fault ("unavailable"; no proof the bot is gone, so never
-  a "dead" forfeit by itself).
+- STREAM_CLOSED (the bot's stream ended: its process died or closed it), or
+  NOT_CONNECTED (no stream at all at the handshake): ``gone()`` is True -> the
+  seat is dead, as a dialled bot whose port no longer listens. The bot's other
+  streams keep their own matches.
+- BOT_LATE, REPLY_TOO_LARGE, BOT_NOT_READING, BOT_ERROR: the bot's fault.
+- the ladder's (``fault_reasons.LADDER_REASONS``): SERVER_STOPPING (the
+  grpcserver holding the stream is stopping, e.g. an upgrade), PRESENCE_UNREADABLE,
+  and any failure that carries no reason (the relay unreachable, too slow, busy:
+  RELAY_LOST). The seat waits for the bot to reconnect, up to the relay grace
+  (``LADDER_CONNECT_RELAY_GRACE_S``, long enough for a grpcserver restart), and the
+  decision is asked again, with its full time: the wait is not charged to the bot.
+  When no stream of the bot comes back within the grace, the match is released
+  for a retry (``ConnectedSeatLost``, retryable): nobody is charged, nothing rated.
 """
 
 from __future__ import annotations
@@ -35,28 +41,47 @@ from typing import Any
 
 import grpc
 
-from digdown.v1 import bot_pb2, relay_pb2, relay_pb2_grpc
+from digdown import fault_reasons
+from digdown.v1 import bot_pb2, faults_pb2, relay_pb2, relay_pb2_grpc
 from ladder.bots import presence
-from workers.runner.match import TimeControl
+from workers.runner.blame import InfrastructureFault
 from workers.runner.net import TransportError, Undecodable, _lenient, rpc_code, rpc_details
+from workers.runner.terms import TimeControl
 
 log = logging.getLogger("workers.connected")
 
-STREAM_CLOSED = "bot stream closed"  # as ladder.grpc.play (the ladder never imports workers)
+# How the details of a failure start, for people reading them (blame is by reason).
+STREAM_CLOSED = "bot stream closed"
 RELAY_LOST = "relay lost"
-BOT_LATE = "no answer within"  # the relay's DEADLINE_EXCEEDED: the bot was too slow
-RELAY_GRACE_S = 0.2
+RELAY_GRACE_S = 0.2  # the worker's own deadline is this much later than the relay's
 CONNECTED_SHOWN = "<connected bot stream>"
 REBIND_POLL_S = 0.05
-MAX_RELAY_ATTEMPTS = 3  # relays tried for one decision (each lost one is skipped after)
+# How long a seat whose stream the ladder lost waits for the bot to reconnect (the
+# default of LADDER_CONNECT_RELAY_GRACE_S: a grpcserver restart, on a loaded machine).
+RECONNECT_GRACE_S = 30.0
+# The bot's own doing that proves it gone for the seat (a dead seat).
+_GONE_REASONS = frozenset(
+    {faults_pb2.FAULT_REASON_STREAM_CLOSED, faults_pb2.FAULT_REASON_NOT_CONNECTED}
+)
 
 
 class RelayError(TransportError):
-    """A relayed call's failure, shaped like a gRPC error for the runner's classification.
+    """A relayed call's failure, shaped like a gRPC error for the runner's classification,
+    with the typed ``reason`` (a ``digdown.v1.FaultReason``) that decides the blame."""
 
-    Its details start with "bot stream closed" (the bot's doing) or "relay lost" (the
-    ladder's), which is what a blame rule tells them apart by.
-    """
+    def __init__(self, code: grpc.StatusCode, details: str, reason: int) -> None:
+        super().__init__(code, details)
+        self.reason = reason
+
+    @property
+    def ladders(self) -> bool:
+        """The ladder's doing (never charged to the bot)."""
+        return self.reason in fault_reasons.LADDER_REASONS
+
+
+class ConnectedSeatLost(InfrastructureFault):
+    """The ladder lost a connected seat's stream and the bot did not reconnect within the
+    relay grace: release the match, charge nobody."""
 
 
 class _Channels:
@@ -114,6 +139,8 @@ class ConnectedTransport:
     closed_reason: str = ""  # set when the bound stream's relay said it is closed
     dead_relays: set[str] = field(default_factory=set)
     relays_lost: int = 0
+    reconnect_grace_s: float = RECONNECT_GRACE_S
+    uncharged_s: float = 0.0
     _released: bool = False
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
@@ -130,7 +157,9 @@ class ConnectedTransport:
                 streams = same or streams  # the seat's version's processes first
             except Exception as exc:  # Redis unreachable: the ladder's trouble
                 raise RelayError(
-                    grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: presence unreadable ({exc})"
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"{RELAY_LOST}: presence unreadable ({exc})",
+                    faults_pb2.FAULT_REASON_PRESENCE_UNREADABLE,
                 ) from None
             if streams:
                 with _BOUND_LOCK:
@@ -147,10 +176,12 @@ class ConnectedTransport:
                     raise RelayError(
                         grpc.StatusCode.UNAVAILABLE,
                         f"{STREAM_CLOSED}: bot {self.bot_name} has no open stream",
+                        faults_pb2.FAULT_REASON_NOT_CONNECTED,
                     )
                 raise RelayError(
                     grpc.StatusCode.UNAVAILABLE,
                     f"{RELAY_LOST}: no other stream of bot {self.bot_name} opened in time",
+                    faults_pb2.FAULT_REASON_NO_STREAM_IN_GRACE,
                 )
             time.sleep(REBIND_POLL_S)
 
@@ -170,29 +201,26 @@ class ConnectedTransport:
             )
         except grpc.RpcError as exc:
             code, details = rpc_code(exc), rpc_details(exc)
-            if code == grpc.StatusCode.DEADLINE_EXCEEDED and not details.startswith(BOT_LATE):
-                raise RelayError(
-                    grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: the relay did not answer in time"
-                ) from None
-            if details.startswith(STREAM_CLOSED):
+            reason = fault_reasons.of_call(exc)
+            if reason == faults_pb2.FAULT_REASON_UNSPECIFIED:
+                # Not judged by the stream's server: the relay itself failed (unreachable,
+                # too slow to answer past the bot's deadline, busy): the ladder's.
+                reason = faults_pb2.FAULT_REASON_RELAY_LOST
+            if reason in _GONE_REASONS:
                 self.closed_reason = details
-                raise RelayError(code, details) from None
-            if details.startswith("server busy"):  # the relay's own call limit: ours, not the bot's
-                raise RelayError(grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: {details}") from None
-            if details.startswith(RELAY_LOST) or (
-                code == grpc.StatusCode.UNAVAILABLE
-            ):  # a stopping relay, or one that cannot be reached at all
+                raise RelayError(code, details, reason) from None
+            if reason in fault_reasons.LADDER_REASONS:
                 self.relays_lost += 1
                 self.dead_relays.add(stream.relay)
                 self._release(stream)
                 self.stream = None
                 log.warning(
-                    "match %s seat %d: relay %s lost (%s)",
-                    self.match_id, self.seat, stream.relay, details,
+                    "match %s seat %d: relay %s lost (%s, %s)",
+                    self.match_id, self.seat, stream.relay, fault_reasons.name(reason), details,
                 )  # fmt: skip
-                shown = details if details.startswith(RELAY_LOST) else f"{RELAY_LOST}: {details}"
-                raise RelayError(grpc.StatusCode.UNAVAILABLE, shown) from None
-            raise RelayError(code, details) from None
+                shown = f"{RELAY_LOST}: {details}" if RELAY_LOST not in details else details
+                raise RelayError(grpc.StatusCode.UNAVAILABLE, shown, reason) from None
+            raise RelayError(code, details, reason) from None
 
     # --- SeatTransport ------------------------------------------------------------------
 
@@ -204,7 +232,7 @@ class ConnectedTransport:
         try:
             answer = self._call("Handshake", call, timeout_s)
         except RelayError as exc:
-            if exc.details().startswith(STREAM_CLOSED):
+            if exc.reason in _GONE_REASONS:
                 # Gone between being seated and its handshake: the match is void, as for a
                 # bot not connected at all (workers.seats), not a forfeit of a seat that
                 # never began (the match's other bots are not charged either).
@@ -218,24 +246,53 @@ class ConnectedTransport:
         self, request: bot_pb2.DecisionRequest, timeout_s: float
     ) -> bot_pb2.DecisionReply | Undecodable:
         if self.stream is None and self.closed_reason:
-            raise RelayError(grpc.StatusCode.UNAVAILABLE, self.closed_reason)
+            raise RelayError(
+                grpc.StatusCode.UNAVAILABLE,
+                self.closed_reason,
+                faults_pb2.FAULT_REASON_STREAM_CLOSED,
+            )
         call = relay_pb2.RelayDecision(match_id=self.match_id, seat=self.seat)
         call.request.CopyFrom(request)
-        deadline = time.monotonic() + timeout_s
-        for attempt in range(MAX_RELAY_ATTEMPTS):
+        grace_until: float | None = None
+        while True:
+            asked = time.monotonic()
             try:
-                answer = self._call("Act", call, max(0.001, deadline - time.monotonic()))
+                answer = self._call("Act", call, timeout_s)
                 return _decode_reply(answer.decision)  # type: ignore[no-any-return]
             except RelayError as exc:
-                # The ladder lost the stream's process: ask again on another stream of the
-                # bot (it reconnects) while this decision has time, so the ladder's trouble
-                # costs the bot a fault only when it does not come back in time.
-                lost = exc.details().startswith(RELAY_LOST) and self.stream is None
-                if not lost or attempt + 1 == MAX_RELAY_ATTEMPTS:
+                if not exc.ladders:
                     raise
-                if deadline - time.monotonic() < REBIND_POLL_S:
-                    raise
-        raise AssertionError("unreachable")
+                # The ladder lost the stream (its server stopped, its relay is cut off):
+                # wait for the bot to reconnect, within the grace, and ask again with the
+                # decision's full time. The wait is the ladder's, never charged.
+                now = time.monotonic()
+                if grace_until is None:
+                    grace_until = now + self.reconnect_grace_s
+                self.uncharged_s += now - asked
+                if now >= grace_until:
+                    raise self._lost(exc) from None
+                try:
+                    self._bind(grace_until)
+                except RelayError as again:
+                    self.uncharged_s += time.monotonic() - now
+                    raise self._lost(again) from None
+                self.uncharged_s += time.monotonic() - now
+                log.info(
+                    "match %s seat %d: bot %s back on stream %s; the decision is asked again",
+                    self.match_id, self.seat, self.bot_name, self.stream and self.stream.stream_id,
+                )  # fmt: skip
+
+    def _lost(self, exc: RelayError) -> ConnectedSeatLost:
+        return ConnectedSeatLost(
+            f"connected seat {self.seat} (bot {self.bot_name}) lost by the ladder and not back "
+            f"within {self.reconnect_grace_s:g} s ({fault_reasons.name(exc.reason)}: "
+            f"{exc.details()}): released, nobody is charged"
+        )
+
+    def take_uncharged_s(self) -> float:
+        """Seconds of the last ``act`` the ladder's own trouble took (not the bot's time)."""
+        taken, self.uncharged_s = self.uncharged_s, 0.0
+        return taken
 
     def gone(self) -> bool:
         """Proof the bot is gone for this seat: its stream's relay said the stream closed."""
@@ -282,11 +339,20 @@ def connected_transport_factory(
 ) -> Callable[[TimeControl], ConnectedTransport]:
     """What ``BotSpec.transport`` holds for a connected seat."""
 
+    from django.conf import settings
+
+    grace = float(getattr(settings, "LADDER_CONNECT_RELAY_GRACE_S", RECONNECT_GRACE_S))
+
     def make(tc: TimeControl) -> ConnectedTransport:
         return ConnectedTransport(
-            bot_id=bot_id, bot_name=bot_name, match_id=match_id, seat=seat, time_control=tc,
+            bot_id=bot_id,
+            bot_name=bot_name,
+            match_id=match_id,
+            seat=seat,
+            time_control=tc,
             version_label=version_label,
-        )  # fmt: skip
+            reconnect_grace_s=grace,
+        )
 
     return make
 

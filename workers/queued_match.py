@@ -37,6 +37,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError
 
+from digdown.results import ResultError
 from ladder.common.exceptions import ApplicationError
 from ladder.finishing.services import match_finish, match_finish_errored
 from ladder.matches.models import Match
@@ -49,8 +50,10 @@ from workers.runner import (
     EngineError,
     EnginePool,
     EngineUnavailable,
+    InfrastructureFault,
     MatchAborted,
     MatchOverrun,
+    NoSeatPlayed,
     Referee,
     TimeControl,
     WorkerCutOff,
@@ -68,7 +71,9 @@ class PlayReport:
     """What one delivery of the play-match task did; its ``line`` is the match's log line."""
 
     match_id: int
-    status: str  # finished, errored, released (for a retry), skipped (not ours), aborted
+    # finished, errored, released (for a retry), skipped (not ours), aborted, deferred
+    # (not claimed: this worker stays away after an outage of its own)
+    status: str
     attempt: int = 0
     worker: str = ""
     seats: list[str] = field(default_factory=list)
@@ -132,14 +137,40 @@ def _seat_labels(match: Match) -> tuple[list[Any], list[str]]:
     return seats, [f"{s.bot.name}#{s.version.number}" for s in seats]
 
 
+# Until when (monotonic) this process stays away from new matches: it released one
+# because its own infrastructure failed (cut off from the bots, no engine reachable).
+_own_fault_until = 0.0
+
+
+def own_fault_cooldown_s() -> float:
+    """What is left of this process's stay-away after an outage of its own (0: none)."""
+    return max(0.0, _own_fault_until - time.monotonic())
+
+
+def _note_own_fault() -> None:
+    """This worker's own infrastructure failed a match: for LADDER_WORKER_OWN_FAULT_COOLDOWN_S
+    it claims nothing, so the released match (and the others) land on a worker that can
+    play them instead of spending their attempts here on the same outage."""
+    global _own_fault_until
+    _own_fault_until = time.monotonic() + settings.LADDER_WORKER_OWN_FAULT_COOLDOWN_S
+
+
 def play_queued_match(
     match_id: int, *, worker: str | None = None, engines: EnginePool | None = None
 ) -> PlayReport:
-    """Claim, play and record one match (see the module docstring); never raises for a match."""
+    """Claim, play and record one match (see the module docstring); never raises for a match.
+
+    A process within its stay-away after an outage of its own claims nothing: the report
+    says "deferred" and the match stays queued, its attempts untouched (the task sends it
+    again, for any worker)."""
     worker = worker or worker_name()
     started = time.monotonic()
     report = PlayReport(match_id=match_id, status="skipped", worker=worker)
     timings = report.timings
+    if own_fault_cooldown_s() > 0:
+        report.status = "deferred"
+        report.error = f"this worker failed a match itself {own_fault_cooldown_s():.0f} s ago"
+        return report
     try:
         match = match_start(
             match_id=match_id,
@@ -188,13 +219,15 @@ def play_queued_match(
         try:
             recorded = match_finish(
                 match_id=match_id,
-                result=outcome.result,
+                result=outcome.game_result,
                 replay_bytes=replay,
                 seat_logs=_logs(bots),
             )
         except ApplicationError as exc:
             # Refused (or cancelled meanwhile): never leave it running with nobody to finish it.
             _fail(report, claim, f"result not recorded: {exc.message}", bots)
+        except ResultError as exc:  # the engine's result is not one: recorded nowhere
+            _fail(report, claim, f"result not recorded: {exc}", bots)
         else:
             report.status, report.recorded = "finished", recorded.recorded
             if recorded.recorded:
@@ -209,9 +242,11 @@ def play_queued_match(
         if exc.detail and exc.seat is not None:
             bots = SeatBots([], notes={exc.seat: exc.detail.encode()})
         _fail(report, claim, exc.message, bots)
-    except (EngineError, MatchOverrun) as exc:
+    except (EngineError, MatchOverrun, NoSeatPlayed) as exc:
         _fail(report, claim, getattr(exc, "message", None) or str(exc), bots)
-    except (EngineUnavailable, WorkerCutOff, DatabaseError, SoftTimeLimitExceeded) as exc:
+    except (EngineUnavailable, InfrastructureFault, DatabaseError, SoftTimeLimitExceeded) as exc:
+        if isinstance(exc, EngineUnavailable | WorkerCutOff):
+            _note_own_fault()
         _release(report, claim, f"{type(exc).__name__}: {exc}", bots)
     except Exception as exc:  # a bug must not strand the match: retry it, capped
         log.exception("match %d: unexpected failure", match_id)

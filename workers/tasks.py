@@ -12,6 +12,7 @@ limits: ``ladder/settings.py`` and docs/workers.md.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from dataclasses import asdict
 from typing import Any
@@ -33,7 +34,7 @@ from workers import metrics
 from workers.celery_app import app
 from workers.hosted import log_sandbox_status, sandbox_mode, sandbox_status
 from workers.orphans import resend_orphaned
-from workers.queued_match import play_queued_match, worker_name
+from workers.queued_match import own_fault_cooldown_s, play_queued_match, worker_name
 from workers.runner import RunnerError
 from workers.runner.engines import engine_pool, shutdown
 from workers.smoke import StartTimedOut, play_smoke_match
@@ -42,15 +43,18 @@ log = logging.getLogger("workers.tasks")
 
 
 def retry_delay(attempt: int) -> int:
-    """Seconds before retry number ``attempt``: exponential from the backoff, jittered."""
-    return int(
-        get_exponential_backoff_interval(
-            factor=max(1, round(settings.LADDER_MATCH_RETRY_BACKOFF_S)),
-            retries=max(0, attempt - 1),
-            maximum=max(1, round(settings.LADDER_QUEUED_GRACE_S / 2)),
-            full_jitter=True,
-        )
+    """Seconds before retry number ``attempt``: exponential from the backoff, jittered in
+    its upper half ("equal jitter"). Never near zero: a match released because of an
+    outage (a worker cut off, its engines away) must not spend its attempts within
+    seconds, on the same outage; half the exponential delay at least lets it outlast a
+    typical one (docs/workers.md, "Delivery settings")."""
+    full = get_exponential_backoff_interval(
+        factor=max(1, round(settings.LADDER_MATCH_RETRY_BACKOFF_S)),
+        retries=max(0, attempt - 1),
+        maximum=max(1, round(settings.LADDER_QUEUED_GRACE_S / 2)),
+        full_jitter=False,
     )
+    return int(full / 2 + random.uniform(0, full / 2))
 
 
 @app.task(
@@ -74,6 +78,14 @@ def play_match(self: Task, match_id: int) -> str:
         log.info("%s", report.line())
     if report.status == "released":
         raise self.retry(countdown=retry_delay(report.attempt))
+    if report.status == "deferred":
+        # Not claimed, attempts untouched: a new message, for any worker (this one takes
+        # it again only after its stay-away; the claim fences duplicates).
+        self.apply_async(
+            args=[match_id],
+            countdown=min(5.0, max(1.0, own_fault_cooldown_s())),
+            priority=(self.request.delivery_info or {}).get("priority"),
+        )
     return report.status
 
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from django.db import DatabaseError, transaction
 
+from digdown.results import GameResult
 from ladder.common.exceptions import ApplicationError
 from ladder.finishing.suspensions import bots_suspend_failing
 from ladder.matches.models import Match
@@ -40,12 +40,15 @@ log = logging.getLogger("ladder.finishing")
 def match_finish(
     *,
     match_id: int,
-    result: Mapping[str, Any],
+    result: GameResult,
     replay_bytes: bytes,
     seat_logs: Mapping[int, bytes] | None = None,
     k: float | None = None,
 ) -> RecordOutcome:
     """Record a played match exactly once, with its seats' logs; then suspend and advance.
+
+    ``result`` is typed (``digdown.results.GameResult``: the runner checked the engine's
+    result once when it built it), so nothing here re-reads a mapping field by field.
 
     ``seat_logs`` (seat number -> captured bytes) are kept only by the delivery
     that recorded the result. A second call for a finished match changes

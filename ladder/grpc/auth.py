@@ -43,7 +43,7 @@ from django.db import close_old_connections
 from digdown import serving
 from ladder.accounts import auth_limits
 from ladder.accounts.models import User
-from ladder.common import bounded, request_id
+from ladder.common import bounded, database_outage, request_id
 from ladder.common import exceptions as app
 from ladder.common.metrics import THROTTLED
 from ladder.common.ratelimit import FixedWindow, client_address
@@ -250,6 +250,9 @@ class CallGuard(serving.HandlerInterceptor):
             code, message = exc.code, exc.message
         elif isinstance(exc, app.ApplicationError):
             code, message = _status_for(exc), exc.message
+        elif database_outage.is_outage(exc):  # a restart, not a bug: clients retry
+            log.warning("%s: database unavailable: %s", name, exc)
+            code, message = grpc.StatusCode.UNAVAILABLE, database_outage.MESSAGE
         else:
             log.exception("%s failed unexpectedly", name)
             code = grpc.StatusCode.INTERNAL

@@ -36,7 +36,7 @@ from django.db import close_old_connections, connection
 from prometheus_client import Counter, Gauge
 
 from digdown import text
-from digdown.v1 import ladder_pb2
+from digdown.v1 import faults_pb2, ladder_pb2
 from ladder.accounts import revocations
 from ladder.bots import presence
 from ladder.bots.connected_versions import connected_version_for_label, version_label_check
@@ -71,7 +71,9 @@ TOKEN_CHECK_S = 5.0  # how often every stream's token (and bot's standing) is ch
 SUSPENDED_QUIET_S = 15.0
 SUSPENDED_DRAIN_S = 300.0
 
-# Details the worker (and the blame rule) tell apart; see protos/digdown/v1/relay.proto.
+# How the details of a failure start, for people reading them. Blame is decided by the
+# typed reason each failure carries (FaultReason, protos/digdown/v1/faults.proto), which
+# the relay sends as trailing metadata, never by these words.
 STREAM_CLOSED = "bot stream closed"
 RELAY_LOST = "relay lost"
 BOT_LATE = "no answer within"  # DEADLINE_EXCEEDED from the relay: the bot was too slow
@@ -103,12 +105,19 @@ class Limits:
 
 
 class StreamGone(Exception):
-    """The stream closed (or never answered in time) while a request waited on it."""
+    """The stream closed (or never answered in time) while a request waited on it;
+    ``reason`` says whose doing it was (a ``faults_pb2.FaultReason``)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        reason: int = faults_pb2.FAULT_REASON_STREAM_CLOSED,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.reason = reason
 
 
 @dataclass
@@ -154,6 +163,9 @@ class PlayStream:
         self._bucket = _Bucket(limits.messages_per_s)
         self.stray = 0
         self.closed: tuple[grpc.StatusCode, str] | None = None
+        # Why it closed, for the requests that find it closed (the bot's doing unless
+        # the server closed it: SERVER_STOPPING).
+        self.closed_reason: int = faults_pb2.FAULT_REASON_STREAM_CLOSED
         self.ping_sent: tuple[int, float] | None = None  # (nonce, when) of the unanswered ping
         self.last_heard = time.monotonic()
         self.context: grpc.ServicerContext | None = None
@@ -182,11 +194,16 @@ class PlayStream:
         self.last_request = time.monotonic()
         with self._lock:
             if self.closed is not None:
-                raise StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {self.closed[1]}")
+                raise StreamGone(
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"{STREAM_CLOSED}: {self.closed[1]}",
+                    self.closed_reason,
+                )
             if self.outbox.qsize() >= MAX_OUTBOX:
                 raise StreamGone(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"the bot's stream has {MAX_OUTBOX} messages it did not read",
+                    faults_pb2.FAULT_REASON_BOT_NOT_READING,
                 )
             self._pending[correlation] = waiter
         self.outbox.put(build(correlation))
@@ -207,7 +224,11 @@ class PlayStream:
                     self._expired.popitem(last=False)
             if waiter.done.is_set() and waiter.error is None:  # answered just now
                 return waiter.answer
-            raise StreamGone(grpc.StatusCode.DEADLINE_EXCEEDED, f"{BOT_LATE} {timeout_s:.3f} s")
+            raise StreamGone(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"{BOT_LATE} {timeout_s:.3f} s",
+                faults_pb2.FAULT_REASON_BOT_LATE,
+            )
         if waiter.error is not None:
             raise waiter.error
         return waiter.answer
@@ -219,16 +240,25 @@ class PlayStream:
 
     # --- closing ------------------------------------------------------------------------
 
-    def close(self, code: grpc.StatusCode, message: str) -> None:
-        """End the stream with a status; every waiting request fails with ``message``."""
+    def close(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        reason: int = faults_pb2.FAULT_REASON_STREAM_CLOSED,
+    ) -> None:
+        """End the stream with a status; every waiting request fails with ``message`` and
+        ``reason`` (the bot's doing, unless the server is stopping)."""
         with self._lock:
             if self.closed is not None:
                 return
             self.closed = (code, message)
+            self.closed_reason = reason
             pending, self._pending = self._pending, {}
         STREAMS_CLOSED.labels(code.name).inc()
         for waiter in pending.values():
-            waiter.error = StreamGone(grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {message}")
+            waiter.error = StreamGone(
+                grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {message}", reason
+            )
             waiter.done.set()
         self.outbox.put(_CLOSE)
         context = self.context
@@ -311,6 +341,7 @@ class PlayStream:
                     waiter.error = StreamGone(
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"reply of {size} bytes is larger than max {MAX_REPLY_BYTES}",
+                        faults_pb2.FAULT_REASON_REPLY_TOO_LARGE,
                     )
             waiter.answer = answer
             waiter.done.set()
@@ -402,7 +433,11 @@ class PlayHub:
         """Close every stream (UNAVAILABLE: reconnect elsewhere) and forget its record."""
         self._stopping.set()
         for stream in self.streams():
-            stream.close(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
+            stream.close(
+                grpc.StatusCode.UNAVAILABLE,
+                "the server is stopping; reconnect",
+                faults_pb2.FAULT_REASON_SERVER_STOPPING,
+            )
             self._forget(stream)
         for thread in self._threads:
             thread.join(timeout=3.0)

@@ -3,9 +3,10 @@
 Served on an internal address of its own (``LADDER_RELAY_LISTEN``, advertised in
 each stream's presence record), never on the authors' port. Each call names a
 stream; this process forwards the request on it and answers with the bot's
-reply, or with a status the worker tells apart (protos/digdown/v1/relay.proto):
-"bot stream closed" when the bot's stream is gone, "relay lost" when this
-process is stopping. Calls without the shared relay key are refused.
+reply, or with a status and its typed reason (``digdown.v1.FaultReason`` in the
+trailing metadata, ``digdown.fault_reasons``) the worker judges blame by:
+STREAM_CLOSED when the bot's stream is gone, SERVER_STOPPING when this process is
+stopping. Calls without the shared relay key are refused.
 
 Why a dialled relay and not Redis between worker and stream: a decision then
 costs one loopback (or LAN) gRPC call more than a dialled bot, instead of two
@@ -21,8 +22,8 @@ from typing import Any
 
 import grpc
 
-from digdown import serving
-from digdown.v1 import ladder_pb2, relay_pb2, relay_pb2_grpc
+from digdown import fault_reasons, serving
+from digdown.v1 import faults_pb2, ladder_pb2, relay_pb2, relay_pb2_grpc
 from ladder.bots import presence
 from ladder.grpc.play import RELAY_LOST, STREAM_CLOSED, PlayHub, StreamGone
 
@@ -30,6 +31,12 @@ log = logging.getLogger("ladder.grpc.relay")
 
 SERVICE_NAME = relay_pb2.DESCRIPTOR.services_by_name["Relay"].full_name
 MAX_WAIT_S = 120.0  # no decision waits longer (decision + a whole bank)
+
+
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: int) -> Any:
+    """End the call with ``code`` and the typed ``reason`` the worker judges blame by."""
+    context.set_trailing_metadata(fault_reasons.metadata(reason))
+    context.abort(code, message)
 
 
 class RelayServicer(relay_pb2_grpc.RelayServicer):
@@ -42,11 +49,19 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
         if not hmac.compare_digest(str(sent), self.key):
             context.abort(grpc.StatusCode.PERMISSION_DENIED, "relay calls need the relay key")
         if self.hub._stopping.is_set():
-            context.abort(grpc.StatusCode.UNAVAILABLE, f"{RELAY_LOST}: this server is stopping")
+            _abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                f"{RELAY_LOST}: this server is stopping",
+                faults_pb2.FAULT_REASON_SERVER_STOPPING,
+            )
         stream = self.hub.get(stream_id)
         if stream is None:
-            context.abort(
-                grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: no stream {stream_id[:40]} here"
+            _abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                f"{STREAM_CLOSED}: no stream {stream_id[:40]} here",
+                faults_pb2.FAULT_REASON_STREAM_CLOSED,
             )
         return stream
 
@@ -72,7 +87,7 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
         try:
             return stream.request(kind, build, timeout)
         except StreamGone as exc:
-            context.abort(exc.code, exc.message)
+            _abort(context, exc.code, exc.message, exc.reason)
 
     def Handshake(self, request: Any, context: grpc.ServicerContext) -> Any:
         answer = self._forward("handshake", request, context)
@@ -81,7 +96,12 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
     def Act(self, request: Any, context: grpc.ServicerContext) -> Any:
         answer = self._forward("decision", request, context)
         if answer.error:
-            context.abort(grpc.StatusCode.INTERNAL, f"bot error: {answer.error[:500]}")
+            _abort(
+                context,
+                grpc.StatusCode.INTERNAL,
+                f"bot error: {answer.error[:500]}",
+                faults_pb2.FAULT_REASON_BOT_ERROR,
+            )
         return relay_pb2.RelayAnswer(decision=answer.reply.SerializeToString())
 
     def MatchEnd(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -33,6 +33,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from digdown.results import GameResult, ResultError
 from ladder.accounts.models import User
 from ladder.bots import presence
 from ladder.bots.models import Bot, BotVersion
@@ -427,55 +428,22 @@ def match_resend_queued(*, match_ids: Collection[int], now: datetime | None = No
     return list(resent)
 
 
-def _int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ApplicationError(f"result: {what} must be an integer")
-    return value
-
-
-def _parse_result(result: Mapping[str, Any], n: int) -> tuple[list[int], list[dict[str, Any]]]:
-    """Check an engine Result dict (docs/engine-api.md) against ``n`` seats."""
-    if not isinstance(result, Mapping):
-        raise ApplicationError("result must be an object")
-    reason = result.get("reason")
-    if reason not in MatchResult.Reason.values:
-        raise ApplicationError(
-            f"result: reason must be one of {', '.join(MatchResult.Reason.values)}"
-        )
-    winner = _int(result.get("winner"), "winner")
-    if not -1 <= winner < n:
-        raise ApplicationError("result: winner must be a seat or -1")
-    ranks_raw = result.get("ranks")
-    if not isinstance(ranks_raw, list) or len(ranks_raw) != n:
+def _typed_result(result: GameResult | Mapping[str, Any], n: int) -> GameResult:
+    """The result, typed and checked against ``n`` seats (a mapping, e.g. from a test or
+    an older caller, is checked once here: ``GameResult.from_dict``)."""
+    try:
+        typed = result if isinstance(result, GameResult) else GameResult.from_dict(result, n)
+    except ResultError as exc:
+        raise ApplicationError(str(exc)) from None
+    if len(typed.ranks) != n:
         raise ApplicationError(f"result: ranks must list one rank per seat ({n})")
-    ranks = [_int(r, "rank") for r in ranks_raw]
-    if any(not 1 <= r <= n for r in ranks):
-        raise ApplicationError(f"result: ranks must be between 1 and {n}")
-    seats_raw = result.get("seats", [])
-    if not isinstance(seats_raw, list):
-        raise ApplicationError("result: seats must be a list")
-    per_seat: list[dict[str, Any]] = [{} for _ in range(n)]
-    for item in seats_raw:
-        if not isinstance(item, Mapping):
-            raise ApplicationError("result: each seat result must be an object")
-        s = _int(item.get("seat"), "seat")
-        if not 0 <= s < n:
-            raise ApplicationError(f"result: seat {s} is not in this match")
-        if "rank" in item and item["rank"] != ranks[s]:
-            raise ApplicationError(f"result: seat {s} rank disagrees with ranks")
-        ended = item.get("ended", "")
-        if ended and ended not in MatchSeat.Ended.values:
-            raise ApplicationError(
-                f"result: seat {s} ended must be one of {', '.join(MatchSeat.Ended.values)}"
-            )
-        per_seat[s] = dict(item)
-    return ranks, per_seat
+    return typed
 
 
 def match_record_result(
     *,
     match_id: int,
-    result: Mapping[str, Any],
+    result: GameResult | Mapping[str, Any],
     replay_bytes: bytes,
     k: float | None = None,
     seat_logs: Mapping[int, bytes] | None = None,
@@ -509,11 +477,11 @@ def match_record_result(
         return RecordOutcome(match=Match.objects.get(pk=match_id), recorded=False)
     if status not in OPEN_STATES:
         raise Conflict(f"match is {status}; its result cannot be recorded")
-    ranks, per_seat = _parse_result(result, seated)
+    typed = _typed_result(result, seated)
     stored = replay_store(match_id=match_id, data=replay_bytes)
     logs = _seat_logs_save(match_id, seat_logs) if seat_logs else {}
     try:
-        outcome = _record(match_id, result, stored, ranks, per_seat, logs, k)
+        outcome = _record(match_id, typed, stored, logs, k)
     except BaseException:
         _seat_logs_discard(logs)
         raise
@@ -547,10 +515,8 @@ def _seat_logs_discard(logs: Mapping[int, tuple[str, int]]) -> None:
 
 def _record(
     match_id: int,
-    result: Mapping[str, Any],
+    result: GameResult,
     stored: Any,
-    ranks: list[int],
-    per_seat: list[dict[str, Any]],
     logs: Mapping[int, tuple[str, int]],
     k: float | None,
 ) -> RecordOutcome:
@@ -565,7 +531,7 @@ def _record(
         closed = match.status if match.status not in OPEN_STATES else None
         failed = True
         if closed is None:
-            failed = _result_write(match, result, stored, ranks, per_seat, logs, k_used)
+            failed = _result_write(match, result, stored, logs, k_used)
     if closed == Match.Status.FINISHED:
         return RecordOutcome(match=match, recorded=False)
     if closed is not None:
@@ -575,10 +541,8 @@ def _record(
 
 def _result_write(
     match: Match,
-    result: Mapping[str, Any],
+    result: GameResult,
     stored: Any,
-    ranks: list[int],
-    per_seat: list[dict[str, Any]],
     logs: Mapping[int, tuple[str, int]],
     k_used: float,
 ) -> bool:
@@ -594,13 +558,14 @@ def _result_write(
         entries = rating_entries_lock(ladder=match.ladder, bot_ids=bot_ids)
     # Allocated after every lock is held, so results that share a bot get ids
     # in the order their rating changes were applied (rerate relies on it).
+    ranks = list(result.ranks)
     recorded = MatchResult.objects.create(
         match=match,
-        reason=str(result["reason"]),
-        winner=int(result["winner"]),
-        turns=int(result.get("turns") or 0),
-        rounds=int(result.get("rounds") or 0),
-        data=dict(result),
+        reason=str(result.reason),
+        winner=result.winner,
+        turns=result.turns,
+        rounds=result.rounds,
+        data=result.to_dict(),
         elo_k=k_used if match.rated else 0.0,
     )
     changes = ratings_apply(
@@ -611,19 +576,15 @@ def _result_write(
         match_id=match.pk,
         recorded_at=recorded.recorded_at,
     )
-    for n, (seat, rank, info) in enumerate(zip(seats, ranks, per_seat, strict=True)):
+    for n, (seat, rank, info) in enumerate(zip(seats, ranks, result.seats, strict=True)):
         if changes is not None:
             seat.rating_before, seat.rating_after = changes[n].before, changes[n].after
         seat.result = recorded
         seat.rank = rank
-        seat.score = info.get("loot_points") if isinstance(info.get("loot_points"), int) else None
-        seat.faults = max(0, int(info.get("faults") or 0))
-        seat.ended = str(info.get("ended") or "")
-        seat.forfeit_reason = (
-            str(info.get("reason") or "forfeited")[:200]
-            if seat.ended == MatchSeat.Ended.FORFEITED
-            else ""
-        )
+        seat.score = info.loot_points
+        seat.faults = info.faults
+        seat.ended = "" if info.ended is None else str(info.ended)
+        seat.forfeit_reason = (info.reason or "forfeited")[:200] if info.forfeited else ""
         if seat.seat in logs:
             log_delete_later(seat.log.name)  # an earlier attempt's, once this commits
             seat.log, seat.log_size = logs[seat.seat]

@@ -105,6 +105,8 @@ def check(ids: list[int]) -> dict[str, Any]:
         "requested": len(ids),
         "finished": status.get(Match.Status.FINISHED, 0),
         "errored": status.get(Match.Status.ERRORED, 0),
+        # played more than once: released (or requeued) at least once before it settled
+        "released": matches.filter(attempts__gt=1).count(),
         "errors": errored,
         "unsettled": len(ids) - finished.count() - len(errored),
         "missing": len(ids) - matches.count(),
@@ -121,6 +123,52 @@ def check(ids: list[int]) -> dict[str, Any]:
     }
 
 
+def charges(ids: list[int]) -> list[dict[str, Any]]:
+    """The finished matches of ``ids`` that charged a seat (a fault or a forfeit): their
+    window (wall clock) and, per charged seat, its bot's port, faults, forfeit reason and
+    the fault kinds its replay records (the nemesis's judge reads them)."""
+    from ladder.matches.models import Match, MatchSeat
+    from workers.runner import replay as replay_io
+
+    out = []
+    charged = (
+        MatchSeat.objects.filter(match_id__in=ids, match__status=Match.Status.FINISHED)
+        .exclude(faults=0, forfeit_reason="")
+        .select_related("match", "version")
+    )
+    by_match: dict[int, list[Any]] = {}
+    for seat in charged:
+        by_match.setdefault(seat.match_id, []).append(seat)
+    for match_id, seats in sorted(by_match.items()):
+        match = seats[0].match
+        kinds: dict[int, set[str]] = {}
+        try:
+            doc = replay_io.read(match.replay.path)
+            for f in doc.get("faults", []):
+                kinds.setdefault(int(f["seat"]), set()).add(str(f["kind"]))
+        except Exception as exc:
+            kinds[-1] = {f"replay unreadable: {exc}"}
+        out.append(
+            {
+                "id": match_id,
+                "started_at": match.started_at.timestamp() if match.started_at else 0.0,
+                "finished_at": match.finished_at.timestamp() if match.finished_at else 0.0,
+                "seats": [
+                    {
+                        "seat": s.seat,
+                        "port": int(s.version.endpoint.rsplit(":", 1)[1]),
+                        "faults": s.faults,
+                        "forfeit": s.forfeit_reason,
+                        "kinds": sorted(kinds.get(s.seat, ())),
+                        "moved": s.rating_before != s.rating_after,
+                    }
+                    for s in seats
+                ],
+            }
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m tests.cluster.drive")
     sub = p.add_subparsers(dest="command", required=True)
@@ -132,6 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--seed", type=int, default=0)
     k = sub.add_parser("check")
     k.add_argument("--ids", required=True)
+    g = sub.add_parser("charges")
+    g.add_argument("--ids", required=True)
     args = p.parse_args(argv)
 
     import django
@@ -141,6 +191,8 @@ def main(argv: list[str] | None = None) -> None:
         out: Any = setup(args.bots.split(","))
     elif args.command == "create":
         out = create(args.count, args.countdown, args.seed)
+    elif args.command == "charges":
+        out = charges([int(i) for i in args.ids.split(",") if i])
     else:
         out = check([int(i) for i in args.ids.split(",") if i])
     print("\n" + json.dumps(out))  # the last line: what the drills read

@@ -77,6 +77,7 @@ class Network:
     nodes: dict[str, Node] = field(default_factory=dict)
     made: list[str] = field(default_factory=list)
     cuts: set[tuple[str, str, int | None]] = field(default_factory=set)
+    one_way: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def hub(self) -> str:
@@ -143,9 +144,22 @@ class Network:
             self._cut(self.nodes[a], self.nodes[b], port, False)
             self.cuts.discard((a, b, port))
 
+    def cut_one_way(self, a: str, b: str) -> None:
+        """Drop what node ``a`` sends to node ``b`` only (``b``'s packets still reach ``a``:
+        a half-broken link, where ``a``'s connects time out and ``b`` sees silence)."""
+        self._filter(self.nodes[a].netns, "eth0", 2000 + self.nodes[b].index,
+                     "match", "ip", "dst", f"{self.nodes[b].ip}/32", add=True)  # fmt: skip
+        self.one_way.add((a, b))
+
+    def heal_one_way(self, a: str, b: str) -> None:
+        self._filter(self.nodes[a].netns, "eth0", 2000 + self.nodes[b].index, add=False)
+        self.one_way.discard((a, b))
+
     def heal_all(self) -> None:
         for a, b, port in list(self.cuts):
             self.heal(a, b, port=port)
+        for a, b in list(self.one_way):
+            self.heal_one_way(a, b)
         for node in self.nodes.values():
             sh("ip", "-n", self.hub, "link", "set", node.port, "up", check=False)
         self.lossy(False)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import ROWS, DrillRow
-from tests.cluster.stack import PG_PORT, REDIS_PORT, Stack
+from tests.cluster.stack import BOT_PORTS, PG_PORT, REDIS_PORT, Stack
 from tests.support.workers import children_of, wait_until
 
 FULL = os.environ.get("CLUSTER_FULL") == "1"
@@ -291,3 +291,97 @@ def test_packet_loss_on_every_link(stack: Stack) -> None:
     before = stack.net.dropped()
     drill(stack, "packet loss on every link", 8 * SCALE, lossy)
     assert stack.net.dropped() > before  # the links did lose packets
+
+
+HANDSHAKE_FAILED = re.compile(r"handshake failed: (DEADLINE_EXCEEDED|UNAVAILABLE)")
+GAME_OF = re.compile(r"match (\d+): game ")
+
+
+def _wait_log(service: Any, pattern: re.Pattern[str], after: int, what: str,
+              poll_s: float) -> re.Match[str]:  # fmt: skip
+    """The first match of ``pattern`` in the service's log past offset ``after``, waited for."""
+    found: list[re.Match[str]] = []
+
+    def seen() -> bool:
+        hit = pattern.search(service.log(), after)
+        if hit is not None:
+            found.append(hit)
+        return hit is not None
+
+    wait_until(seen, 180, f"{service.name} {what}", poll_s=poll_s)
+    return found[0]
+
+
+def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None:
+    """The corner of issue 37 (1 and 3): the worker's handshakes fail inside a cut from the
+    bots, and the network comes back right then, before the game. The game must not use
+    the connections that failed (stuck in their connect or their reconnect backoff, they
+    fail or time out the first decisions after the heal, and the referee, probing after
+    the heal, charges the bots): each seat's failed channel is replaced by a fresh one."""
+    w1 = stack.services["w1"]
+    rounds = 3 * SCALE
+
+    def cut_and_heal_at_the_handshake(ids: list[int]) -> float:
+        for _ in range(rounds):
+            start = len(w1.log())
+            stack.net.cut("w1", "bots")
+            try:
+                failed = _wait_log(w1, HANDSHAKE_FAILED, start, "handshakes fail in the cut", 0.05)
+            finally:
+                stack.net.heal("w1", "bots")
+            # The match whose handshakes failed is played on the healed network (or
+            # released) before the next cut.
+            game = _wait_log(w1, GAME_OF, failed.end(), "creates the game", 0.1)
+            ended = re.compile(rf"match {game.group(1)} (finished|released|errored)")
+            _wait_log(w1, ended, game.end(), "ends the match it began in the cut", 0.2)
+        return time.monotonic()
+
+    stack.services["w2"].stop()
+    try:
+        drill(stack, "heal right after failed handshakes", 2 * rounds,
+              cut_and_heal_at_the_handshake)  # fmt: skip
+    finally:
+        stack.restart_worker("w2")
+
+
+def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
+    """Issue 37, corner 2: every bot process of the bots' machine dead. Forfeiting the
+    seats one by one in seat order handed the last seat a win with no decision (rated);
+    now no seat played, so the match is errored and no rating moves."""
+    bots = [f"bot{i}" for i in range(len(BOT_PORTS))]
+    for name in bots:
+        stack.services[name].kill(signal.SIGKILL)
+    try:
+        report = drill(stack, "every bot dead", 3 * SCALE)
+    finally:
+        for name in bots:
+            stack.services[name].start()
+        for name in bots:
+            stack.wait_port(name)
+    assert report["errored"] == report["requested"], report
+    assert all("no seat could play" in error for _, error in report["errors"]), report["errors"]
+
+
+def test_a_cut_healed_just_before_the_deadline_charges_nobody(stack: Stack) -> None:
+    """Issue 37, corner 3 (found again by the nemesis): a cut between the worker and the
+    bots shorter than a decision's deadline and bank (1 + 2 s here). The answer sent
+    after the heal comes late (TCP's retransmission timer), the decision times out just
+    after the heal, and a probe then finds the bot: evidence from after the fault. The
+    link is watched while the answer is late, so the cut is seen when it happens."""
+    rounds = 3 * SCALE
+
+    def short_cuts(ids: list[int]) -> float:
+        for _ in range(rounds):
+            wait_until(lambda: playing_on(stack, "w1"), 120, "w1 plays a match", poll_s=0.2)
+            time.sleep(0.3)
+            stack.net.cut("w1", "bots")
+            time.sleep(2.5)
+            stack.net.heal("w1", "bots")
+            time.sleep(3)
+        return time.monotonic()
+
+    stack.services["w2"].stop()
+    try:
+        drill(stack, "cut healed just before the deadline", 2 * rounds, short_cuts)
+    finally:
+        stack.restart_worker("w2")

@@ -178,3 +178,25 @@ def test_janitor_requeues_lost_workers_and_resends_lost_messages(
     with django_capture_on_commit_callbacks(execute=True):
         again = match_requeue_stale(queued_grace_s=600, max_attempts=3, now=now)
     assert not again
+
+
+def test_a_worker_whose_own_infrastructure_failed_stays_away_for_a_while(
+    bots: list[int], queue: Path, django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Issue 37, corner 5: a worker cut off (from the bots, from every engine) released a
+    match; for LADDER_WORKER_OWN_FAULT_COOLDOWN_S it claims nothing, so the released
+    matches land on a worker that can play them instead of spending their attempts here."""
+    from workers import queued_match
+
+    match = new_match(bots, django_capture_on_commit_callbacks)
+    settings.LADDER_WORKER_OWN_FAULT_COOLDOWN_S = 30
+    queued_match._note_own_fault()
+    try:
+        report = queued_match.play_queued_match(match.pk, worker="w1:1")
+        assert report.status == "deferred" and "failed a match itself" in report.error
+        match.refresh_from_db()
+        assert (match.status, match.attempts) == (Match.Status.QUEUED, 0)  # untouched
+        assert 0 < queued_match.own_fault_cooldown_s() <= 30
+    finally:
+        queued_match._own_fault_until = 0.0
+    assert queued_match.own_fault_cooldown_s() == 0

@@ -76,6 +76,16 @@ def test_retry_delays_stay_below_the_janitors_grace() -> None:
     assert settings.LADDER_JANITOR_INTERVAL_S < settings.LADDER_QUEUED_GRACE_S
 
 
+def test_retries_wait_at_least_half_their_backoff() -> None:
+    """A released match does not spend its attempts within seconds (on the outage that
+    released it): each retry waits at least half its exponential delay (the bug: full
+    jitter, down to 0 s, three attempts burned in 3 s)."""
+    base = max(1, round(settings.LADDER_MATCH_RETRY_BACKOFF_S))
+    for attempt in (1, 2, 3):
+        delays = [retry_delay(attempt) for _ in range(200)]
+        assert min(delays) >= int(base * 2 ** (attempt - 1) / 2), (attempt, min(delays))
+
+
 def test_no_grpc_channel_is_created_at_import() -> None:
     """Importing the worker's app and tasks must not touch gRPC: they fork afterwards,
     and grpcio channels do not survive a fork."""

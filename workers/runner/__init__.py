@@ -11,10 +11,11 @@ The engine may be several (`"a:50051,b:50051"`, or a DNS name of replicas):
 a game whose engine dies is re-created on one of them and resumed.
 `EngineUnavailable` is retryable (run the match again later); `EngineError`,
 `MatchOverrun` (past the wall-clock limit) and `MatchAborted` are not;
-`WorkerCutOff` (this machine reached none of the bots: nobody is charged) is.
+`InfrastructureFault` (`WorkerCutOff`: this machine reached none of the bots; a
+connected seat the ladder lost: nobody is charged) is.
 """
 
-from .blame import Referee, WorkerCutOff
+from .blame import InfrastructureFault, Referee, WorkerCutOff
 from .engines import EngineAddressError, EnginePool
 from .match import (
     BotSpec,
@@ -25,7 +26,14 @@ from .match import (
     run_match,
     verify_replay,
 )
-from .net import EngineError, EngineUnavailable, MatchAborted, MatchOverrun, RunnerError
+from .net import (
+    EngineError,
+    EngineUnavailable,
+    MatchAborted,
+    MatchOverrun,
+    NoSeatPlayed,
+    RunnerError,
+)
 from .replay import ReplayFormatError
 from .transport import DialledTransport, SeatTransport, TransportError, TransportFactory
 
@@ -37,10 +45,12 @@ __all__ = [
     "EnginePool",
     "EngineUnavailable",
     "Fault",
+    "InfrastructureFault",
     "MatchAborted",
     "MatchOutcome",
     "MatchOverrun",
     "MatchRun",
+    "NoSeatPlayed",
     "Referee",
     "ReplayFormatError",
     "RunnerError",

@@ -21,13 +21,10 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from workers.runner.match import TimeControl
+from workers.runner.terms import CpuUsage, TimeControl
 
-# (CPU seconds used, seconds its threads waited runnable for a CPU), both so far.
-CpuUsage = tuple[float, float]
+__all__ = ["CpuUsage", "DecisionClock", "charged_seconds", "own_wait_seconds"]
 
 
 def own_wait_seconds() -> float:

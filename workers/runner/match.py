@@ -50,15 +50,20 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import grpc
 
 from digdown import PROTOCOL_VERSION, text, wire
 from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
-from workers.runner.blame import TRANSPORT_FAULTS, TRANSPORT_HANDSHAKES, Referee
-from workers.runner.clock import CpuUsage, DecisionClock
+from workers.runner.blame import (
+    TRANSPORT_HANDSHAKES,
+    VOUCH_S,
+    LinkWatch,
+    Referee,
+    WorkerCutOff,
+)
+from workers.runner.clock import DecisionClock
 from workers.runner.engine_stream import StreamedEngine
 from workers.runner.engines import EnginePool
 from workers.runner.net import (
@@ -66,6 +71,7 @@ from workers.runner.net import (
     EngineUnavailable,
     MatchAborted,
     MatchOverrun,
+    NoSeatPlayed,
     Undecodable,
     engine_channel_options,
     rpc_code,
@@ -77,14 +83,33 @@ from workers.runner.passthrough import (
     decision_message,
     observation_message,
 )
-from workers.runner.transport import (
-    CLOSE_GRACE_S,
-    DialledTransport,
+from workers.runner.terms import (
+    TRANSPORT_FAULTS,
+    BotSpec,
+    Fault,
+    FaultKind,
+    MatchOutcome,
     SeatTransport,
-    TransportFactory,
+    TimeControl,
+    address_forms,
 )
+from workers.runner.transport import CLOSE_GRACE_S, DialledTransport
 
 log = logging.getLogger("workers.runner")
+
+# The terms live in workers.runner.terms; named here too for the callers that import them
+# from the match module.
+__all__ = [
+    "BotSpec",
+    "Fault",
+    "FaultKind",
+    "MatchOutcome",
+    "MatchRun",
+    "TimeControl",
+    "address_forms",
+    "run_match",
+    "verify_replay",
+]
 
 RUNNER_VERSION = replay_io.RUNNER_VERSION
 # Engine answers that mean "the engine (or this game on it) is gone": retry the match.
@@ -96,97 +121,6 @@ _ENGINE_GONE = {
     grpc.StatusCode.RESOURCE_EXHAUSTED,
     grpc.StatusCode.UNKNOWN,
 }
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """Time and size limits of a match (rules §6 plus the protocol's safety limits)."""
-
-    decision_s: float = 1.0  # per-decision deadline
-    bank_s: float = 30.0  # per-seat game bank, spent by overruns
-    handshake_s: float = 5.0  # waiting for a bot to come up and answer Handshake
-    max_reply_bytes: int = 64 * 1024  # a DecisionReply is < 100 bytes; larger is a fault
-    max_request_bytes: int = 4 * 1024 * 1024
-    probe_s: float = 0.2  # connect probe after UNAVAILABLE (is anything listening?)
-    # A process that just died may still hold its port for a moment: probe a few times.
-    probe_attempts: int = 3
-    probe_interval_s: float = 0.1
-    engine_timeout_s: float = 10.0  # every engine call
-    engine_retries: int = 2  # extra attempts of an idempotent engine call
-    # How long a game whose engine died may wait for an engine to take it back.
-    engine_resume_s: float = 30.0
-    max_events_per_request: int = 1000  # events sent with one DecisionRequest, newest kept
-    match_s: float = 0.0  # wall-clock limit of the whole match (0: none)
-    # What a seat whose CPU use is measured (BotSpec.cpu_usage: hosted bots) is charged:
-    # "cpu" (its wall time without its waits for a CPU, at least its CPU time; the call's
-    # wall deadline widened by cpu_wall_factor; workers/runner/clock.py) or "wall".
-    # Other seats are always charged wall time.
-    hosted_clock: str = "wall"
-    cpu_wall_factor: float = 3.0
-    # Protocol 2: one stream per seat to bots that offer it, one Play stream per game
-    # to the engine. False: unary calls only (protocol 1), e.g. to compare the two.
-    streams: bool = True
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """One seat's bot: where it listens, plus labels and an optional liveness check."""
-
-    address: str
-    name: str = ""  # label; the handshake's name when empty
-    version: str = ""
-    # Hosted bots: the worker knows the process (e.g. `lambda: proc.poll() is None`).
-    is_alive: Callable[[], bool] | None = None
-    # Hosted bots that did not start (the sandbox says why): never dialed, the seat
-    # forfeits before the first decision with this reason.
-    start_error: str = ""
-    # What the replay and every recorded reason call the address (None: the address
-    # itself). The ladder passes "remote" or "hosted": its replays and match pages are
-    # public, and an endpoint (or a sandbox's socket path) is its owner's business.
-    shown_address: str | None = None
-    # How the runner reaches the bot: a factory of the seat's transport, called with
-    # the match's time control (connected bots: the relay). None: dial `address`
-    # (unary or one stream, as the handshake negotiates; workers.runner.transport).
-    transport: TransportFactory | None = None
-    # (CPU seconds, seconds waiting for a CPU) of the bot's processes so far (hosted bots:
-    # the sandbox measures them; None when it cannot now). Read around each decision.
-    cpu_usage: Callable[[], CpuUsage | None] | None = None
-
-    def public(self, message: str) -> str:
-        """``message`` with every spelling of the address replaced by ``shown_address``."""
-        if self.shown_address is None:
-            return message
-        for form in address_forms(self.address):
-            message = message.replace(form, self.shown_address)
-        return message
-
-
-def address_forms(address: str) -> list[str]:
-    """How an address may be spelled in gRPC's and our messages, longest first:
-    ``host:port``, ``ipv4:host:port``, ``unix:/path``, the bare host or path, the
-    bracketed and percent-encoded IPv6 forms. A bare host without a dot, colon or
-    slash (a plain word such as ``bot``) is left alone: it would garble the message."""
-    forms = {address}
-    if address.startswith("unix:"):
-        forms.add(address[len("unix:") :])
-    else:
-        host = address.rpartition(":")[0] if address.count(":") == 1 or "]" in address else address
-        bare = host.strip("[]")
-        forms.update({host, bare, f"[{bare}]", quote(f"[{bare}]", safe=":"), quote(bare, safe="")})
-    shown = [f for f in forms if f == address or (len(f) >= 3 and any(c in f for c in ".:/%"))]
-    return sorted(shown, key=len, reverse=True)
-
-
-@dataclass
-class Fault:
-    """One fault or forfeit decided by the runner, with its reason (also sent to the engine)."""
-
-    seat: int
-    ply: int
-    kind: str  # timeout, unavailable, error, malformed, too_large, illegal, dead, unreachable
-    reason: str
-    think_time_ms: int = 0
-    forfeit: bool = False
 
 
 @dataclass
@@ -209,29 +143,8 @@ class SeatState:
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
-
-
-@dataclass
-class MatchOutcome:
-    """What a finished match produced (the replay document included)."""
-
-    game_id: str
-    result: dict[str, Any]
-    replay: dict[str, Any]
-    faults: list[Fault]
-    seats: list[dict[str, Any]]
-    decisions: int
-    duration_s: float
-    engine_s: float = 0.0  # time spent in engine calls (resumes included)
-    bots_s: float = 0.0  # time spent waiting for bots (handshakes and decisions)
-    resumes: int = 0  # times the game was re-created on an engine after one died
-    replay_path: Path | None = None
-    replay_bytes: int = 0
-    verified: bool | None = None
-
-    @property
-    def ranks(self) -> list[int]:
-        return list(self.result.get("ranks", []))
+    answered_at: float = float("-inf")  # monotonic time of its last answer on time
+    cut_seen: bool = False  # its last decision's wait saw this worker cut off (LinkWatch)
 
 
 @dataclass
@@ -240,7 +153,7 @@ class _Answer:
     action: game_pb2.Action | None = None
     reason: str = ""
     think_ms: int = 0
-    fault_kind: str = ""
+    fault_kind: FaultKind | None = None
 
 
 def _action_key(msg: game_pb2.Action) -> tuple[Any, ...]:
@@ -532,6 +445,15 @@ class MatchRun:
         its own, e.g. a connected bot: the referee does not judge those)."""
         return st.spec.address if st.spec.transport is None else ""
 
+    def _vouched(self, st: SeatState) -> bool:
+        """Another seat reached through the ladder (not dialled: a connected bot's relay)
+        answered within the last VOUCH_S: this worker's network works."""
+        now = time.monotonic()
+        return any(
+            o is not st and o.spec.transport is not None and now - o.answered_at <= VOUCH_S
+            for o in self.seats
+        )
+
     def _others(self, st: SeatState) -> list[str]:
         return [self._dialled(o) for o in self.seats if o is not st]
 
@@ -543,7 +465,7 @@ class MatchRun:
         """Ask one bot for one decision; every failure becomes a fault or a forfeit."""
         tc = self.time_control
         if st.spec.is_alive is not None and not st.spec.is_alive():
-            return _Answer("forfeit", reason="dead: bot process exited", fault_kind="dead")
+            return _Answer("forfeit", reason="dead: bot process exited", fault_kind=FaultKind.DEAD)
         new_events = self.events[st.seen_events :][-tc.max_events_per_request :]
         st.seen_events = len(self.events)
         # A streamed engine's decision carries the observation as the engine's bytes
@@ -573,11 +495,30 @@ class MatchRun:
         error: grpc.RpcError | None = None
         reply: bot_pb2.DecisionReply | Undecodable | None = None
         assert st.transport is not None
+        # A remote seat's link is watched while its answer is late (evidence from then).
+        address = self._dialled(st)
+        watch = (
+            LinkWatch(self.referee, address, self._others(st), tc.decision_s)
+            if address and not address.startswith("unix:")
+            else None
+        )
         try:
             reply = st.transport.act(request, clock.wall_timeout(timeout))
         except grpc.RpcError as exc:
             error = exc
+        finally:
+            if watch is not None:
+                watch.stop()
+                st.cut_seen = watch.cut_seen
         elapsed = clock.stop()  # what the time control charges: wall or CPU time
+        # A transport that waited on the ladder's own trouble (a connected seat whose
+        # stream's server restarted) says how long: never the bot's time.
+        take_uncharged = getattr(st.transport, "take_uncharged_s", None)
+        if take_uncharged is not None:
+            uncharged = take_uncharged()
+            if uncharged > 0:
+                elapsed = max(0.0, elapsed - uncharged)
+                clock.wall_s = max(0.0, clock.wall_s - uncharged)
         self.clocks[ply] = clock.recorded()
         if clock.cpu_s is not None:
             st.cpu_s = (st.cpu_s or 0.0) + clock.cpu_s
@@ -590,7 +531,7 @@ class MatchRun:
         if overrun > 0:
             st.bank_s = max(0.0, st.bank_s - overrun)
             if overrun > timeout - tc.decision_s and error is None:
-                error_kind = "timeout"
+                error_kind = FaultKind.TIMEOUT
                 return _Answer(
                     "fault",
                     reason=f"timeout: answered after {elapsed:.3f} s, deadline and bank exceeded",
@@ -600,19 +541,20 @@ class MatchRun:
         if error is not None:
             return self._classify(st, error, clock.wall_s, think_ms)
         assert reply is not None
+        st.answered_at = time.monotonic()  # any reply proves the way to it works
         if isinstance(reply, Undecodable):
             return _Answer(
                 "fault",
                 reason=f"malformed: undecodable reply ({reply.description})",
                 think_ms=think_ms,
-                fault_kind="malformed",
+                fault_kind=FaultKind.MALFORMED,
             )
         if not reply.HasField("action") or reply.action.WhichOneof("kind") is None:
             return _Answer(
                 "fault",
                 reason="malformed: reply without an action",
                 think_ms=think_ms,
-                fault_kind="malformed",
+                fault_kind=FaultKind.MALFORMED,
             )
         # Most replies are an exact copy of a legal action: compared as messages (in C),
         # else by what they mean (field order, unknown fields and defaults aside).
@@ -624,7 +566,10 @@ class MatchRun:
             key = _action_key(reply.action)
         except wire.WireError as exc:
             return _Answer(
-                "fault", reason=f"malformed: {exc}", think_ms=think_ms, fault_kind="malformed"
+                "fault",
+                reason=f"malformed: {exc}",
+                think_ms=think_ms,
+                fault_kind=FaultKind.MALFORMED,
             )
         for legal in decision.legal_actions:
             if _action_key(legal) == key:
@@ -634,7 +579,7 @@ class MatchRun:
             "fault",
             reason=f"illegal: {shown} is not a legal action",
             think_ms=think_ms,
-            fault_kind="illegal",
+            fault_kind=FaultKind.ILLEGAL,
         )
 
     def _classify(
@@ -648,10 +593,10 @@ class MatchRun:
                 "fault",
                 reason=f"timeout: no answer within {elapsed:.3f} s (deadline and bank exceeded)",
                 think_ms=think_ms,
-                fault_kind="timeout",
+                fault_kind=FaultKind.TIMEOUT,
             )
         if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-            kind = "too_large" if "larger than max" in detail else "error"
+            kind = FaultKind.TOO_LARGE if "larger than max" in detail else FaultKind.ERROR
             return _Answer("fault", reason=f"{kind}: {detail}", think_ms=think_ms, fault_kind=kind)
         if code == grpc.StatusCode.UNAVAILABLE:
             if st.spec.is_alive is not None and not st.spec.is_alive():
@@ -659,23 +604,26 @@ class MatchRun:
                     "forfeit",
                     reason="dead: bot process exited",
                     think_ms=think_ms,
-                    fault_kind="dead",
+                    fault_kind=FaultKind.DEAD,
                 )
             if self._gone(st):
                 return _Answer(
                     "forfeit",
                     reason=f"dead: connection lost ({detail}) and nothing listens any more",
                     think_ms=think_ms,
-                    fault_kind="dead",
+                    fault_kind=FaultKind.DEAD,
                 )
             return _Answer(
                 "fault",
                 reason=f"unavailable: {detail}",
                 think_ms=think_ms,
-                fault_kind="unavailable",
+                fault_kind=FaultKind.UNAVAILABLE,
             )
         return _Answer(
-            "fault", reason=f"error: {code.name}: {detail}", think_ms=think_ms, fault_kind="error"
+            "fault",
+            reason=f"error: {code.name}: {detail}",
+            think_ms=think_ms,
+            fault_kind=FaultKind.ERROR,
         )
 
     # --- the loop -----------------------------------------------------------------------
@@ -704,7 +652,7 @@ class MatchRun:
             fault = Fault(
                 seat,
                 ply,
-                answer.fault_kind,
+                answer.fault_kind or FaultKind.ERROR,
                 answer.reason,
                 answer.think_ms,
                 forfeit=answer.kind == "forfeit",
@@ -754,7 +702,18 @@ class MatchRun:
                         wait()
             for st in self.seats:  # before the game: a failed dial may be this worker's
                 if st.handshake.startswith(TRANSPORT_HANDSHAKES):
-                    self.referee.charge(self._dialled(st), self._others(st), "a failed handshake")
+                    self.referee.charge(
+                        self._dialled(st), self._others(st), "a failed handshake",
+                        vouched=self._vouched(st),
+                    )  # fmt: skip
+            if len({seat for seat, _ in dead}) == len(self.seats):
+                raise NoSeatPlayed(
+                    "no seat could play: "
+                    + "; ".join(
+                        f"seat {seat}: {self.seats[seat].spec.public(reason)}"
+                        for seat, reason in dead
+                    )
+                )
             if created is None:
                 created = self._create_first_game()
             self.game_id = created.game_id
@@ -767,7 +726,7 @@ class MatchRun:
                     break
                 ply = next_.decision.ply
                 next_ = self._step(
-                    seat, ply, _Answer("forfeit", reason=reason, fault_kind="unreachable")
+                    seat, ply, _Answer("forfeit", reason=reason, fault_kind=FaultKind.UNREACHABLE)
                 )
             while next_.WhichOneof("next") == "decision":
                 self._check_limits(started)
@@ -782,8 +741,17 @@ class MatchRun:
                 seat, at = decision.seat, decision.ply
                 st = self.seats[seat]
                 answer = self._ask(st, decision)
+                if answer.fault_kind in TRANSPORT_FAULTS and st.cut_seen:
+                    raise WorkerCutOff(
+                        f"worker cut off from the bots while seat {seat} was awaited "
+                        f"({answer.reason}; neither the seat nor a witness answered then): "
+                        "nobody is charged"
+                    )
                 if answer.fault_kind in TRANSPORT_FAULTS:
-                    self.referee.charge(self._dialled(st), self._others(st), answer.reason)
+                    self.referee.charge(
+                        self._dialled(st), self._others(st), answer.reason,
+                        vouched=self._vouched(st),
+                    )  # fmt: skip
                 next_ = self._step(seat, at, answer)
                 ply = at + 1
                 if self.on_progress is not None:

@@ -28,6 +28,15 @@ class RunnerError(Exception):
     retryable = False
 
 
+class NoSeatPlayed(RunnerError):
+    """Every seat was unreachable or dead before the first decision: nobody played, so the
+    match says nothing about who is better. It is errored, unrated (a forfeit of every
+    seat in seat order would hand the last seat a win with no decision; a tie of all of
+    them would still move unequal ratings towards each other). Not retried: the bots'
+    machines answered (refused) or their processes exited, which a retry in seconds does
+    not change."""
+
+
 class EngineUnavailable(RunnerError):
     """The engine is gone or restarted (UNAVAILABLE, deadline, game lost).
 
@@ -114,6 +123,15 @@ class BotChannels:
                 if not idle:
                     del self._idle[key]
                 return channel
+            self.dialled += 1
+        return grpc.insecure_channel(
+            address, options=bot_channel_options(max_reply_bytes, max_request_bytes)
+        )
+
+    def dial(self, address: str, max_reply_bytes: int, max_request_bytes: int) -> grpc.Channel:
+        """A new channel, never an idle one: for a seat whose channel just failed (its
+        reconnect backoff would fail the next call at once, with the old failure)."""
+        with self._lock:
             self.dialled += 1
         return grpc.insecure_channel(
             address, options=bot_channel_options(max_reply_bytes, max_request_bytes)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
 
 import grpc
 
@@ -41,39 +40,7 @@ from workers.runner.net import (
     rpc_details,
 )
 from workers.runner.streams import CallStream, begin_unary
-
-if TYPE_CHECKING:
-    from workers.runner.match import TimeControl
-
-
-class SeatTransport(Protocol):
-    """What the match loop needs of one seat's bot (see the module's docstring)."""
-
-    def handshake(
-        self, request: bot_pb2.HandshakeRequest, timeout_s: float
-    ) -> bot_pb2.HandshakeReply | Undecodable:
-        """The bot's handshake reply; raises ``grpc.RpcError`` (UNIMPLEMENTED is accepted)."""
-        ...
-
-    def act(
-        self, request: bot_pb2.DecisionRequest, timeout_s: float
-    ) -> bot_pb2.DecisionReply | Undecodable:
-        """The bot's answer to one decision within ``timeout_s``; raises ``grpc.RpcError``
-        (DEADLINE_EXCEEDED when no answer came in time)."""
-        ...
-
-    def gone(self) -> bool:
-        """Proof that the bot is gone for good (nothing listens, the stream is closed for
-        good, its process exited). False when unsure: then a failure stays a fault."""
-        ...
-
-    def close(self) -> None:
-        """Release what the transport holds (idempotent)."""
-        ...
-
-
-TransportFactory = Callable[["TimeControl"], SeatTransport]
-
+from workers.runner.terms import SeatTransport, TimeControl, TransportFactory
 
 __all__ = ["DialledTransport", "SeatTransport", "TransportError", "TransportFactory"]
 
@@ -81,6 +48,8 @@ __all__ = ["DialledTransport", "SeatTransport", "TransportError", "TransportFact
 CLOSE_GRACE_S = 0.5
 # Refusals of a fresh ActStream that mean "ask me by unary Act" (not a fault).
 _NO_STREAM = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+# Failures that may be the link's (not the bot's answer): the channel is replaced after them.
+_LINK_FAILED = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 
 
 class DialledTransport:
@@ -135,8 +104,10 @@ class DialledTransport:
         def reply() -> bot_pb2.HandshakeReply | Undecodable:
             try:
                 answer: bot_pb2.HandshakeReply | Undecodable = pending()
-            except grpc.RpcError:
+            except grpc.RpcError as exc:
                 self.faulted = True
+                if rpc_code(exc) in _LINK_FAILED:
+                    self._redial()
                 raise
             self._handshaken(request, answer)
             return answer
@@ -164,8 +135,10 @@ class DialledTransport:
                 reply = self._act_streamed(request, timeout_s)
             else:
                 reply = self.stub.Act(request, timeout=timeout_s)
-        except grpc.RpcError:
+        except grpc.RpcError as exc:
             self.faulted = True
+            if rpc_code(exc) in _LINK_FAILED:
+                self._redial()
             raise
         if isinstance(reply, Undecodable):
             self.faulted = True
@@ -200,6 +173,21 @@ class DialledTransport:
             self._stream = None
             self.faulted = True
         return reply
+
+    def _redial(self) -> None:
+        """Replace the channel after a failure of the link: a channel whose connect failed
+        sits in its reconnect backoff and fails the next call at once with the old error
+        (UNAVAILABLE "connect() timed out" after the network is back), and a connection
+        opened before an outage may be reset by it. So a connection that failed is never
+        used again: not for the game after a failed handshake, not for the next decision
+        after a failed one. Each call's failure is then evidence from its own moment."""
+        if self._stream is not None:
+            self._stream.close(grace_s=0.0)
+            self._stream = None
+        if self.channel is not None:
+            BOT_CHANNELS.give(self.channel, self.address, *self._limits, keep=False)
+        self.channel = BOT_CHANNELS.dial(self.address, *self._limits)
+        self.stub = BotStub(self.channel)
 
     def gone(self) -> bool:
         if self.is_alive is not None and not self.is_alive():

@@ -9,17 +9,19 @@ holds, that address in Redis (ladder/bots/presence.py). A worker that plays a
 seat of a connected bot looks the streams up there and calls the process that
 holds one. Calls carry `x-relay-key` (derived from the shared SECRET_KEY).
 
-Failures, as the worker sees them (the blame rule tells them apart):
-  UNAVAILABLE "bot stream closed: ..."   the bot's stream ended (the bot's doing);
-  UNAVAILABLE "relay lost: ..."          the ladder process is unreachable or
-                                         stopping (the ladder's doing; the
-                                         worker sends the next decision to
-                                         another stream of the bot);
-  DEADLINE_EXCEEDED "no answer within ..." the bot did not answer in time (the
-                                         worker's own deadline is a little later:
-                                         when that one expires, the relay is lost);
-  RESOURCE_EXHAUSTED "... larger than max ..."  the reply was too large;
-  INTERNAL "bot error: ..."              the bot said it failed to decide.
+Failures, as the worker sees them: a status plus, when the Play stream server
+judged it, the typed reason in trailing metadata `digdown-fault-reason`
+(protos/digdown/v1/faults.proto); the worker decides blame by that reason alone:
+  UNAVAILABLE        STREAM_CLOSED    the bot's stream ended (the bot's doing);
+  UNAVAILABLE        SERVER_STOPPING  this ladder process is stopping (the
+                                      ladder's doing; the worker asks again on
+                                      another stream of the bot);
+  DEADLINE_EXCEEDED  BOT_LATE         the bot did not answer in time (the worker's
+                                      own deadline is a little later: when that
+                                      one expires, with no reason, the relay is lost);
+  RESOURCE_EXHAUSTED REPLY_TOO_LARGE / BOT_NOT_READING   the bot's;
+  INTERNAL           BOT_ERROR        the bot said it failed to decide;
+  any status without a reason        the relay itself (unreachable, busy): the ladder's.
 """
 
 from collections import abc as _abc

@@ -21,6 +21,7 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.test import TestCase
 
+from digdown.results import GameResult
 from ladder.bots.models import Bot
 from ladder.bots.services import (
     bot_auto_suspend,
@@ -171,7 +172,11 @@ def _forfeit(match: Match, bot: Bot) -> None:
     # What follows the recording (auto-suspend) runs on its commit: the test's transaction
     # stands in for it.
     with TestCase.captureOnCommitCallbacks(execute=True):
-        match_finish(match_id=match.pk, result=result, replay_bytes=make_replay(match.pk))
+        match_finish(
+            match_id=match.pk,
+            result=GameResult.from_dict(result),
+            replay_bytes=make_replay(match.pk),
+        )
 
 
 def test_repeated_forfeits_suspend_and_the_owner_or_a_new_version_lifts(
@@ -244,7 +249,11 @@ def test_faults_alone_suspend_past_their_threshold(
         result = make_result([2, 1])
         result["seats"][0]["faults"] = 2
         with TestCase.captureOnCommitCallbacks(execute=True):
-            match_finish(match_id=match.pk, result=result, replay_bytes=make_replay(match.pk))
+            match_finish(
+                match_id=match.pk,
+                result=GameResult.from_dict(result),
+                replay_bytes=make_replay(match.pk),
+            )
         assert Bot.objects.get(pk=bad.pk).is_active is expected_active
     assert "made 6 faults in its last 3 matches" in Bot.objects.get(pk=bad.pk).suspended_reason
 

@@ -19,7 +19,14 @@ import pytest
 
 from tests.support import replay_schema
 from tests.support.processes import ROOT, Proc, closed_port_address, start_bot, start_engine
-from workers.runner import BotSpec, EngineUnavailable, TimeControl, run_match, verify_replay
+from workers.runner import (
+    BotSpec,
+    EngineUnavailable,
+    NoSeatPlayed,
+    TimeControl,
+    run_match,
+    verify_replay,
+)
 from workers.runner import replay as replay_io
 
 FAST = TimeControl(
@@ -223,6 +230,17 @@ def test_unreachable_bot_forfeits_before_play(
     assert seat_result(outcome, 1)["ended"] == "forfeited"
     assert seat_result(outcome, 1)["rank"] == 3
     assert outcome.seats[1]["decisions"] == 0
+
+
+def test_a_match_where_no_seat_can_play_is_not_played(engine: Proc, tmp_path: Path) -> None:
+    """Every seat unreachable: no result (errored, unrated by the ladder), not forfeits in
+    seat order that hand the last seat a win with no decision (the bug: it was rated)."""
+    tc = TimeControl(decision_s=0.2, bank_s=0.3, handshake_s=0.5)
+    gone = [closed_port_address() for _ in range(3)]
+    with pytest.raises(NoSeatPlayed) as err:
+        run_match(engine.address, gone, seed=6, time_control=tc, out=tmp_path / "r.json.gz")
+    assert "no seat could play" in str(err.value) and "seat 2" in str(err.value)
+    assert not (tmp_path / "r.json.gz").exists()
 
 
 def test_hosted_bot_liveness_callback(
