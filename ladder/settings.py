@@ -899,6 +899,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["CompetitionFormatEnum"] = [  # type
 # The tournaments' enum keeps the name it had before competitions brought a second "format".
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["FormatEnum"] = (  # type: ignore[index]
     "ladder.tournaments.models.Tournament.Format"
+)
 # --- blame
 # A connected seat whose stream the ladder lost waits this long for the bot to reconnect
 # (then the decision is asked again; past it the match is released, nobody charged).
