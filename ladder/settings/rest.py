@@ -14,13 +14,13 @@ from ladder.settings.limits import (
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "ladder.api.authentication.ApiTokenAuthentication",
+        "ladder.accounts.rest_authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "ladder.api.throttling.AnonThrottle",
-        "ladder.api.throttling.UserThrottle",
+        "ladder.accounts.rest_throttling.AnonThrottle",
+        "ladder.accounts.rest_throttling.UserThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": LADDER_THROTTLE_ANON,
@@ -32,11 +32,11 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_PAGINATION_CLASS": "ladder.common.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "ladder.common.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "ladder.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "ladder.common.rest_errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "ladder.api.parsers.BoundedJSONParser",  # deep nesting is a 400
+        "ladder.common.rest_parsers.BoundedJSONParser",  # deep nesting is a 400
         "rest_framework.parsers.FormParser",
-        "ladder.api.parsers.StrictMultiPartParser",  # a garbled body is a 400
+        "ladder.common.rest_parsers.StrictMultiPartParser",  # a garbled body is a 400
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
