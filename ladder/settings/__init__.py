@@ -21,6 +21,7 @@ from ladder.settings.database import *  # noqa: F403
 from ladder.settings.limits import *  # noqa: F403
 from ladder.settings.logs import *  # noqa: F403
 from ladder.settings.matchmaking import *  # noqa: F403
+from ladder.settings.notifications import *  # noqa: F403
 from ladder.settings.ratings import *  # noqa: F403
 from ladder.settings.rest import *  # noqa: F403
 from ladder.settings.sandbox import *  # noqa: F403

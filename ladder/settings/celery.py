@@ -7,6 +7,7 @@ from typing import Any
 
 from ladder.settings.core import VAR_DIR
 from ladder.settings.matchmaking import LADDER_MATCHMAKER_INTERVAL_S, LADDER_MATCHMAKER_TARGET
+from ladder.settings.notifications import LADDER_NOTIFY_SWEEP_S, LADDER_TASK_NOTIFY_SWEEP
 from ladder.settings.workers import (
     LADDER_BROKER_DIR,
     LADDER_JANITOR_INTERVAL_S,
@@ -57,6 +58,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         # A janitor message that waited a whole interval is superseded by the next one.
         "options": {"expires": LADDER_JANITOR_INTERVAL_S},
     },
+}
+CELERY_BEAT_SCHEDULE["notify-sweep"] = {
+    "task": LADDER_TASK_NOTIFY_SWEEP,
+    "schedule": LADDER_NOTIFY_SWEEP_S,
+    "options": {"expires": LADDER_NOTIFY_SWEEP_S},
 }
 if LADDER_MATCHMAKER_TARGET > 0:
     CELERY_BEAT_SCHEDULE["matchmake"] = {

@@ -11,7 +11,8 @@ LADDER_PRESENCE_URL = env.text(
     "LADDER_PRESENCE_URL",
     REDIS_URL or CACHE_URL,
     shown="REDIS_URL, else LADDER_CACHE_URL",
-    why="Redis where every grpcserver records the connected bots' open streams",
+    why="Redis where every grpcserver records the connected bots' open streams (unset: in "
+    "the database, for the processes sharing it)",
 )
 LADDER_PRESENCE_PREFIX = env.text(
     "LADDER_PRESENCE_PREFIX", "dd:", why="key prefix of those records"
@@ -47,4 +48,17 @@ LADDER_CONNECT_PING_INTERVAL_S = env.number(
 )
 LADDER_CONNECT_PING_TIMEOUT_S = env.number(
     "LADDER_CONNECT_PING_TIMEOUT_S", 20, unit="s", why="a ping unanswered this long closes it"
+)
+LADDER_CONNECT_SEAT_WAIT_S = env.number(
+    "LADDER_CONNECT_SEAT_WAIT_S",
+    10,
+    unit="s",
+    why="a worker about to play a match waits this long for each connected seat's stream (a "
+    "bot reconnecting after a server restart); absent then, the match is void: no forfeit",
+)
+LADDER_CONNECT_NEW_VERSIONS_PER_DAY = env.integer(
+    "LADDER_CONNECT_NEW_VERSIONS_PER_DAY",
+    50,
+    unit="versions",
+    why="new version labels a connected bot may name in 24 hours (each is a version row)",
 )

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "ladder.grpc",
     "ladder.viewer",
     "ladder.web",
+    "ladder.notifications",
 ]
 
 MIDDLEWARE = [
@@ -69,6 +70,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Query parameters and form fields longer than their limits are refused (400) before any
+    # view runs or any query is made; before CSRF, which reads forms.
+    "ladder.common.bounded.BoundedFieldsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

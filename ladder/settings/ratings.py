@@ -54,11 +54,12 @@ LADDER_PROVISIONAL_GAMES = env.integer(
     "LADDER_PROVISIONAL_GAMES",
     10,
     unit="games",
-    why="below this many games an Elo rating is provisional",
+    why="below this many games a rating is provisional, whatever its sigma",
 )
 # The system a new ladder's first season rates with (the winner of bench/ratings_bench.py;
 # "elo" stays selectable per ladder), the k of the conservative rating mu - k*sigma the
-# leaderboard ranks by, and the sigma above which a rating is provisional.
+# leaderboard ranks by, and the sigma above which a rating is provisional (unset: the
+# default of ladder.ratings.elo).
 LADDER_RATING_SYSTEM = env.text(
     "LADDER_RATING_SYSTEM",
     "plackett-luce",
@@ -70,8 +71,9 @@ LADDER_RATING_K_SIGMA = env.number(
 _provisional_sigma = env.optional_number(
     "LADDER_PROVISIONAL_SIGMA",
     unit="points",
-    shown="(Elo's after LADDER_PROVISIONAL_GAMES games)",
-    why="sigma above which a rating is provisional",
+    shown="135 (ladder.ratings.elo.DEFAULT_PROVISIONAL_SIGMA)",
+    why="sigma above which a rating is provisional: 135 is a 95 % interval wider than +-265, "
+    "chosen by bench/ratings_bench.py",
 )
 LADDER_PROVISIONAL_SIGMA = None if _provisional_sigma is None else round(_provisional_sigma * 100)
 LADDER_SEASON_SHRINK = env.number(

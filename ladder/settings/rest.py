@@ -70,5 +70,8 @@ SPECTACULAR_SETTINGS = {
         "VersionKindEnum": ["source", "endpoint"],
         "VersionStatusEnum": "ladder.bots.models.BotVersion.Status",
         "MatchStatusEnum": "ladder.matches.models.Match.Status",
+        # The notifications' "kind" and "status" choice sets, named apart from the others.
+        "NotificationKindEnum": "ladder.notifications.kinds.Kind",
+        "DeliveryStatusEnum": "ladder.notifications.models.Delivery.Status",
     },
 }

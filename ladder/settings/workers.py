@@ -80,8 +80,26 @@ LADDER_MATCH_SOFT_LIMIT_S = round(
     + 60
 )
 LADDER_MATCH_HARD_LIMIT_S = LADDER_MATCH_SOFT_LIMIT_S + 30
-# A smoke match is one short easy game: a sandbox start, at most a whole bank, slack.
-LADDER_SMOKE_SOFT_LIMIT_S = round(LADDER_SANDBOX_START_S + LADDER_MATCH_BANK_S + 120)
+LADDER_SMOKE_START_ATTEMPTS = max(
+    1,
+    env.integer(
+        "LADDER_SMOKE_START_ATTEMPTS",
+        3,
+        why="smoke attempts a start timeout gets before it may count against the version (a "
+        "slow machine is not the bot's fault; attempt k has k times the start limit)",
+    ),
+)
+# A smoke match is one short easy game: the last attempt's sandbox start, at most a whole
+# bank, slack.
+LADDER_SMOKE_SOFT_LIMIT_S = round(
+    LADDER_SANDBOX_START_S * LADDER_SMOKE_START_ATTEMPTS + LADDER_MATCH_BANK_S + 120
+)
+LADDER_WORKER_ALIVE_FILE = env.text(
+    "LADDER_WORKER_ALIVE_FILE",
+    "",
+    why="a file the worker's main process touches at each broker ping that answers; a "
+    "container healthcheck reads its age without starting an interpreter",
+).strip()
 LADDER_MATCH_LEASE_S = env.number(
     "LADDER_MATCH_LEASE_S", 60, unit="s", why="a claim's lease, renewed every quarter of it"
 )
