@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ladder.settings import elsewhere as _elsewhere  # noqa: F401  (declared for the reference)
 from ladder.settings.celery import *  # noqa: F403
+from ladder.settings.competitions import *  # noqa: F403
 from ladder.settings.connected import *  # noqa: F403
 from ladder.settings.core import *  # noqa: F403
 from ladder.settings.database import *  # noqa: F403

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ladder.settings.competitions import LADDER_COMPETITION_TICK_S, LADDER_TASK_COMPETITIONS_TICK
 from ladder.settings.core import VAR_DIR
 from ladder.settings.matchmaking import LADDER_MATCHMAKER_INTERVAL_S, LADDER_MATCHMAKER_TARGET
 from ladder.settings.notifications import LADDER_NOTIFY_SWEEP_S, LADDER_TASK_NOTIFY_SWEEP
@@ -63,6 +64,12 @@ CELERY_BEAT_SCHEDULE["notify-sweep"] = {
     "task": LADDER_TASK_NOTIFY_SWEEP,
     "schedule": LADDER_NOTIFY_SWEEP_S,
     "options": {"expires": LADDER_NOTIFY_SWEEP_S},
+}
+CELERY_BEAT_SCHEDULE["competitions"] = {
+    "task": LADDER_TASK_COMPETITIONS_TICK,
+    "schedule": LADDER_COMPETITION_TICK_S,
+    # A tick that waited a whole interval is superseded by the next one.
+    "options": {"expires": LADDER_COMPETITION_TICK_S},
 }
 if LADDER_MATCHMAKER_TARGET > 0:
     CELERY_BEAT_SCHEDULE["matchmake"] = {

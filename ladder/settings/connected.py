@@ -62,3 +62,11 @@ LADDER_CONNECT_NEW_VERSIONS_PER_DAY = env.integer(
     unit="versions",
     why="new version labels a connected bot may name in 24 hours (each is a version row)",
 )
+LADDER_CONNECT_RELAY_GRACE_S = env.number(
+    "LADDER_CONNECT_RELAY_GRACE_S",
+    30,
+    unit="s",
+    why="a connected seat whose stream the ladder lost (its grpcserver stopped or cut off) "
+    "waits this long for the bot to reconnect (covers a restart), then the match is released, "
+    "nobody charged",
+)

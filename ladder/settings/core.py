@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "ladder.viewer",
     "ladder.web",
     "ladder.notifications",
+    "ladder.competitions",
 ]
 
 MIDDLEWARE = [
@@ -78,6 +79,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
+    # A database outage (a PostgreSQL restart) answers 503 with Retry-After, not 500.
+    "ladder.common.database_outage.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "ladder.urls"

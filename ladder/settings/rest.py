@@ -73,5 +73,16 @@ SPECTACULAR_SETTINGS = {
         # The notifications' "kind" and "status" choice sets, named apart from the others.
         "NotificationKindEnum": "ladder.notifications.kinds.Kind",
         "DeliveryStatusEnum": "ladder.notifications.models.Delivery.Status",
+        "CompetitionFormatEnum": [
+            "round_robin",
+            "swiss",
+            "single_elimination",
+            "double_elimination",
+            "groups",
+            "multi_stage",
+        ],
+        # The tournaments' enum keeps the name it had before competitions brought a second
+        # "format".
+        "FormatEnum": "ladder.tournaments.models.Tournament.Format",
     },
 }

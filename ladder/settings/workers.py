@@ -118,6 +118,13 @@ LADDER_BLAME_CONTROLS = env.items(
     "LADDER_BLAME_CONTROLS",
     why="known-good host:port peers a worker tries before charging a bot whose link failed",
 )
+LADDER_WORKER_OWN_FAULT_COOLDOWN_S = env.number(
+    "LADDER_WORKER_OWN_FAULT_COOLDOWN_S",
+    20,
+    unit="s",
+    why="a worker that released a match for an outage of its own (cut off from the bots, no "
+    "engine) claims nothing this long, so released matches land on a worker that can play them",
+)
 LADDER_JANITOR_INTERVAL_S = env.number(
     "LADDER_JANITOR_INTERVAL_S", 60, unit="s", why="how often beat runs the janitor"
 )
