@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv run test test-fast lint protos protos-check rulesets rulesets-check bench clean cluster compose-check
+.PHONY: venv run test test-fast test-apps lint protos protos-check rulesets rulesets-check bench clean cluster compose-check
 PURE_SUITES := tests/engine/test_playthroughs.py tests/engine/test_properties.py \
 	tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
 	tests/engine/test_reference_rules.py tests/engine/training/test_features.py
@@ -63,15 +63,29 @@ test: $(STAMP) $(NATIVE) protos-check rulesets-check
 	@# `make venv` built it): goldens, properties, conformance, the reference, the vectors.
 	DIGDOWN_ENGINE_BUILD=pure $(PY) -m pytest -q $(XDIST) $(PURE_SUITES)
 
-# The edit-test loop: the rules, the SDK and the pure planner, schedules and standings (no
-# server, no subprocess; under a minute). `make test` is the whole suite.
+# Three tiers of tests, each named in the README ("Tests"), times measured there:
+#   make test-fast  the pure tier: the rules, the SDK's codecs, the planner, the formats; no
+#                   server, no subprocess, no database (the edit loop)
+#   make test-apps  every app and service on SQLite, in parallel, without the suites whose
+#                   tests start many processes (APPS_SKIP: the cluster, the stack, browsers,
+#                   the sandbox's hostile bots, the examples, the runner's process drills)
+#   make test       lint, then the whole suite as CI runs it (PostgreSQL where it answers)
 FAST_SUITES := tests/engine/test_conformance.py tests/engine/test_conformance_dd2.py \
 	tests/engine/test_ruleset.py tests/engine/test_rules_imports.py \
-	tests/engine/test_playthroughs.py tests/engine/test_properties.py tests/sdk \
-	tests/ladder/matchmaking/test_planner.py tests/ladder/tournaments/test_formats.py
+	tests/engine/test_playthroughs.py tests/engine/test_properties.py tests/sdk/test_wire.py \
+	tests/sdk/test_sdk_types.py tests/ladder/matchmaking/test_planner.py \
+	tests/ladder/tournaments/test_formats.py tests/ladder/competitions/test_final_formats.py \
+	tests/ladder/ratings/test_scale.py tests/engine/test_rules_build.py \
+	tests/test_docs_references.py tests/test_settings_reference.py
+APPS_SKIP := tests/cluster tests/stack tests/browser tests/examples tests/workers/sandbox \
+	tests/workers/cluster tests/workers/runner/test_stream_identical.py \
+	tests/ladder/grpc/connected/test_connected_drills.py tests/test_reaper.py
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(FAST_SUITES)
+	$(PY) -m pytest -q -p no:xdist -m "not slow" $(FAST_SUITES)
+
+test-apps: $(STAMP) $(NATIVE)
+	$(PY) -m pytest -q $(XDIST) $(addprefix --ignore=,$(APPS_SKIP))
 
 # Generated gRPC/protobuf code is committed; regenerate after editing protos/*.proto.
 PROTO_SRC := $(wildcard protos/digdown/v1/*.proto)

@@ -6,8 +6,8 @@ from django.contrib import admin
 from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
-from ladder.api.schema_view import SchemaView
 from ladder.common.converters import IdConverter
+from ladder.common.rest_schema_view import SchemaView
 from ladder.web import errors
 from ladder.web.metrics import metrics
 
@@ -18,7 +18,7 @@ urlpatterns = [
     path("metrics", metrics, name="metrics"),  # Prometheus; LADDER_METRICS_ALLOW only
     path("admin/", admin.site.urls),
     path("", include("ladder.viewer.urls")),  # /replays/..., /api/v1/.../timeline/
-    path("api/v1/", include("ladder.api.urls")),
+    path("api/v1/", include("ladder.rest_urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path(
         "api/docs/",

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from ladder.settings import celery_broker
+from tests.support import reaper
 
 os.environ.setdefault("LADDER_RATING_SYSTEM", "elo")
 
@@ -42,6 +43,17 @@ POSTGRES_SUITES = (
 )
 # Groups of tests that share a session's fixtures and must stay on one xdist worker.
 SESSION_GROUPS = ("tests/cluster/",)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    reaper.stop_on_sigterm()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The net under every fixture's teardown: nothing this run started outlives it."""
+    left = reaper.reap()
+    if left:
+        print(f"\n[reaper] stopped {len(left)} process(es) the run left behind: {left}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

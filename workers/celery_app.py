@@ -1,6 +1,6 @@
 """The workers' Celery app: ``celery -A workers.celery_app worker`` (and ``beat``).
 
-Configured from the Django settings (``CELERY_*`` in ``ladder/settings.py``;
+Configured from the Django settings (``CELERY_*`` in ``ladder/settings/celery.py``;
 docs/workers.md says why each value is what it is). The ladder sends to the
 same broker by task name and never imports this module.
 

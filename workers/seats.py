@@ -20,8 +20,8 @@ from django.conf import settings
 
 from ladder.bots import presence
 from ladder.bots.models import Bot
-from ladder.bots.ssrf_check import endpoint_check
 from ladder.common.exceptions import ApplicationError
+from ladder.common.ssrf_check import endpoint_check
 from ladder.matches.models import MatchSeat
 from workers.connected import (
     CONNECTED_SHOWN,

@@ -6,7 +6,7 @@ created, released for a retry, or requeued by the janitor; ``smoke_version``
 is sent when a hosted version is uploaded (``ladder.bots.services``);
 ``janitor`` and ``matchmake`` run on beat (and as ``manage.py janitor`` and
 ``manage.py matchmake``). Delivery settings and
-limits: ``ladder/settings.py`` and docs/workers.md.
+limits: ``ladder/settings/workers.py`` and docs/workers.md.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from ladder.accounts import selectors, services
 from ladder.accounts.requests import request_user
-from ladder.api.authentication import ApiTokenAuthentication, BasicAuthentication
+from ladder.accounts.rest_authentication import ApiTokenAuthentication, BasicAuthentication
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer

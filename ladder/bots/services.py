@@ -31,11 +31,11 @@ from ladder.accounts.quotas import quota_lock
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.quotas import bots_quota_check, bytes_quota_check, versions_make_room
 from ladder.bots.selectors import version_for_smoke
-from ladder.bots.ssrf_check import Resolver, endpoint_check
 from ladder.bots.uploads import UploadReport, validate_upload
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.common.pagecache import pages_changed
+from ladder.common.ssrf_check import Resolver, endpoint_check
 from ladder.common.tasks import task_send
 from ladder.ladders import ladders
 from ladder.notifications import events as notify_events

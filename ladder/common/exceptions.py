@@ -1,7 +1,7 @@
 """Errors that services raise; every interface (REST, gRPC, admin) maps them itself.
 
 Services never return HTTP codes; they raise one of these with a clear message,
-and ``ladder.api.errors`` turns each class into a status code and JSON body.
+and ``ladder.common.rest_errors`` turns each class into a status code and JSON body.
 """
 
 from __future__ import annotations

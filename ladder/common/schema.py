@@ -25,7 +25,7 @@ class AutoSchema(SpectacularAutoSchema):
 
 
 class ErrorSerializer(serializers.Serializer):
-    """Every error body (``ladder.api.errors``)."""
+    """Every error body (``ladder.common.rest_errors``)."""
 
     error = serializers.CharField()
     detail = serializers.CharField()
@@ -126,7 +126,7 @@ def document_common_errors(result: dict[str, Any], **kwargs: Any) -> dict[str, A
     with query parameters or a body answers 400 for one it cannot use; one with
     path parameters, or a page number past the end, answers 404. Added here,
     once, where the view did not already document them (the error body is the
-    ``Error`` component, ``ladder.api.errors``).
+    ``Error`` component, ``ladder.common.rest_errors``).
     """
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault(

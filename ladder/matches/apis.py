@@ -26,12 +26,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.accounts.requests import request_user
-from ladder.api.parsers import BoundedJSONParser
 from ladder.bots.apis import LADDER_HELP
 from ladder.common.exceptions import NotFound
 from ladder.common.fields import MAX_ID, IdField, PointsField
 from ladder.common.logs import log_read, log_response
 from ladder.common.pagination import NewestFirstPagination
+from ladder.common.rest_parsers import BoundedJSONParser
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty

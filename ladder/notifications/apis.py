@@ -18,8 +18,8 @@ from rest_framework.views import APIView
 
 from ladder.accounts.models import User
 from ladder.accounts.requests import request_user
-from ladder.api.parsers import BoundedJSONParser
 from ladder.common.pagination import NewestFirstPagination
+from ladder.common.rest_parsers import BoundedJSONParser
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.notifications import selectors, services

@@ -39,8 +39,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.bots.ssrf_check import Resolver
 from ladder.common.exceptions import ApplicationError, NotFound
+from ladder.common.ssrf_check import Resolver
 from ladder.common.tasks import task_send
 from ladder.notifications.kinds import Channel, Kind
 from ladder.notifications.messages import email_message, webhook_body, webhook_msg_id

@@ -1,7 +1,7 @@
 """Webhook URLs under the ladder's SSRF rules, and the one POST that sends a message.
 
 A user's webhook URL is dialed by the ladder's workers, so it gets the checks a
-remote bot's endpoint gets (``ladder.bots.ssrf_check``): every address its host
+remote bot's endpoint gets (``ladder.common.ssrf_check``): every address its host
 resolves to must be public (or in ``LADDER_ENDPOINT_ALLOWED_NETWORKS``;
 loopback only in development mode). It is checked when it is set and again
 right before each POST, which dials the address that check returned and not
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 
-from ladder.bots.ssrf_check import EndpointRejected, Resolver, endpoint_check, host_port
+from ladder.common.ssrf_check import EndpointRejected, Resolver, endpoint_check, host_port
 from ladder.notifications.models import WEBHOOK_URL_MAX
 
 USER_AGENT = "digdown-ladder-notifications/1"

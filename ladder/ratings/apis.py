@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
-from ladder.api.throttling import ExportThrottle
+from ladder.accounts.rest_throttling import ExportThrottle
 from ladder.bots.apis import BotOutputSerializer, LadderFilterSerializer
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_get, bot_get_by_name

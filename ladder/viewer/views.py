@@ -27,9 +27,9 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from ladder.api.parsers import StrictMultiPartParser
-from ladder.api.throttling import CountedThrottle
+from ladder.accounts.rest_throttling import CountedThrottle
 from ladder.common.exceptions import NotFound
+from ladder.common.rest_parsers import StrictMultiPartParser
 from ladder.matches.selectors import match_detail, match_reveal
 from ladder.viewer.selectors import live_view
 from ladder.viewer.timelines import (

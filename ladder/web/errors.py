@@ -17,8 +17,8 @@ from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.csrf import requires_csrf_token
 
-from ladder.api import errors as api_errors
 from ladder.common import request_id
+from ladder.common import rest_errors as api_errors
 from ladder.common.exceptions import ApplicationError, NotFound, PermissionDenied
 
 

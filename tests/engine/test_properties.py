@@ -7,6 +7,7 @@ import copy
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,6 +147,7 @@ def test_listed_actions_apply_and_others_are_refused(config, choice_seed):
         steps += 1
 
 
+@pytest.mark.slow  # the edit loop (make test-fast) leaves it to make test-apps and make test
 @SLOW
 @given(configs, st.integers(0, 2**32))
 def test_observations_never_show_hidden_faces_or_the_seed(config, choice_seed):
@@ -189,6 +191,7 @@ def test_pinned_deal_is_stable():
     assert hardcore.record["sleeved"] == [44, 45, 46]
 
 
+@pytest.mark.slow
 def test_random_play_over_thousands_of_seeds_never_hits_the_guard():
     reasons: dict[str, int] = {}
     for seed in range(2000):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ladder.bots.ssrf_check import EndpointRejected, endpoint_check, parse_endpoint
+from ladder.common.ssrf_check import EndpointRejected, endpoint_check, parse_endpoint
 
 
 def resolver_of(table: dict[str, list[str]]) -> Any:

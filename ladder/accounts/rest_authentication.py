@@ -69,7 +69,7 @@ class BasicAuthentication(authentication.BasicAuthentication):
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "ladder.api.authentication.ApiTokenAuthentication"
+    target_class = "ladder.accounts.rest_authentication.ApiTokenAuthentication"
     name = "ApiToken"
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
@@ -77,7 +77,7 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
 
 
 class BasicScheme(OpenApiAuthenticationExtension):
-    target_class = "ladder.api.authentication.BasicAuthentication"
+    target_class = "ladder.accounts.rest_authentication.BasicAuthentication"
     name = "basicAuth"
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
