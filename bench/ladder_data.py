@@ -53,11 +53,11 @@ from django.db import connection, transaction  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from ladder.bots.models import Bot  # noqa: E402
+from ladder.common import elo  # noqa: E402
 from ladder.ladders import ladder_default  # noqa: E402
 from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
 from ladder.matches.opponents import opponent_tallies_from_seats  # noqa: E402
 from ladder.matches.tournament_tallies import tournament_tallies_from_seats  # noqa: E402
-from ladder.ratings import elo  # noqa: E402
 from ladder.ratings.models import BotRating, RatingChange, Season  # noqa: E402
 from ladder.tournaments.models import Tournament  # noqa: E402
 

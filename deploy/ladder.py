@@ -301,8 +301,8 @@ def queue_demo_match(bots: Sequence[tuple[int, int]], rng: random.Random) -> int
 
 def finished_since(after_id: int, shown: set[int]) -> list[tuple[int, str]]:
     """(id, one line) for each match after ``after_id`` that ended and is not in ``shown``."""
+    from ladder.common.elo import points
     from ladder.matches.models import Match
-    from ladder.ratings.elo import points
 
     done_statuses = [Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED]
     lines = []
@@ -334,7 +334,7 @@ def last_match_id() -> int:
 def leaderboard_table() -> str:
     from django.conf import settings
 
-    from ladder.ratings.elo import points
+    from ladder.common.elo import points
     from ladder.ratings.selectors import leaderboard_list
 
     key = settings.LADDER_DEFAULT_LADDER

@@ -362,8 +362,8 @@ def notify_match_end(match_id: int, transports: dict[int, ConnectedTransport]) -
     if not transports:
         return
     from digdown.v1 import ladder_pb2
+    from ladder.common.elo import points
     from ladder.matches.models import Match, MatchSeat
-    from ladder.ratings.elo import points
 
     try:
         match = Match.objects.get(pk=match_id)

@@ -9,8 +9,8 @@ from django.http import HttpRequest
 from ladder.accounts.requests import request_user
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_suspend, bot_unsuspend
+from ladder.common.elo import points
 from ladder.common.exceptions import ApplicationError
-from ladder.ratings.elo import points
 from ladder.ratings.models import BotRating
 
 

@@ -18,9 +18,9 @@ from django.db.models.functions import Coalesce
 
 from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
+from ladder.common import elo
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_get
-from ladder.ratings import elo
 from ladder.ratings.models import BotRating
 
 

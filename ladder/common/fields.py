@@ -15,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ladder.ratings import elo
+from ladder.common import elo
 
 MAX_ID = 2**63 - 1
 

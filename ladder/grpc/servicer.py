@@ -30,6 +30,7 @@ from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
 from ladder.common import keyset
+from ladder.common.elo import points
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
 from ladder.grpc.auth import GrpcError, current_token_id, require_user
@@ -43,7 +44,6 @@ from ladder.matches import services as match_services
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
 from ladder.matches.spec import MatchSpec
-from ladder.ratings.elo import points
 from ladder.ratings.selectors import (
     leaderboard_list,
     leaderboard_row_at,

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Case, F, IntegerField, Q, Value, When
 
+from ladder.common.elo import pair_score
 from ladder.matches.models import TournamentPairTally, TournamentTally
-from ladder.ratings.elo import pair_score
 
 
 def _halves(mine: int, theirs: int) -> int:

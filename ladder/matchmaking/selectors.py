@@ -14,9 +14,9 @@ from django.db.models import Count
 
 from ladder.bots import presence
 from ladder.bots.models import Bot
+from ladder.common.elo import SCALE
 from ladder.matches.models import Match, MatchSeat
 from ladder.matchmaking.planner import Candidate
-from ladder.ratings.elo import SCALE
 from ladder.ratings.models import BotRating
 
 OPEN_STATES = (Match.Status.QUEUED, Match.Status.RUNNING)

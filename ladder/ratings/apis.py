@@ -24,6 +24,7 @@ from ladder.bots.apis import BotOutputSerializer, LadderFilterSerializer
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_get, bot_get_by_name
 from ladder.common import keyset
+from ladder.common.elo import points
 from ladder.common.exceptions import Conflict
 from ladder.common.fields import PointsField, WholeNumberField
 from ladder.common.pagination import (
@@ -35,7 +36,6 @@ from ladder.common.pagination import (
 from ladder.common.schema import ERRORS
 from ladder.ladders import Difficulty, ladder_get, ladder_list
 from ladder.ratings import exports, selectors
-from ladder.ratings.elo import points
 from ladder.ratings.services import season_start
 
 

@@ -30,14 +30,14 @@ from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot
 from ladder.bots.selectors import ranked, with_rating
+from ladder.common import elo
 from ladder.common.compiled import SLICE, Compiled
 from ladder.common.compiled import marker as compiled_marker
 from ladder.common.compiled import text_marker as compiled_text_marker
+from ladder.common.elo import Uncertainty
 from ladder.common.exceptions import NotFound
 from ladder.ladders import Ladder, ladder_get
 from ladder.matches.models import Match, MatchSeat
-from ladder.ratings import elo
-from ladder.ratings.elo import Uncertainty
 from ladder.ratings.models import (
     BotRating,
     RatingChange,

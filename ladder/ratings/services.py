@@ -26,10 +26,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from ladder.common import elo, systems
 from ladder.common.exceptions import ApplicationError
 from ladder.common.rows import rows_update
 from ladder.ladders import ladders
-from ladder.ratings import elo, systems
 from ladder.ratings.models import (
     BotRating,
     RatingChange,
@@ -126,7 +126,7 @@ def rate(
 ) -> list[RatingState]:
     """One rated result in stored units: the standings after it (counters moved).
 
-    Elo keeps its exact integer zero-sum update (``ladder.ratings.elo``) and
+    Elo keeps its exact integer zero-sum update (``ladder.common.elo``) and
     derives sigma from the games; the Bayesian systems update mean and sigma
     and are rounded to hundredths, so a replay from the stored values is exact.
     """

@@ -9,7 +9,7 @@ ranking above another) — what the benchmark scores.
 Every system reports a skill as a mean ``mu`` and an uncertainty ``sigma`` in
 rating points around a start of 1500:
 
-- ``elo``: the ladder's historical pairwise Elo (``ladder.ratings.elo``), in
+- ``elo``: the ladder's historical pairwise Elo (``ladder.common.elo``), in
   integer hundredths exactly as it always was; its sigma is the standard error
   of that module's model, ``347 / sqrt(games)``, not a state of its own.
 - ``plackett-luce`` and ``bradley-terry``: Weng and Lin's Bayesian
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ladder.ratings import elo
+from ladder.common import elo
 
 START = 1500.0
 SCALE = 60.0
@@ -101,7 +101,7 @@ def elo_sigma(games: int) -> float:
 
 
 class EloSystem(RatingSystem):
-    """Pairwise Elo (``ladder.ratings.elo``), rounded to hundredths exactly as stored."""
+    """Pairwise Elo (``ladder.common.elo``), rounded to hundredths exactly as stored."""
 
     key = "elo"
     label = "Elo (pairwise, K 32)"

@@ -59,7 +59,7 @@ LADDER_PROVISIONAL_GAMES = env.integer(
 # The system a new ladder's first season rates with (the winner of bench/ratings_bench.py;
 # "elo" stays selectable per ladder), the k of the conservative rating mu - k*sigma the
 # leaderboard ranks by, and the sigma above which a rating is provisional (unset: the
-# default of ladder.ratings.elo).
+# default of ladder.common.elo).
 LADDER_RATING_SYSTEM = env.text(
     "LADDER_RATING_SYSTEM",
     "plackett-luce",
@@ -71,7 +71,7 @@ LADDER_RATING_K_SIGMA = env.number(
 _provisional_sigma = env.optional_number(
     "LADDER_PROVISIONAL_SIGMA",
     unit="points",
-    shown="135 (ladder.ratings.elo.DEFAULT_PROVISIONAL_SIGMA)",
+    shown="135 (ladder.common.elo.DEFAULT_PROVISIONAL_SIGMA)",
     why="sigma above which a rating is provisional: 135 is a 95 % interval wider than +-265, "
     "chosen by bench/ratings_bench.py",
 )

@@ -28,11 +28,11 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot
 from ladder.bots.selectors import with_rating
 from ladder.common.compiled import SLICE, Compiled, marker
+from ladder.common.elo import pair_score
 from ladder.common.exceptions import NotFound, PermissionDenied
 from ladder.matches.models import Match, MatchSeat, TournamentPairTally, TournamentTally
 from ladder.matches.selectors import seats_shown
 from ladder.matches.services import OPEN_STATES
-from ladder.ratings.elo import pair_score
 from ladder.tournaments.comparison import Comparison, DealRanks, compare
 from ladder.tournaments.models import Deal, Tournament, VersionComparison
 from ladder.tournaments.standings import Standing

@@ -1,6 +1,6 @@
 """Tournament standings from match outcomes, as a pure function.
 
-Points are pairwise, as in the rating model (``ladder.ratings.elo``): a seat
+Points are pairwise, as in the rating model (``ladder.common.elo``): a seat
 scores 1 against every seat it out-ranked, ½ against every tie and 0 against
 the rest. For two seats that is the usual 1 / ½ / 0; a 4-seat winner scores 3.
 A forfeited seat has its rank (last, by the rules), so forfeits need no special
@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ladder.ratings.elo import pair_score
+from ladder.common.elo import pair_score
 
 
 @dataclass(frozen=True)

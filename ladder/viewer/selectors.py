@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ladder.common.elo import SCALE
 from ladder.matches.models import Match
-from ladder.ratings.elo import SCALE
 
 
 def _points(hundredths: int | None) -> float | None:

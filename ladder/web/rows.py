@@ -22,12 +22,12 @@ from django.utils.safestring import SafeString
 from django.utils.timezone import get_current_timezone, localtime
 
 from ladder.bots.models import Bot, BotVersion
+from ladder.common.elo import SCALE, sigma_after
 from ladder.common.logs import LogExcerpt, log_excerpt
 from ladder.ladders import Ladder
 from ladder.matches.models import Match
 from ladder.matches.selectors import MatchLine, OpponentRecord
 from ladder.ratings import selectors as rating_selectors
-from ladder.ratings.elo import SCALE, sigma_after
 from ladder.ratings.models import BotRating
 from ladder.ratings.services import provisional_games, provisional_half_width
 

@@ -96,7 +96,7 @@ def _rate_versions(versions, seats):
     seeded from its bot's previous version's rating. Returns version -> rating after."""
     from django.conf import settings
 
-    from ladder.ratings import elo
+    from ladder.common import elo
 
     elo_k, ladder = seats[0][8], seats[0][10]
     if not (elo_k and elo_k > 0 and len(seats) >= 2) or any(r[4] is None for r in seats):

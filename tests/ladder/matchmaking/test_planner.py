@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ladder.common import elo
 from ladder.matchmaking.planner import (
     Candidate,
     PlannerConfig,
@@ -15,7 +16,6 @@ from ladder.matchmaking.planner import (
     plan_sets,
     plan_tables,
 )
-from ladder.ratings import elo
 
 candidates = st.lists(
     st.builds(

@@ -1,4 +1,4 @@
-"""Properties of the pure multiplayer Elo (ladder.ratings.elo) with hypothesis."""
+"""Properties of the pure multiplayer Elo (ladder.common.elo) with hypothesis."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladder.ratings import elo
+from ladder.common import elo
 
 ratings_st = st.integers(min_value=0, max_value=400_000)
 k_st = st.sampled_from([8.0, 16.0, 24.0, 32.0, 40.0])

@@ -18,11 +18,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from ladder.bots.selectors import bot_get_by_name
+from ladder.common.elo import points
 from ladder.common.exceptions import ApplicationError
 from ladder.matches.models import Match
 from ladder.matches.services import match_create
 from ladder.matches.spec import MatchSpec
-from ladder.ratings.elo import points
 
 POLL_S = 0.2
 NO_WORKER_HINT_S = 10.0

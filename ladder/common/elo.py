@@ -1,7 +1,9 @@
 """Multiplayer Elo by pairwise decomposition, in integer hundredths of a point.
 
 Pure math with no Django import, so the recording service, the ``rerate`` command
-and the property tests all run the very same function.
+and the property tests all run the very same function. It sits in ``ladder.common``,
+the bottom layer, because every app shows ratings on this scale (points, intervals,
+the provisional rule) and the recording in ``ladder.matches`` rates with it.
 
 Model
 -----
