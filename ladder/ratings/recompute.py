@@ -24,9 +24,10 @@ from typing import Any
 from django.db import transaction
 
 from ladder.bots.models import Bot
-from ladder.common import elo, systems
+from ladder.common import elo
 from ladder.ladders import ladder_get
 from ladder.matches.models import MatchSeat
+from ladder.ratings import systems
 from ladder.ratings.models import BotRating, RatingChange, Season, SeasonStanding, VersionRating
 from ladder.ratings.services import (
     RatingState,

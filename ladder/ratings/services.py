@@ -26,10 +26,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ladder.common import elo, systems
+from ladder.common import elo
 from ladder.common.exceptions import ApplicationError
 from ladder.common.rows import rows_update
 from ladder.ladders import ladders
+from ladder.ratings import systems
 from ladder.ratings.models import (
     BotRating,
     RatingChange,

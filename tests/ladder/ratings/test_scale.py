@@ -14,7 +14,8 @@ import random
 
 import pytest
 
-from ladder.common import elo, systems
+from ladder.common import elo
+from ladder.ratings import systems
 from ladder.ratings.systems import OPENSKILL_X60, OpenSkillSystem, Skill
 
 SETTLED = 1e-6  # a sigma small enough to leave the model's spread to beta alone
