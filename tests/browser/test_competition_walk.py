@@ -185,6 +185,7 @@ def test_a_whole_competition(
     with orm():
         owed = Delivery.objects.filter(kind__startswith="competition_", user__email__gt="")
         ids = list(owed.order_by("pk").values_list("pk", flat=True))
+        assert len(ids) == 2 * 3 * 2, "two users, three events, two channels each"
         assert [delivery_send(delivery_id=pk) for pk in ids] == ["sent"] * len(ids)
         assert {delivery_send(delivery_id=pk) for pk in ids} == {"already sent"}
         winner_name = Bot.objects.get(pk=winner["bot"]).name
