@@ -31,6 +31,8 @@ HOUSE_BOTS = {
 }
 # What the wrapped players import, copied as they are (pure code, standard library only).
 BUNDLED_PACKAGES = ("engine/rules", "engine/players")
+# engine.rules chooses its build (pure or compiled) through this module on import.
+BUNDLED_MODULES = ("engine/rules_build.py",)
 ZIP_TIME = (2025, 1, 1, 0, 0, 0)
 UPLOADS_DIR = "var/uploads"  # under var/, which git ignores
 
@@ -53,6 +55,8 @@ def build(name: str) -> tuple[str, bytes]:
     with zipfile.ZipFile(buf, "w") as zf:
         _add(zf, "bot.py", script)
         _add(zf, "engine/__init__.py", b"")
+        for module in BUNDLED_MODULES:
+            _add(zf, module, (ROOT / module).read_bytes())
         for package in BUNDLED_PACKAGES:
             for path in sorted((ROOT / package).glob("*.py")):
                 _add(zf, f"{package}/{path.name}", path.read_bytes())

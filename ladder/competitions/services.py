@@ -4,7 +4,7 @@ Phases (``Competition.Phase``) move forward only, each by one conditional UPDATE
 guarded by the phase it leaves (``_move``): however many beat schedulers or
 workers run ``competitions_tick`` at once, exactly one of them moves a phase and
 does what the move does (lock the versions at the freeze, seed and start the
-final), in the same transaction, and tells ``events`` after it commits.
+final) and tells ``events`` (the entrants' owners), all in the same transaction.
 
 The final is driven by the pure ``ladder.competitions.final.final_step``:
 ``final_advance`` locks the competition's row, records the deals whose matches
@@ -214,13 +214,12 @@ def _move(competition_id: int, leaving: str, to: str, now: datetime) -> bool:
 
 
 def _announce(competition_id: int, phase: str) -> None:
-    def tell() -> None:  # named: Django logs a robust callback's failure by name
-        competition = Competition.objects.get(pk=competition_id)
-        events.phase_changed(competition, phase)
-        if phase == Phase.FINISHED:
-            events.final_finished(competition)
-
-    transaction.on_commit(tell, robust=True)
+    """Tell ``events`` in the transaction that moved the phase: what is owed commits with
+    the move, or not at all (``events`` says why not after the commit)."""
+    competition = Competition.objects.get(pk=competition_id)
+    events.phase_changed(competition, phase)
+    if phase == Phase.FINISHED:
+        events.final_finished(competition)
 
 
 def competitions_tick(now: datetime | None = None) -> dict[str, list[int]]:

@@ -7,7 +7,11 @@ process, house bots over gRPC, what a worker runs); the freeze locks the version
 knockout final is played to its end, each of its matches by what a worker runs;
 and the page shows the bracket and the winner with each place's interval.
 Beat's part (moving the phases at their times) is ``competitions_tick`` called
-with those times. E-mail and webhooks are the notifications app's (not here).
+with those times. Both users choose e-mail and a webhook on their notifications
+page; what the notification worker does (``delivery_send``) is called for each
+message owed, and a real SMTP server (aiosmtpd) and one webhook receiver per user
+(verifying each signature) check that each user received the phase changes and
+the result, once each.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pytest
 from django.utils import timezone
 
 from tests.browser.test_site import sign_in
+from tests.support.notify_servers import smtp_sink, webhook_receiver
 from tests.support.processes import start_engine
 from tests.web.conftest import PlayedLadder, _play
 
@@ -35,7 +40,27 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.stop()
 
 
-def test_a_whole_competition(tab: Any, orm: Any, played_ladder: PlayedLadder, engine: str) -> None:
+@pytest.fixture
+def mail_and_hooks(settings: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A real SMTP server for the site's e-mail and a webhook receiver for each user."""
+    with smtp_sink() as smtp, webhook_receiver() as alice, webhook_receiver() as bob:
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST = "127.0.0.1"
+        settings.EMAIL_PORT = smtp.port
+        settings.EMAIL_TIMEOUT = 10
+        settings.DEFAULT_FROM_EMAIL = "Ladder <ladder@ladder.test>"
+        settings.LADDER_SITE_URL = "https://ladder.test"
+        settings.LADDER_NOTIFY_TIMEOUT_S = 5
+        yield smtp, {"alice": alice, "bob": bob}
+
+
+def test_a_whole_competition(
+    tab: Any,
+    orm: Any,
+    played_ladder: PlayedLadder,
+    engine: str,
+    mail_and_hooks: tuple[Any, dict[str, Any]],
+) -> None:
     from django.contrib.auth.models import Permission
 
     from ladder.accounts.models import User
@@ -45,6 +70,8 @@ def test_a_whole_competition(tab: Any, orm: Any, played_ladder: PlayedLadder, en
     from ladder.competitions.services import competitions_tick, final_advance
     from ladder.matches.models import Match, MatchSeat
     from ladder.matches.services import OPEN_STATES
+    from ladder.notifications.models import Delivery
+    from ladder.notifications.services import delivery_send
     from workers.queued_match import play_queued_match
     from workers.runner import EnginePool
 
@@ -83,9 +110,21 @@ def test_a_whole_competition(tab: Any, orm: Any, played_ladder: PlayedLadder, en
         cup = Competition.objects.get(name="Winter Cup")
         assert cup.phase == Competition.Phase.ENTRY
     page.context.clear_cookies()
-    # Two users sign up their bots on its page (reached from the leaderboard).
+    # Two users choose e-mail and a webhook for the competition's news, and sign up
+    # their bots on its page (reached from the leaderboard).
+    smtp, hooks = mail_and_hooks
+    with orm():
+        for user in ("alice", "bob"):
+            User.objects.filter(username=user).update(email=f"{user}@example.org")
     for user, bot in (("alice", "digger"), ("bob", "mole")):
         sign_in(tab, user)
+        tab.goto("/me/notifications/")
+        page.get_by_label("Webhook URL").fill(hooks[user].url)  # loopback: dev mode
+        for kind in ("A competition's phase changed", "A competition's final result"):
+            for channel in ("e-mail", "webhook"):
+                page.get_by_label(f"{kind} by {channel}").check()
+        page.get_by_role("button", name="Save").click()
+        hooks[user].secret = page.input_value("#webhook-secret")  # shown once
         tab.goto("/")
         page.click("#competitions-link a")
         page.click("text=Winter Cup")
@@ -141,3 +180,38 @@ def test_a_whole_competition(tab: Any, orm: Any, played_ladder: PlayedLadder, en
     assert "v1" in page.inner_text("#entries")
     tab.shot("competition-finished")
     assert not missing, missing
+    # What the notification worker does with each message owed (twice: a task delivered
+    # again sends nothing), then what each user received.
+    with orm():
+        owed = Delivery.objects.filter(kind__startswith="competition_", user__email__gt="")
+        ids = list(owed.order_by("pk").values_list("pk", flat=True))
+        assert len(ids) == 2 * 3 * 2, "two users, three events, two channels each"
+        assert [delivery_send(delivery_id=pk) for pk in ids] == ["sent"] * len(ids)
+        assert {delivery_send(delivery_id=pk) for pk in ids} == {"already sent"}
+        winner_name = Bot.objects.get(pk=winner["bot"]).name
+    key = f"competition:{cup.pk}"
+    expected = {
+        ("competition_phase", f"{key}:phase:frozen"),
+        ("competition_phase", f"{key}:phase:final"),
+        ("competition_result", f"{key}:result"),
+    }
+    mails = smtp.wait_for(6, timeout_s=30)
+    for user, bot in (("alice", "digger"), ("bob", "mole")):
+        mine = [m for m in mails if m.recipients == [f"{user}@example.org"]]
+        subjects = sorted(m.message["Subject"] for m in mine)
+        assert subjects == sorted(
+            [
+                "[Digging Down Ladder] Winter Cup: submissions are frozen",
+                "[Digging Down Ladder] Winter Cup: the final has started",
+                f"[Digging Down Ladder] Winter Cup: {bot} placed "
+                + ("1st of 2" if bot == winner_name else "2nd of 2"),
+            ]
+        ), subjects
+        [result] = [m for m in mine if "placed" in m.message["Subject"]]
+        assert f"The winner: {winner_name} by " in result.text
+        assert f"https://ladder.test/competitions/{cup.pk}/" in result.text
+        hits = hooks[user].wait_for(3, timeout_s=30)
+        assert all(h.verified and h.answered == 200 for h in hits)
+        assert {(h.json["type"], h.json["key"]) for h in hits} == expected
+        assert len(hooks[user].received()) == 3
+    assert len(smtp.received()) == 6
