@@ -111,6 +111,6 @@ def test_a_connected_bot_refused_is_told_once_per_reason_and_hour(
             next(hub.play(iter([hello]), None, user=user, token_id=1))  # type: ignore[arg-type]
         assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
     [told] = owed(user, Kind.CONNECTED_REFUSED)
-    assert "not active: abuse" in told.body
+    assert "suspended by staff: abuse" in told.body
     assert told.subject == "Your connected bot conn was refused"
     assert told.data["code"] == "FAILED_PRECONDITION"
