@@ -44,7 +44,7 @@ LIMITS: dict[str, int] = {
     "username": USERNAME,
     "ladder": LADDER_KEY,
     "kind": 16,
-    "format": 16,
+    "format": 32,  # tournament and competition formats ("double_elimination")
     "status": 16,
     "difficulty": 16,
     "ruleset": 16,
@@ -53,6 +53,7 @@ LIMITS: dict[str, int] = {
     "filename": PATH,
     "entry_point": PATH,
     "description": TEXT,
+    "rules": 20000,  # a competition's rules in words (its serializer's max_length)
     "reason": TEXT,
     "search": 100,
     "q": 100,

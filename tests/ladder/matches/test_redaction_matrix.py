@@ -187,6 +187,10 @@ def _site_urls(w: World) -> list[tuple[str, str]]:
         "number": [1],
         "token_id": [w.token_id],
         "comparison_id": [w.comparison_id or 1],
+        # Competitions by their routes only: their final's deals are not yet a kind here.
+        "competition_id": [1],
+        "invitation_id": [1],
+        "token": ["not-a-token"],
     }
     urls = []
     for route, pattern in _routes(get_resolver().url_patterns):
@@ -231,6 +235,8 @@ def _grpc_reads(w: World) -> dict[str, list[Any]]:
         "ListLadders": [pb.ListLaddersRequest()],
         "GetTournament": [pb.GetTournamentRequest(tournament_id=w.tournament_id or 1)],
         "GetComparison": [pb.GetComparisonRequest(comparison_id=w.comparison_id or 1)],
+        "ListCompetitions": [pb.ListCompetitionsRequest()],
+        "GetCompetition": [pb.GetCompetitionRequest(competition_id=1)],
     }
 
 

@@ -113,6 +113,11 @@ def _site_urls(h: Hidden) -> list[str]:
         "number": [1],
         "token_id": [h.token_id],
         "comparison_id": [1],
+        # Competitions are walked by their routes only: no competition of this world holds a
+        # final deal in play yet (their final's matches are ladder matches of the walk above).
+        "competition_id": [1],
+        "invitation_id": [1],
+        "token": ["not-a-token"],
     }
     urls = []
     for route, pattern in _routes(get_resolver().url_patterns):
@@ -195,6 +200,12 @@ WRITES_NOT_WALKED = {
     "CreateTournament": "creates a tournament",
     "CompareVersions": "queues a comparison's deals",
     "Play": "a connected bot's own live game, no stored match",
+    "CreateCompetition": "creates a competition (staff)",
+    "EnterCompetition": "enters a bot",
+    "CreatePrivateTournament": "creates a private tournament",
+    "InviteToCompetition": "invites a bot",
+    "AcceptCompetitionInvitation": "accepts an invitation",
+    "StartPrivateTournament": "starts a private tournament's final (its deals not yet played)",
 }
 
 
@@ -212,6 +223,8 @@ def _grpc_reads(h: Hidden) -> dict[str, list[Any]]:
         "ListLadders": [pb.ListLaddersRequest()],
         "GetTournament": [pb.GetTournamentRequest(tournament_id=h.tournament_id)],
         "GetComparison": [pb.GetComparisonRequest(comparison_id=1)],
+        "ListCompetitions": [pb.ListCompetitionsRequest()],
+        "GetCompetition": [pb.GetCompetitionRequest(competition_id=1)],
     }
 
 
