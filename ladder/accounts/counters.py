@@ -66,9 +66,11 @@ class WindowLimit:
         key = self._key(who)
         with transaction.atomic():
             # Rows of this limit's earlier windows are over (they only held counts): the
-            # table keeps one window per limit, however many addresses or users it saw.
+            # table keeps two windows per limit, however many addresses or users it saw.
+            # The previous window is kept: a request that read the clock just before the
+            # edge still takes its unit there, never from a row made anew at 0.
             LimitCounter.objects.filter(
-                key__startswith=f"{self.name[:80]}:", window__lt=window
+                key__startswith=f"{self.name[:80]}:", window__lt=window - 1
             ).delete()
             LimitCounter.objects.bulk_create(
                 [LimitCounter(key=key, window=window, count=0)], ignore_conflicts=True

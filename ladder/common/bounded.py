@@ -127,9 +127,12 @@ def check_request(request: HttpRequest) -> None:
             check_text(name, value)
     if request.method == "POST" and request.content_type == "application/x-www-form-urlencoded":
         for name, values in request.POST.lists():
+            # A field the table allows more than the default (a competition's rules) keeps
+            # its serializer's limit; no form field is held below the default here.
+            limit = max(DEFAULT_MAX, limit_of(name))
             for value in [name, *values]:
-                if len(value) > DEFAULT_MAX:
-                    raise FieldTooLong(name[:64], DEFAULT_MAX, len(value))
+                if len(value) > limit:
+                    raise FieldTooLong(name[:64], limit, len(value))
 
 
 class BoundedFieldsMiddleware:

@@ -98,7 +98,8 @@ def result_rows(
     if not competition.result:
         return None
     names = bot_names(competition) if names is None else names
-    result = dict(competition.result)
+    # A final that never ran (too few finalists) has no figures: its result reads as empty.
+    result = {"settled_places": 0, "games": 0, "capped": False, **competition.result}
     result["places"] = [{**p, "bot_name": names.get(p["bot"], "?")} for p in result["places"]]
     result["coin_tosses"] = [
         {"a": a, "b": b, "a_name": names.get(a, "?"), "b_name": names.get(b, "?"), "p": p}

@@ -311,7 +311,10 @@ def _start_final(competition_id: int) -> None:
     ):
         competition.phase = Phase.FINISHED
         competition.finished_at = timezone.now()
-        competition.result = {"places": [], "note": "fewer finalists than the final needs"}
+        competition.result = {
+            "places": [], "coin_tosses": [], "settled_places": 0, "pairwise": [], "games": 0,
+            "capped": False, "note": "fewer finalists than the final needs",
+        }  # fmt: skip
         competition.save(update_fields=["phase", "finished_at", "result"])
         log.warning("competition %s: too few finalists, finished without a final", competition.pk)
         _announce(competition.pk, Phase.FINISHED)
