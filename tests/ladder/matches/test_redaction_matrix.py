@@ -311,4 +311,7 @@ def test_zz_the_table(capsys: pytest.CaptureFixture[str]) -> None:
             print(
                 f"| {kind} | {state} | " + " | ".join(str(seen.get(s, 0)) for s in surfaces) + " |"
             )
-    assert len(TABLE) == len(CASES), sorted(TABLE)
+    # Under pytest-xdist the cases may run on other workers: each cell this process
+    # walked must have checked answers on every surface it has.
+    assert TABLE, "no case ran in this process"
+    assert all(sum(seen.values()) > 0 for seen in TABLE.values()), TABLE
