@@ -8,7 +8,7 @@ import pytest
 
 from digdown import types, wire
 from digdown.v1 import game_pb2
-from engine.rules import ACTION_ARGS, GameConfig, new_game
+from engine.rules import ACTION_ARGS, GameConfig, new_game, shapes
 
 SHAPES = ["GameConfig", "Card", "Tool", "Passage", "Player", "Resolution", "UnseenCount",
           "Observation", "Event", "SeatResult", "Result"]  # fmt: skip
@@ -40,3 +40,26 @@ def test_an_observation_has_every_required_key() -> None:
     obs = wire.observation_from_proto(wire.observation_to_proto(state.observation(0)))
     assert types.Observation.__required_keys__ <= set(obs)
     assert set(obs) <= set(typing.get_type_hints(types.Observation))
+
+
+# The rules core may not import the SDK, so it declares the same shapes itself
+# (engine/rules/shapes.py); engine name -> the SDK's name.
+ENGINE_SHAPES = {name: name for name in SHAPES if name != "GameConfig"} | {"Config": "GameConfig"}
+
+
+def _plain(hint: object) -> str:
+    """A type hint written without the module its TypedDicts come from."""
+    return str(hint).replace("engine.rules.shapes.", "").replace("digdown.types.", "")
+
+
+@pytest.mark.parametrize("engine_name", sorted(ENGINE_SHAPES))
+def test_the_engine_declares_the_sdk_s_shapes(engine_name: str) -> None:
+    ours = getattr(shapes, engine_name)
+    theirs = getattr(types, ENGINE_SHAPES[engine_name])
+    our_hints = typing.get_type_hints(ours, include_extras=True)
+    their_hints = typing.get_type_hints(theirs, include_extras=True)
+    assert sorted(our_hints) == sorted(their_hints)
+    assert {k: _plain(h) for k, h in our_hints.items()} == {
+        k: _plain(h) for k, h in their_hints.items()
+    }
+    assert ours.__optional_keys__ == theirs.__optional_keys__
