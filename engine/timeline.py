@@ -249,7 +249,7 @@ class _Builder:
 
     def _snapshot(self, state: State) -> None:
         """The step now: what every seat sees (shared keys + per-seat ones) and the cave."""
-        seen = [state.observation(s) for s in range(self.num_seats)]
+        seen: list[Mapping[str, Any]] = [state.observation(s) for s in range(self.num_seats)]
         first = seen[0]
         keys = list(first) + [k for o in seen[1:] for k in o if k not in first]
         differ = {k for o in seen[1:] for k in keys if o.get(k, _ABSENT) != first.get(k, _ABSENT)}

@@ -41,13 +41,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
 from digdown import PROTOCOL_VERSION, serving, wire
 from digdown.proto_codec import lazy_message_to_dict
-from digdown.types import Action, Observation
+from digdown.types import Action, Event, Observation
 from digdown.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 log = logging.getLogger("digdown.bot")
@@ -70,7 +70,7 @@ class Context:
     ply: int
     deadline_ms: int
     time_left_ms: int
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
 
 # What `act` may return: one of the legal action dicts (or an equal dict), or its index.
@@ -200,11 +200,8 @@ class BotService(bot_pb2_grpc.BotServicer):
         try:
             # Filled in on first use: a bot that never reads the passages or players
             # does not pay for their conversion (proto_codec.LazyDict).
-            observation: Observation = lazy_message_to_dict(request.observation)  # type: ignore[assignment]
-            legal: list[Action] = [
-                wire.action_from_proto(a)  # type: ignore[misc]
-                for a in request.legal_actions
-            ]
+            observation = cast(Observation, lazy_message_to_dict(request.observation))
+            legal = [wire.action_from_proto(a) for a in request.legal_actions]
             fn, wants_context = self._fn_for(request.game_id, request.seat)
             if wants_context:
                 ctx = Context(
