@@ -162,7 +162,7 @@ def _has_choice(desc: Descriptor, seen: set[Descriptor]) -> bool:
 # --- dict -> message ---------------------------------------------------------------
 
 
-def dict_to_message(d: Mapping[str, Any], msg_cls: type[M]) -> M:
+def dict_to_message(d: Mapping[str, object], msg_cls: type[M]) -> M:
     """A dict keyed by proto field names -> a new `msg_cls` message (ParseDict's result).
 
     Unknown keys and mistyped values raise (json_format.ParseError, or
@@ -176,7 +176,7 @@ def dict_to_message(d: Mapping[str, Any], msg_cls: type[M]) -> M:
     return reference_dict_to_message(d, msg_cls)
 
 
-def reference_dict_to_message(d: Mapping[str, Any], msg_cls: type[M]) -> M:
+def reference_dict_to_message(d: Mapping[str, object], msg_cls: type[M]) -> M:
     """`json_format.ParseDict` into a new message: the reference `dict_to_message` equals."""
     return json_format.ParseDict(cast(dict[str, Any], d), msg_cls())
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import Message
 
 from digdown.proto_codec import _parse_fast, dict_to_message, message_to_dict
@@ -53,14 +54,14 @@ FIELD_KINDS: dict[str, str] = {field: kind for kind, (field, _) in ACTION_FIELDS
 # --- actions ------------------------------------------------------------------
 
 
-def action_to_proto(action: Mapping[str, Any] | Any) -> game_pb2.Action:
+def action_to_proto(action: object) -> game_pb2.Action:
     """Engine action (dict, or anything with `to_dict()`) -> `Action` message."""
     msg = game_pb2.Action()
     action_into(action, msg)
     return msg
 
 
-def action_into(action: dict[str, Any] | Any, msg: game_pb2.Action) -> None:
+def action_into(action: object, msg: game_pb2.Action) -> None:
     """`action_to_proto` written into the empty ``msg`` (a field of a response, or an
     element just added to a repeated field), which then needs no copy."""
     d = action.to_dict() if hasattr(action, "to_dict") else action
@@ -81,7 +82,9 @@ def action_into(action: dict[str, Any] | Any, msg: game_pb2.Action) -> None:
             raise WireError(f"{kind}.{name}: {exc}") from None
 
 
-def actions_into(actions: list[Any], field: Any) -> None:
+def actions_into(
+    actions: Sequence[object], field: RepeatedCompositeFieldContainer[game_pb2.Action]
+) -> None:
     """`actions_to_proto` appended to a repeated ``field``, each built in its element (an
     extend copies every message it is given)."""
     for a in actions:
@@ -101,7 +104,7 @@ def action_from_proto(msg: game_pb2.Action) -> Action:
     return cast(Action, d)
 
 
-def actions_to_proto(actions: list[Any]) -> list[game_pb2.Action]:
+def actions_to_proto(actions: Sequence[object]) -> list[game_pb2.Action]:
     """A list of engine actions -> `Action` messages, order kept."""
     return [action_to_proto(a) for a in actions]
 
@@ -109,7 +112,7 @@ def actions_to_proto(actions: list[Any]) -> list[game_pb2.Action]:
 # --- generic dict <-> message ---------------------------------------------------
 
 
-def parse(d: Mapping[str, Any], msg_cls: type[M]) -> M:
+def parse(d: Mapping[str, object], msg_cls: type[M]) -> M:
     """Dict with proto field names -> message; unknown keys are an error (catches drift)."""
     try:
         return dict_to_message(d, msg_cls)
@@ -117,7 +120,7 @@ def parse(d: Mapping[str, Any], msg_cls: type[M]) -> M:
         raise WireError(f"cannot read {msg_cls.DESCRIPTOR.name}: {exc}") from None
 
 
-def parse_into(d: Mapping[str, Any], msg: Message) -> None:
+def parse_into(d: Mapping[str, object], msg: Message) -> None:
     """`parse` written into the empty ``msg`` (a field of a response), which then needs no
     copy: the fast path is the constructor's own (``__init__`` with the same keywords),
     so the bytes are those of ``parse``'s message (map entries in the same order)."""
@@ -142,7 +145,7 @@ def to_dict(msg: Message) -> dict[str, Any]:
 # --- the engine's data, one function per shape -----------------------------------------
 
 
-def config_to_proto(d: Mapping[str, Any]) -> game_pb2.GameConfig:
+def config_to_proto(d: Mapping[str, object]) -> game_pb2.GameConfig:
     """GameConfig dict -> message."""
     return parse(d, game_pb2.GameConfig)
 
@@ -154,7 +157,7 @@ def config_from_proto(msg: game_pb2.GameConfig) -> GameConfig:
     return cast(GameConfig, d)
 
 
-def observation_to_proto(d: Mapping[str, Any]) -> game_pb2.Observation:
+def observation_to_proto(d: Mapping[str, object]) -> game_pb2.Observation:
     """Observation dict -> message."""
     return parse(d, game_pb2.Observation)
 
@@ -167,7 +170,7 @@ def observation_from_proto(msg: game_pb2.Observation) -> Observation:
 _EVENT_LISTS = ("cards", "ranks")
 
 
-def event_to_proto(d: Mapping[str, Any]) -> game_pb2.Event:
+def event_to_proto(d: Mapping[str, object]) -> game_pb2.Event:
     """Event dict -> message."""
     return parse(d, game_pb2.Event)
 
@@ -185,12 +188,14 @@ def event_from_proto(msg: game_pb2.Event) -> Event:
     return cast(Event, d)
 
 
-def events_to_proto(events: Sequence[Mapping[str, Any]]) -> list[game_pb2.Event]:
+def events_to_proto(events: Sequence[Mapping[str, object]]) -> list[game_pb2.Event]:
     """A list of event dicts -> messages."""
     return [event_to_proto(e) for e in events]
 
 
-def events_into(events: Sequence[Mapping[str, Any]], field: Any) -> None:
+def events_into(
+    events: Sequence[Mapping[str, object]], field: RepeatedCompositeFieldContainer[game_pb2.Event]
+) -> None:
     """`events_to_proto` appended to a repeated ``field``, each built in its element by the
     constructor's own path (``add`` with the same keywords: the same bytes), where an
     extend would copy every message it is given."""
@@ -206,7 +211,7 @@ def events_into(events: Sequence[Mapping[str, Any]], field: Any) -> None:
         field.append(event_to_proto(d))
 
 
-def result_to_proto(d: Mapping[str, Any]) -> game_pb2.Result:
+def result_to_proto(d: Mapping[str, object]) -> game_pb2.Result:
     """Result dict -> message."""
     return parse(d, game_pb2.Result)
 
