@@ -202,8 +202,8 @@ def parquet_chunks(f: ExportFilter) -> Iterator[bytes]:
     """The export as Parquet: one row per decision (``engine.training.dataset``)."""
     if not parquet_available():
         raise ApplicationError("Parquet exports need pyarrow (the project's 'export' extra)")
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from engine.training.dataset import decision_rows
 

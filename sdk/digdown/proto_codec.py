@@ -247,7 +247,7 @@ def _compile(plan: Plan) -> Callable[[Any], dict[str, Any]]:
 _CHEAP = (_SCALAR, _REPEATED_SCALAR)
 
 
-class FilledDict(dict):  # type: ignore[type-arg]
+class FilledDict(dict[str, Any]):
     """A `LazyDict` once filled in: a plain dict in all but its type (nothing overridden).
 
     Copies and pickles of it (and of a `LazyDict`) are plain dicts.
