@@ -342,7 +342,7 @@ def leaderboard_table() -> str:
     for n, bot in enumerate(leaderboard_list(ladder=key)[:20], start=1):
         rows.append(
             f"{n:>3}  {bot.name:<20}  {bot.kind:<7} {points(bot.rating):>7.1f}  "  # type: ignore[attr-defined]
-            f"{bot.games:>5}  {bot.wins:>4}"  # type: ignore[attr-defined]
+            f"{bot.games:>5}  {bot.wins:>4}"
         )
     return "\n".join(rows)
 

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
@@ -36,6 +36,7 @@ from digdown import serving, text, wire
 from digdown.v1 import engine_pb2, game_pb2
 from engine import metrics
 from engine.rules import Action, GameConfig, IllegalAction, State, new_game
+from engine.rules.shapes import Event, Result
 
 log = logging.getLogger("engine.sessions")
 
@@ -71,6 +72,12 @@ def check_key(game_id: str, control_token: str) -> None:
         raise invalid("control_token is empty: send the one NewGame returned with this game")
     if len(control_token) > TOKEN_MAX:
         raise invalid(f"control_token is longer than {TOKEN_MAX} characters")
+
+
+def _result(state: State) -> Result:
+    """The result of a game that is over (set when it ended)."""
+    assert state.result is not None, "the game is not over"
+    return state.result
 
 
 def seat_labels(seats: list[game_pb2.SeatInfo]) -> list[game_pb2.SeatInfo]:
@@ -111,17 +118,17 @@ class Session:
     def ply(self) -> int:
         return len(self.state.record["entries"])
 
-    def play(self, fn: Any, *args: Any, think_ms: int = 0) -> list[dict[str, Any]]:
+    def play(self, fn: Any, *args: Any, think_ms: int = 0) -> list[Event]:
         """Run one recorded entry point of the state and note its events' span."""
         start = len(self.state.log)
-        events: list[dict[str, Any]] = fn(*args)
+        events: list[Event] = fn(*args)
         self.think_ms.append(max(0, think_ms))
         self.spans.append((start, len(self.state.log) - start))
         return events
 
-    def play_forced(self) -> list[dict[str, Any]]:
+    def play_forced(self) -> list[Event]:
         """Rules section 6: decisions with one legal action are played by the engine."""
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
         while not self.state.is_over and len(self.state.legal_actions()) == 1:
             events.extend(self.play(self.state.apply_forced))
         return events
@@ -147,7 +154,7 @@ class Session:
     def fill_next(self, msg: Any) -> None:
         """Set the `next` oneof of a response: the result if over, else the decision."""
         if self.state.is_over:
-            msg.result.CopyFrom(wire.result_to_proto(self.state.result or {}))
+            msg.result.CopyFrom(wire.result_to_proto(_result(self.state)))
         else:
             self.fill_decision(msg.decision)
 
@@ -165,7 +172,7 @@ class Session:
             sleeved=record.sleeved,
             first_lead=record.first_lead,
             events=wire.events_to_proto(st.log),
-            result=wire.result_to_proto(st.result or {}),
+            result=wire.result_to_proto(_result(st)),
             record_format=record.format,
         )
         for entry, think, (first, count) in zip(
@@ -213,7 +220,7 @@ class SessionStore:
 
     def create(
         self, config: game_pb2.GameConfig, seats: list[game_pb2.SeatInfo], client: str = ""
-    ) -> tuple[Session, list[dict[str, Any]]]:
+    ) -> tuple[Session, list[Event]]:
         """Start a game for `client`; returns it and the events up to its first real decision."""
         for name in ("ruleset", "difficulty"):
             if len(getattr(config, name)) > CONFIG_TEXT_MAX:
@@ -361,7 +368,7 @@ def _apply(
         raise precondition(f"seat {request.seat} is not to act; seat {st.acting_seat} is")
     if which == "action":
         try:
-            action = Action.from_dict(wire.action_from_proto(request.action))
+            action = Action.from_dict(cast(dict[str, Any], wire.action_from_proto(request.action)))
         except (wire.WireError, IllegalAction) as exc:
             raise invalid(f"malformed action: {exc}") from None
         try:

@@ -37,6 +37,7 @@ from engine.rules import (
     replay_record,
 )
 from engine.rules.ruleset import DIFFICULTIES
+from engine.rules.shapes import Observation
 
 
 class CheckFailed(AssertionError):
@@ -123,7 +124,7 @@ def lineup_for(bots: Sequence[str], num_seats: int, game_index: int) -> list[str
 
 
 # choose(seat, observation, legal actions) -> the action that seat plays
-Chooser = Callable[[int, dict[str, Any], list[Action]], Action]
+Chooser = Callable[[int, Observation, list[Action]], Action]
 
 
 def play_out(

@@ -17,11 +17,12 @@ replay's own (`config.ruleset`), whatever the engine's default is.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from engine.narrate import describe_action, describe_event
 from engine.rules import ENGINE_VERSION, RECORD_FORMAT, Action, State
 from engine.rules.record import apply_entry, state_from_record_setup
+from engine.rules.shapes import Card, Event, Result
 from engine.verify import first_difference
 
 TIMELINE_FORMAT = "digdown-timeline/1"
@@ -31,11 +32,62 @@ _LABEL_CHARS = 60  # bot names come from untrusted replays: keep labels short
 _ABSENT = object()
 
 
+class Verification(TypedDict):
+    """Whether the replay re-simulated to its stored events and result, and where not."""
+
+    ok: bool
+    first_difference: str  # "" when ok
+    event_index: int  # -1 when ok, or when only the result differs
+    decision: int  # the first decision that differs, -1 when ok
+
+
+class TimelineSeat(TypedDict):
+    seat: int
+    bot: str
+    label: str
+
+
+class TimelineEvent(TypedDict):
+    """One event of the game, in words, with the decision that caused it (-1: the setup)."""
+
+    d: int
+    kind: str
+    seat: int
+    text: str
+    event: Event
+
+
+class ReplaySetting(TypedDict):
+    ruleset: str
+    engine_version: str
+    runner_version: str
+    config: dict[str, Any]
+    time_control: dict[str, Any] | None
+
+
+class TimelineDocument(TypedDict):
+    """A `digdown-timeline/1` document (docs/replay-timeline.md): what the viewer plays."""
+
+    format: str
+    engine_version: str
+    replay: ReplaySetting
+    seats: list[TimelineSeat]
+    verification: Verification
+    cards: list[Card]
+    observation_keys: list[str]
+    decisions: list[dict[str, Any]]
+    events: list[TimelineEvent]
+    steps: list[dict[str, Any]]  # each the change since the step before
+    rounds: list[dict[str, int]]
+    result: Result | None
+    sha256: NotRequired[str]  # the replay file's, set by the ladder's viewer that serves it
+
+
 class ReplayDocumentError(ValueError):
     """Not a replay document at all (wrong format, missing or mistyped keys)."""
 
 
-def build_timeline(doc: Mapping[str, Any]) -> dict[str, Any]:
+def build_timeline(doc: Mapping[str, Any]) -> TimelineDocument:
     """The timeline of one replay document (a `digdown-replay/1` dict, as read from its file).
 
     Raises ReplayDocumentError for something that is not a replay; a replay
@@ -146,7 +198,7 @@ class _Builder:
 
     # --- the pass ---------------------------------------------------------------
 
-    def build(self) -> dict[str, Any]:
+    def build(self) -> TimelineDocument:
         record = record_of(self.doc)
         try:
             state = state_from_record_setup(record)
@@ -249,7 +301,7 @@ class _Builder:
 
     def _snapshot(self, state: State) -> None:
         """The step now: what every seat sees (shared keys + per-seat ones) and the cave."""
-        seen = [state.observation(s) for s in range(self.num_seats)]
+        seen: list[Mapping[str, Any]] = [state.observation(s) for s in range(self.num_seats)]
         first = seen[0]
         keys = list(first) + [k for o in seen[1:] for k in o if k not in first]
         differ = {k for o in seen[1:] for k in keys if o.get(k, _ABSENT) != first.get(k, _ABSENT)}
@@ -298,10 +350,12 @@ class _Builder:
 
     # --- output -------------------------------------------------------------------
 
-    def _output(self, state: State | None, verdict: tuple[int, str, int] | None) -> dict[str, Any]:
+    def _output(
+        self, state: State | None, verdict: tuple[int, str, int] | None
+    ) -> TimelineDocument:
         cut = len(self.decisions) if verdict is None else min(verdict[0], len(self.decisions))
         steps = self.steps[: cut + 1]
-        events: list[dict[str, Any]] = []
+        events: list[TimelineEvent] = []
         if state is not None:
             end = sum(self.spans[cut - 1]) if cut else self._setup_events(state)
             owner = [-1] * self._setup_events(state)
@@ -379,9 +433,9 @@ def _cave_now(state: State) -> list[list[int]]:
     return [list(p) for p in state.passages]
 
 
-def _cards_of(state: State) -> list[dict[str, Any]]:
+def _cards_of(state: State) -> list[Card]:
     """Every cave card's face in this game (enchantments included), by card id."""
-    return [dict(state.card_dicts[c]) for c in range(len(state.card_dicts))]
+    return [state.card_dicts[c].copy() for c in range(len(state.card_dicts))]
 
 
 def _encode_steps(

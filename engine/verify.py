@@ -7,19 +7,21 @@ differ" in words a person can act on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from digdown import text, wire
+from digdown.types import Event, Result
 from digdown.v1 import engine_pb2, game_pb2
 from engine.rules import ENGINE_VERSION, replay_record
 
 
-def normal_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def normal_events(events: Sequence[Mapping[str, Any]]) -> list[Event]:
     """Events as they look after a trip over the wire (so both sides compare alike)."""
     return [wire.event_from_proto(wire.event_to_proto(e)) for e in events]
 
 
-def normal_result(result: dict[str, Any]) -> dict[str, Any]:
+def normal_result(result: Mapping[str, Any]) -> Result:
     """A result as it looks after a trip over the wire."""
     return wire.result_from_proto(wire.result_to_proto(result))
 
@@ -32,7 +34,7 @@ def _describe(expected: dict[str, Any], got: dict[str, Any]) -> str:
 
 
 def first_event_difference(
-    expected: list[dict[str, Any]], got: list[dict[str, Any]]
+    expected: Sequence[Mapping[str, Any]], got: Sequence[Mapping[str, Any]]
 ) -> tuple[int, str] | None:
     """(index, description) of the first differing event, or None if equal."""
     for i, (e, g) in enumerate(zip(expected, got, strict=False)):
@@ -45,10 +47,10 @@ def first_event_difference(
 
 
 def first_difference(
-    expected_events: list[dict[str, Any]] | None,
-    expected_result: dict[str, Any] | None,
-    events: list[dict[str, Any]],
-    result: dict[str, Any] | None,
+    expected_events: Sequence[Mapping[str, Any]] | None,
+    expected_result: Mapping[str, Any] | None,
+    events: Sequence[Mapping[str, Any]],
+    result: Mapping[str, Any] | None,
 ) -> tuple[int, str] | None:
     """Where a re-simulation (`events`, `result`) first departs from what was stored.
 

@@ -240,7 +240,7 @@ class ConnectedTransport:
 
                 raise SeatRefused(connected_absent(self.bot_name), seat=self.seat) from None
             raise
-        return answer.handshake  # type: ignore[no-any-return]
+        return answer.handshake
 
     def act(
         self, request: bot_pb2.DecisionRequest, timeout_s: float
@@ -258,7 +258,7 @@ class ConnectedTransport:
             asked = time.monotonic()
             try:
                 answer = self._call("Act", call, timeout_s)
-                return _decode_reply(answer.decision)  # type: ignore[no-any-return]
+                return _decode_reply(answer.decision)
             except RelayError as exc:
                 if not exc.ladders:
                     raise

@@ -173,7 +173,8 @@ def play_game(job: Job, config: ArenaConfig, seat_bot: AuthorSeat) -> tuple[Game
                     session.play(state.apply_default, decided.reason, think_ms=think)
         session.play_forced()
     seat_bot.end_game(game_id, job.seat)
-    result = state.result or {}
+    result = state.result
+    assert result is not None  # the loop above ran until the game was over
     mine = result["seats"][job.seat]
     row.rank, row.loot_points = int(mine["rank"]), int(mine["loot_points"])
     row.ended, row.faults = str(mine["ended"]), int(mine["faults"])

@@ -22,7 +22,7 @@ import inspect
 import pickle
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +33,7 @@ from digdown import PROTOCOL_VERSION, wire
 from digdown.bot import Context, answer_to_proto
 from digdown.v1 import bot_pb2, bot_pb2_grpc
 from engine.rules import Action
+from engine.rules.shapes import Event, Observation
 
 HANDSHAKE_TIMEOUT_S = 10.0
 
@@ -79,16 +80,18 @@ class AuthorSeat(Protocol):
         game_id: str,
         seat: int,
         ply: int,
-        observation: dict[str, Any],
+        observation: Observation,
         legal: list[Action],
-        events: list[dict[str, Any]],
+        events: list[Event],
         clock: Clock,
     ) -> Decided: ...
 
     def end_game(self, game_id: str, seat: int) -> None: ...
 
 
-def _match(answer: dict[str, Any], legal: list[Action], legal_d: list[dict[str, Any]]) -> int:
+def _match(
+    answer: Mapping[str, Any], legal: list[Action], legal_d: Sequence[Mapping[str, Any]]
+) -> int:
     """Index of the legal action equal to the answer, or -1."""
     for i, d in enumerate(legal_d):
         if d == answer:
@@ -96,7 +99,7 @@ def _match(answer: dict[str, Any], legal: list[Action], legal_d: list[dict[str, 
     return -1
 
 
-def _illegal(answer: dict[str, Any], think_s: float) -> Decided:
+def _illegal(answer: Mapping[str, Any], think_s: float) -> Decided:
     shown = str(answer)[:120]
     return Decided(
         "fault", think_s, reason=f"illegal: {shown} is not a legal action", fault_kind="illegal"
@@ -138,9 +141,9 @@ class LocalSeat:
         game_id: str,
         seat: int,
         ply: int,
-        observation: dict[str, Any],
+        observation: Observation,
         legal: list[Action],
-        events: list[dict[str, Any]],
+        events: list[Event],
         clock: Clock,
     ) -> Decided:
         # The engine's dicts are the SDK's (a test sends them through the messages and back
@@ -222,9 +225,9 @@ class RemoteSeat:
         game_id: str,
         seat: int,
         ply: int,
-        observation: dict[str, Any],
+        observation: Observation,
         legal: list[Action],
-        events: list[dict[str, Any]],
+        events: list[Event],
         clock: Clock,
     ) -> Decided:
         legal_msgs = wire.actions_to_proto(legal)

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from engine.rules import Action
-
-Observation = dict[str, Any]
+from engine.rules.shapes import Observation as Observation
 
 
 @runtime_checkable

@@ -20,6 +20,7 @@ is worth far more than anything else), estimates unknown tops from the public
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
@@ -27,6 +28,7 @@ from typing import Any
 
 from engine.rules import RULESETS, Action
 from engine.rules.ruleset import CaveRow
+from engine.rules.shapes import Passage, Player, Tool
 
 from .base import Observation
 
@@ -82,7 +84,7 @@ def _cheapest_indices(strengths: tuple[int, ...], need: int) -> tuple[int, ...] 
     return best
 
 
-def _cheapest(tools: list[dict[str, Any]], need: int) -> list[dict[str, Any]] | None:
+def _cheapest(tools: list[Tool], need: int) -> list[Tool] | None:
     """The tools that reach `need` with the least strength, or None if they cannot."""
     picked = _cheapest_indices(tuple(t["strength"] for t in tools), need)
     return None if picked is None else [tools[i] for i in picked]
@@ -96,18 +98,18 @@ class _View:
         self.params = params
         self.rules = RULESETS[obs["ruleset"]]
         self.seat: int = obs["seat"]
-        self.me: dict[str, Any] = obs["players"][self.seat]
+        self.me: Player = obs["players"][self.seat]
         self.hearts: int = obs["hearts"]
         done = set(self.me["completed"])
         self.todo = [o for o in obs["objectives"] if o not in done]
         # One decision evaluates the same few card faces many times over.
         self._owner_cache: dict[tuple[Any, ...], float] = {}
-        self._pool_cache: dict[tuple[str, bool], list[tuple[float, dict[str, Any]]]] = {}
+        self._pool_cache: dict[tuple[str, bool], list[tuple[float, Mapping[str, Any]]]] = {}
 
-    def active(self, player: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    def active(self, player: Player, kind: str) -> list[Tool]:
         return [t for t in player["tools"] if t["active"] and t["kind"] == kind]
 
-    def strength(self, player: dict[str, Any], kind: str) -> int:
+    def strength(self, player: Player, kind: str) -> int:
         return sum(t["strength"] for t in self.active(player, kind))
 
     def return_purse(self) -> int:
@@ -127,7 +129,7 @@ class _View:
 
     # ----------------------------------------------------------- values
 
-    def loot_value(self, card: dict[str, Any]) -> float:
+    def loot_value(self, card: Mapping[str, Any]) -> float:
         loot = card["loot"]
         if loot in self.todo:
             return self.params.win_value if len(self.todo) == 1 else self.params.objective_value
@@ -165,7 +167,7 @@ class _View:
             return 2.0 + self.unsecured_value()
         return damage * (1.5 if self.hearts - damage <= 1 else 1.0)
 
-    def owner_value(self, card: dict[str, Any]) -> float:
+    def owner_value(self, card: Mapping[str, Any]) -> float:
         """Expected value of owning this face-up card: attempt it if worth it, else leave."""
         key = (card["tool"], card["strength"], card["damage"], card["loot"], card["torches"])
         value = self._owner_cache.get(key)
@@ -173,7 +175,7 @@ class _View:
             value = self._owner_cache[key] = self._owner_value(card)
         return value
 
-    def _owner_value(self, card: dict[str, Any]) -> float:
+    def _owner_value(self, card: Mapping[str, Any]) -> float:
         leave = -self.damage_cost(card["damage"])
         tools = self.active(self.me, card["tool"])
         use = _cheapest(tools, card["strength"])
@@ -183,7 +185,7 @@ class _View:
         attempt = self.loot_value(card) - self.params.tool_cost * spent
         return max(attempt, leave)
 
-    def candidates(self, passage: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
+    def candidates(self, passage: Passage) -> list[tuple[float, Mapping[str, Any]]]:
         """(probability, card) for the top of a passage, from the public unseen counts."""
         if "top" in passage:
             return [(1.0, passage["top"])]
@@ -192,7 +194,7 @@ class _View:
             self._pool_cache[key] = self._pool(*key)
         return self._pool_cache[key]
 
-    def _pool(self, material: str, sleeved: bool) -> list[tuple[float, dict[str, Any]]]:
+    def _pool(self, material: str, sleeved: bool) -> list[tuple[float, Mapping[str, Any]]]:
         rows = _rows_by_face(self.rules.id)
         pool = []
         for entry in self.obs["unseen"]:
@@ -218,7 +220,7 @@ class _View:
             return []
         return [(c / total, card) for c, card in pool]
 
-    def passage_value(self, passage: dict[str, Any]) -> float:
+    def passage_value(self, passage: Passage) -> float:
         cands = self.candidates(passage)
         if not cands:
             return -1.0

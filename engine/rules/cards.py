@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from .ruleset import ITEM_KINDS, PICKAXE, SWORD, CaveRow, Ruleset
+from .shapes import Card
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _starting_tools(rules: Ruleset, num_seats: int, seat_index: int) -> tuple[in
 
 
 @cache
-def plain_card_dicts(rules: Ruleset) -> tuple[dict[str, Any], ...]:
+def plain_card_dicts(rules: Ruleset) -> tuple[Card, ...]:
     """Every cave card's face without a sleeve, by id: what a game copies its own from."""
     return tuple(
         {

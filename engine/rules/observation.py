@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 from .cards import tool_cards
 from .phases import RESOLVE
 from .ruleset import Ruleset
+from .shapes import Observation, Passage, Player, Tool, UnseenCount
 from .table import Table
 from .versions import ENGINE_VERSION
 
 
-def observe(state: Table, seat: int) -> dict[str, Any]:
+def observe(state: Table, seat: int) -> Observation:
     """The observation dict. Read-only: parts that did not change since the last observation
     (card faces, tool faces, passages, the unseen counts) are the same objects as in it."""
     if not 0 <= seat < len(state.seats):
@@ -20,7 +20,7 @@ def observe(state: Table, seat: int) -> dict[str, Any]:
     cards = state.card_dicts
     passages = [_passage(state, p) for p in range(len(state.passages))]
     faces = _tool_faces_of(state.rules)
-    players = []
+    players: list[Player] = []
     for s in state.seats:
         active = s.active
         players.append(
@@ -44,7 +44,7 @@ def observe(state: Table, seat: int) -> dict[str, Any]:
                 "ready": s.ready,
             }
         )
-    obs: dict[str, Any] = {
+    obs: Observation = {
         "ruleset": state.rules.id,
         "engine_version": ENGINE_VERSION,
         "seat": seat,
@@ -78,7 +78,7 @@ def observe(state: Table, seat: int) -> dict[str, Any]:
     return obs
 
 
-def _passage(state: Table, p: int) -> dict[str, Any]:
+def _passage(state: Table, p: int) -> Passage:
     """Passage p's public entry; the previous one while the passage looks the same."""
     passage = state.passages[p]
     size = len(passage)
@@ -88,7 +88,7 @@ def _passage(state: Table, p: int) -> dict[str, Any]:
     cached = state.passage_views[p]
     if cached is not None and cached[0] == key:
         return cached[1]
-    entry: dict[str, Any] = {
+    entry: Passage = {
         "index": p,
         "count": size,
         "backs": state.dealt_backs[p][:size],
@@ -101,7 +101,7 @@ def _passage(state: Table, p: int) -> dict[str, Any]:
     return entry
 
 
-def _unseen(state: Table) -> list[dict[str, Any]]:
+def _unseen(state: Table) -> list[UnseenCount]:
     """The unseen counts by face; rebuilt only after a face became known (`make_known`)."""
     view = state.unseen_view
     if view is None:
@@ -114,10 +114,24 @@ def _unseen(state: Table) -> list[dict[str, Any]]:
 
 
 @cache
-def _tool_faces_of(rules: Ruleset) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+def _tool_faces_of(rules: Ruleset) -> dict[int, tuple[Tool, Tool]]:
     """Every tool's public face, (inactive, active), built once per ruleset (shared)."""
-    faces = {}
+    faces: dict[int, tuple[Tool, Tool]] = {}
     for t, card in tool_cards(rules).items():
-        face = {"id": t, "kind": card.kind, "name": card.name, "strength": card.strength}
-        faces[t] = ({**face, "active": False}, {**face, "active": True})
+        faces[t] = (
+            {
+                "id": t,
+                "kind": card.kind,
+                "name": card.name,
+                "strength": card.strength,
+                "active": False,
+            },
+            {
+                "id": t,
+                "kind": card.kind,
+                "name": card.name,
+                "strength": card.strength,
+                "active": True,
+            },
+        )
     return faces

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ruleset import ITEM_KINDS
+from .shapes import Result
 from .table import Seat, Table
 
 
@@ -23,7 +24,7 @@ def _competition_ranks(keys: list[tuple[Any, ...]], start: int) -> list[int]:
     return [start + sum(1 for other in keys if other > key) for key in keys]
 
 
-def build_result(state: Table) -> dict[str, Any]:
+def build_result(state: Table) -> Result:
     seats = state.seats
     ranks = [0] * len(seats)
     next_rank = 1

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .actions import Action, shared_action
 from .errors import IllegalAction
 from .ruleset import RULESETS
 from .setup import GameConfig
+from .shapes import Event, Result
 from .state import State
 from .versions import RECORD_FORMAT
 
 
-def state_from_record_setup(record: dict[str, Any]) -> State:
+def state_from_record_setup(record: Mapping[str, Any]) -> State:
     """A fresh state from the record's stored cave (never the RNG)."""
     if record.get("format") != RECORD_FORMAT:
         raise ValueError(f"not a {RECORD_FORMAT} record: format {record.get('format')!r}")
@@ -25,7 +27,7 @@ def state_from_record_setup(record: dict[str, Any]) -> State:
     )
 
 
-def apply_entry(state: State, entry: dict[str, Any]) -> list[dict[str, Any]]:
+def apply_entry(state: State, entry: dict[str, Any]) -> list[Event]:
     """Apply one record entry through the same entry point that recorded it."""
     seat = entry.get("seat")
     if type(seat) is not int:
@@ -53,7 +55,7 @@ def apply_entry(state: State, entry: dict[str, Any]) -> list[dict[str, Any]]:
     return _apply_action(state, Action.from_dict(entry["action"]), bool(entry.get("forced")))
 
 
-def _apply_action(state: State, action: Action, forced: bool) -> list[dict[str, Any]]:
+def _apply_action(state: State, action: Action, forced: bool) -> list[Event]:
     if forced:
         if state.legal_actions() != [action]:
             raise IllegalAction(f"entry says {action} was forced, but it was not the only action")
@@ -61,7 +63,7 @@ def _apply_action(state: State, action: Action, forced: bool) -> list[dict[str, 
     return state.apply(action)
 
 
-def replay_record(record: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def replay_record(record: Mapping[str, Any]) -> tuple[list[Event], Result | None]:
     """Re-simulate a record: (every event from the start, result or None if unfinished)."""
     state = state_from_record_setup(record)
     for entry in record["entries"]:

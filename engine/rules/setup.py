@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .cards import cave_rows_by_id
 from .pinned_random import MAX_SEED, draw_index, fisher_yates, make_rng
 from .ruleset import RULESETS, Ruleset
+from .shapes import Config
 from .state import State
 
 
@@ -36,7 +38,7 @@ class GameConfig:
             raise ValueError(f"seed must be an integer with 0 <= seed < 2^63, got {self.seed!r}")
         return rules
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Config:
         # The fields in declaration order, as asdict gives them (asdict's deep copy is slow).
         return {
             "seed": self.seed,
@@ -46,7 +48,7 @@ class GameConfig:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GameConfig:
+    def from_dict(cls, d: Mapping[str, Any]) -> GameConfig:
         return cls(
             seed=d.get("seed", 0),
             num_seats=d.get("num_seats", 2),

@@ -20,7 +20,8 @@ from .legal import default_action, legal_actions, why_illegal
 from .observation import observe
 from .rounds import start_round
 from .ruleset import Ruleset
-from .table import Event, Seat, Table
+from .shapes import Config, Event, Observation
+from .table import Seat, Table
 from .transitions import play_action, play_fault
 
 
@@ -30,7 +31,7 @@ class State(Table):
     def __init__(
         self,
         rules: Ruleset,
-        config: dict[str, Any],
+        config: Config,
         cave: list[list[int]],
         sleeved: list[int],
         first_lead: int,
@@ -63,7 +64,7 @@ class State(Table):
             raise GameOver("the game is over")
         return default_action(self, self.legal_actions())
 
-    def observation(self, seat: int) -> dict[str, Any]:
+    def observation(self, seat: int) -> Observation:
         """What `seat` may see (rules §3): public information only."""
         return observe(self, seat)
 

@@ -22,9 +22,8 @@ from .cards import (
 )
 from .phases import AT_BASE, DECIDE, RESOLVE
 from .ruleset import ITEM_KINDS, Ruleset
+from .shapes import Card, Config, Event, Passage, Record, Result, UnseenCount
 from .versions import ENGINE_VERSION, RECORD_FORMAT
-
-Event = dict[str, Any]
 
 
 class Seat:
@@ -112,14 +111,14 @@ class Table:
     def __init__(
         self,
         rules: Ruleset,
-        config: dict[str, Any],
+        config: Config,
         cave: list[list[int]],
         sleeved: list[int],
         first_lead: int,
     ) -> None:
         n: int = config["num_seats"]
         self.rules = rules
-        self.config = dict(config)
+        self.config = config.copy()
         self.ids = card_ids(rules)
         self.rows = cave_rows_by_id(rules)
         self.tool_table = tool_cards(rules)
@@ -127,7 +126,7 @@ class Table:
         self.sleeved = frozenset(sleeved)
         # Every card's face (events and observations show these very dicts), and the
         # strength and damage it plays with: the plain faces copied, the sleeved ones raised.
-        self.card_dicts = [dict(face) for face in plain_card_dicts(rules)]
+        self.card_dicts: list[Card] = [face.copy() for face in plain_card_dicts(rules)]
         self.strength = [row.strength for row in self.rows]
         self.damage = [row.damage for row in self.rows]
         for cid in self.sleeved:
@@ -155,10 +154,10 @@ class Table:
         self.known: set[int] = set()
         # What the last observation showed of each passage, and of the unseen counts
         # (observation.py): reused while unchanged, so an observation costs what changed.
-        self.passage_views: list[tuple[tuple[int, bool, int], dict[str, Any]] | None] = [
+        self.passage_views: list[tuple[tuple[int, bool, int], Passage] | None] = [
             None for _ in cave
         ]
-        self.unseen_view: list[dict[str, Any]] | None = None
+        self.unseen_view: list[UnseenCount] | None = None
         # The same for the training vector (features.py), as its float32 pieces.
         self.passage_vectors: list[tuple[tuple[int, bool, int], bytes] | None] = [
             None for _ in cave
@@ -193,17 +192,17 @@ class Table:
         self.end_reason = ""
         self.winner = -1
         self.eliminations = 0  # a clock of eliminations: seats eliminated together share it
-        self.result: dict[str, Any] | None = None  # set once, when the game ends
+        self.result: Result | None = None  # set once, when the game ends
 
         self.log: list[Event] = []
         # Events of the entry being applied (State hands them out and logs them). The rules
         # append each as a literal dict, its fields then "kind": one dict built, not two.
         self.pending: list[Event] = []
-        self.record: dict[str, Any] = {
+        self.record: Record = {
             "format": RECORD_FORMAT,
             "ruleset": rules.id,
             "engine_version": ENGINE_VERSION,
-            "config": dict(config),
+            "config": config.copy(),
             "cave": [list(p) for p in cave],
             "sleeved": sorted(sleeved),
             "first_lead": first_lead,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,7 +194,7 @@ def _jsonl_decisions(path: Path) -> Iterator[dict[str, Any]]:
         yield from decision_rows(line)
 
 
-def decision_rows(line: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def decision_rows(line: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The Parquet export's rows of one exported match (a JSON Lines line)."""
     doc = line["replay"]
     ruleset, seats = setting_of(doc)

@@ -34,7 +34,7 @@ class StrictPageSize:
     def get_page_size(self, request: Request) -> int | None:
         raw = request.query_params.get(self.page_size_query_param or "page_size")
         if raw is None or raw == "":
-            return self.page_size  # type: ignore[attr-defined,no-any-return]
+            return self.page_size  # type: ignore[attr-defined]
         if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
             raise ValidationError({"page_size": ["must be a whole number, 1 or more"]})
         return min(int(raw), self.max_page_size or MAX_PAGE_SIZE)

@@ -101,7 +101,7 @@ class CompetitionOutputSerializer(serializers.Serializer):
     @extend_schema_field(ResultSerializer(allow_null=True))
     def get_result(self, competition: Competition) -> dict[str, Any] | None:
         rows = selectors.result_rows(competition)
-        return None if rows is None else ResultSerializer(rows).data  # type: ignore[return-value]
+        return None if rows is None else ResultSerializer(rows).data
 
 
 class FinalOptions(serializers.Serializer):

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ladder.competitions.brackets import (
     Bracket,
@@ -132,6 +132,27 @@ class Place:
     score: float | None = None
 
 
+class Pairwise(TypedDict):
+    """Bot ``a``'s mean share of the deals against ``b`` and its bootstrap interval."""
+
+    a: int
+    b: int
+    deals: int
+    share: float
+    low: float
+    high: float
+
+
+class Standing(TypedDict):
+    """A bot's line in a stage's standings; the figures once the stage is settled."""
+
+    bot: int
+    deals: int
+    score: NotRequired[float]
+    low: NotRequired[float]
+    high: NotRequired[float]
+
+
 @dataclass
 class FinalResult:
     """The order, the adjacent places still a coin toss (a, b, P(a above b)), how many
@@ -140,7 +161,7 @@ class FinalResult:
     places: list[Place]
     coin_tosses: list[tuple[int, int, float]]
     settled_places: int
-    pairwise: list[dict[str, Any]]
+    pairwise: list[Pairwise]
     games: int
     capped: bool
 
@@ -288,7 +309,7 @@ def _tables(
 
 def _standings(
     ctx: _Ctx, keys: Sequence[str], bots: Sequence[int], settlement: Settlement | None = None
-) -> list[dict[str, Any]]:
+) -> list[Standing]:
     played: Counter[int] = Counter()
     for key in keys:
         for record in ctx.by_key.get(key, []):
@@ -501,10 +522,10 @@ def _result(
     )
 
 
-def _pairwise(ctx: _Ctx, top: Sequence[int]) -> list[dict[str, Any]]:
+def _pairwise(ctx: _Ctx, top: Sequence[int]) -> list[Pairwise]:
     """For each pair of the top bots that met: a's mean share over b, a bootstrap interval."""
     cfg = ctx.config
-    out = []
+    out: list[Pairwise] = []
     for a, b in itertools.combinations(top, 2):
         shares = [r.pairs[(a, b)] for r in ctx.records if r.pairs is not None and (a, b) in r.pairs]
         if not shares:

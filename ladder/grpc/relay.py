@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 
@@ -33,7 +33,9 @@ SERVICE_NAME = relay_pb2.DESCRIPTOR.services_by_name["Relay"].full_name
 MAX_WAIT_S = 120.0  # no decision waits longer (decision + a whole bank)
 
 
-def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: int) -> Any:
+def _abort(
+    context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: int
+) -> NoReturn:
     """End the call with ``code`` and the typed ``reason`` the worker judges blame by."""
     context.set_trailing_metadata(fault_reasons.metadata(reason))
     context.abort(code, message)
@@ -65,7 +67,12 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
             )
         return stream
 
-    def _forward(self, kind: str, request: Any, context: grpc.ServicerContext) -> Any:
+    def _forward(
+        self,
+        kind: str,
+        request: relay_pb2.RelayHandshake | relay_pb2.RelayDecision,
+        context: grpc.ServicerContext,
+    ) -> Any:
         """Send ``request`` (a RelayHandshake or RelayDecision) on its stream as a ``kind``
         message and wait for the bot's answer (a status when there is none)."""
         stream = self._stream(request.stream_id, context)
@@ -89,11 +96,15 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
         except StreamGone as exc:
             _abort(context, exc.code, exc.message, exc.reason)
 
-    def Handshake(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Handshake(
+        self, request: relay_pb2.RelayHandshake, context: grpc.ServicerContext
+    ) -> relay_pb2.RelayAnswer:
         answer = self._forward("handshake", request, context)
         return relay_pb2.RelayAnswer(handshake=answer.reply)
 
-    def Act(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Act(
+        self, request: relay_pb2.RelayDecision, context: grpc.ServicerContext
+    ) -> relay_pb2.RelayAnswer:
         answer = self._forward("decision", request, context)
         if answer.error:
             _abort(
@@ -104,12 +115,16 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
             )
         return relay_pb2.RelayAnswer(decision=answer.reply.SerializeToString())
 
-    def MatchEnd(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def MatchEnd(
+        self, request: relay_pb2.RelayMatchEnd, context: grpc.ServicerContext
+    ) -> relay_pb2.RelayAnswer:
         stream = self._stream(request.stream_id, context)
         stream.send(ladder_pb2.PlayServerMessage(match_end=request.end))
         return relay_pb2.RelayAnswer(open=True)
 
-    def Status(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Status(
+        self, request: relay_pb2.RelayStatusRequest, context: grpc.ServicerContext
+    ) -> relay_pb2.RelayAnswer:
         self._stream(request.stream_id, context)
         return relay_pb2.RelayAnswer(open=True)
 

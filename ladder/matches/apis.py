@@ -8,7 +8,7 @@ until it is finished: the seed determines the whole dealt cave.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from django.http import FileResponse, HttpResponse, HttpResponseBase
 from django.urls import reverse
@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from digdown.types import Result
 from ladder.accounts.requests import request_user
 from ladder.bots.apis import LADDER_HELP
 from ladder.common.exceptions import NotFound
@@ -36,7 +37,7 @@ from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
-from ladder.matches.models import Match, MatchSeat
+from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.replays import replay_open
 from ladder.matches.spec import MatchSpec
 
@@ -83,8 +84,11 @@ class SeatListSerializer(serializers.ListSerializer):
         ]  # fmt: skip
 
 
-def _finished_result(match: Match) -> Any:
-    return getattr(match, "result", None) if match.status == Match.Status.FINISHED else None
+def _finished_result(match: Match) -> MatchResult | None:
+    if match.status != Match.Status.FINISHED:
+        return None
+    result: MatchResult | None = getattr(match, "result", None)
+    return result
 
 
 class _WholeMatchField(serializers.Field):
@@ -134,9 +138,9 @@ class DealField(_WholeMatchField):
 class ResultField(_WholeMatchField):
     """The engine's Result (docs/engine-api.md) of a finished match; null before."""
 
-    def to_representation(self, match: Match) -> dict[str, Any] | None:
+    def to_representation(self, match: Match) -> Result | None:
         result = _finished_result(match)
-        return None if result is None else result.data
+        return None if result is None else cast(Result, result.data)
 
 
 @extend_schema_field({"type": "integer", "nullable": True})
@@ -154,12 +158,20 @@ class ReplayOutputSerializer(serializers.Serializer):
     url = serializers.URLField()
 
 
+class ReplayLink(TypedDict):
+    """Where a replay is (ReplayOutputSerializer's fields)."""
+
+    sha256: str
+    size: int
+    url: str
+
+
 @extend_schema_field(ReplayOutputSerializer(allow_null=True))
 class ReplayField(_WholeMatchField):
     """Where to download the replay (needs ``request`` in the context); null without one,
     and while the seed is hidden (``selectors.match_reveal``)."""
 
-    def to_representation(self, match: Match) -> dict[str, Any] | None:
+    def to_representation(self, match: Match) -> ReplayLink | None:
         replay = selectors.match_reveal(match).replay
         if replay is None:
             return None  # none yet, or its deal's other rotations still to play this cave

@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -82,6 +82,26 @@ def export_queryset(f: ExportFilter) -> QuerySet[Match]:
     return qs.order_by("pk")
 
 
+class ExportSeat(TypedDict):
+    seat: int
+    bot: str
+    version: int
+    rank: int | None
+    rating_before: float | None  # on the Elo scale
+    rating_after: float | None
+
+
+class ExportLine(TypedDict):
+    """One exported match: a JSON Lines line (what engine.training.dataset reads)."""
+
+    match: int
+    ladder: str
+    seed: int
+    finished_at: str | None
+    seats: list[ExportSeat]
+    replay: dict[str, Any]  # the whole replay document (docs/replay-format.md)
+
+
 def _replay(name: str) -> dict[str, Any]:
     with default_storage.open(name, "rb") as fh:
         raw = fh.read()
@@ -89,7 +109,7 @@ def _replay(name: str) -> dict[str, Any]:
     return dict(json.loads(data))
 
 
-def export_lines(f: ExportFilter) -> Iterator[dict[str, Any]]:
+def export_lines(f: ExportFilter) -> Iterator[ExportLine]:
     """One dict per exported match: its seats (bot, version, rank, rating before/after)
     and its whole replay document; read page by page."""
     qs = export_queryset(f)
@@ -103,7 +123,7 @@ def export_lines(f: ExportFilter) -> Iterator[dict[str, Any]]:
         )
         if not page:
             return
-        seats: dict[int, list[dict[str, Any]]] = {}
+        seats: dict[int, list[ExportSeat]] = {}
         rows = (
             MatchSeat.objects.filter(match_id__in=[p[0] for p in page])
             .order_by("match_id", "seat")
@@ -202,8 +222,8 @@ def parquet_chunks(f: ExportFilter) -> Iterator[bytes]:
     """The export as Parquet: one row per decision (``engine.training.dataset``)."""
     if not parquet_available():
         raise ApplicationError("Parquet exports need pyarrow (the project's 'export' extra)")
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from engine.training.dataset import decision_rows
 

@@ -146,7 +146,7 @@ def _finished_count() -> Subquery:
         Match.objects.filter(tournament=OuterRef("pk"), status=Match.Status.FINISHED)
         .order_by()
         .values("tournament_id")
-        .annotate(n=Count("*"))  # type: ignore[misc]
+        .annotate(n=Count("*"))
         .values("n")
     )
     return Subquery(finished, output_field=IntegerField())

@@ -2,17 +2,73 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from ladder.common.elo import SCALE
 from ladder.matches.models import Match
+
+
+class PanelSeat(TypedDict):
+    seat: int
+    bot: str
+    bot_id: int
+    version: int
+    rank: int | None
+    ended: str
+    score: int | None
+    faults: int
+    rating_before: float | None
+    rating_after: float | None
+    rating_delta: float | None
+
+
+class MatchPanel(TypedDict):
+    """The JSON of the viewer's panel beside the replay (`match_panel`)."""
+
+    id: int
+    status: str
+    ruleset: str
+    difficulty: str
+    rated: bool
+    ladder: str
+    finished_at: str | None
+    reason: str
+    seats: list[PanelSeat]
+
+
+class LiveSeat(TypedDict):
+    seat: int
+    bot: str
+
+
+class LiveEvent(TypedDict):
+    """One event of the live frame, in words."""
+
+    i: int
+    kind: str | None
+    seat: int
+    text: str
+
+
+class LiveView(TypedDict):
+    """The JSON a spectator polls (`live_view`): the frame only while it is shown."""
+
+    match: int
+    status: str
+    seats: list[LiveSeat]
+    live: bool
+    why: NotRequired[str]  # why nothing is shown
+    ply: NotRequired[int]
+    view: NotRequired[dict[str, object]]  # an observation without its seat (services.public_view)
+    events: NotRequired[list[LiveEvent]]
+    updated_at: NotRequired[str]
 
 
 def _points(hundredths: int | None) -> float | None:
     return None if hundredths is None else hundredths / SCALE
 
 
-def match_panel(*, match: Match) -> dict[str, Any]:
+def match_panel(*, match: Match) -> MatchPanel:
     """The end-of-game facts the replay does not hold (ratings live in the ladder).
 
     `match` comes from `ladder.matches.selectors.match_detail`: its result joined and
@@ -48,7 +104,7 @@ def match_panel(*, match: Match) -> dict[str, Any]:
     }
 
 
-def live_view(*, match: Match) -> dict[str, Any]:
+def live_view(*, match: Match) -> LiveView:
     """What a spectator of ``match`` may see now (``match`` from ``match_detail``).
 
     While it runs: the latest published frame (a few decisions behind the table;
@@ -60,10 +116,12 @@ def live_view(*, match: Match) -> dict[str, Any]:
     from engine.narrate import describe_event
     from ladder.viewer.models import LiveFrame
 
-    seats = [{"seat": s.seat, "bot": s.bot_name} for s in match.seats.all()]  # type: ignore[attr-defined]
-    out: dict[str, Any] = {"match": match.pk, "status": match.status, "seats": seats}
+    seats: list[LiveSeat] = [
+        {"seat": s.seat, "bot": s.bot_name}  # type: ignore[attr-defined]
+        for s in match.seats.all()
+    ]
+    out: LiveView = {"match": match.pk, "status": match.status, "seats": seats, "live": False}
     if match.status in (Match.Status.FINISHED, Match.Status.ERRORED, Match.Status.CANCELLED):
-        out["live"] = False
         out["why"] = f"the match is {match.status}"
         return out
     twin = (
@@ -74,7 +132,6 @@ def live_view(*, match: Match) -> dict[str, Any]:
         .exists()
     )
     if twin:
-        out["live"] = False
         out["why"] = (
             "another match deals the same cave (a duplicate deal): nothing of this one is shown "
             "until they have all been played"
@@ -87,22 +144,20 @@ def live_view(*, match: Match) -> dict[str, Any]:
         return out
     names = {s["seat"]: s["bot"] or f"seat {s['seat']}" for s in seats}
 
-    def label(seat: Any) -> str:
+    def label(seat: object) -> str:
         return f"{names.get(seat, seat)} (seat {seat})" if isinstance(seat, int) else str(seat)
 
-    out.update(
-        live=True,
-        ply=frame.ply,
-        view=frame.view,
-        events=[
-            {
-                "i": i,
-                "kind": e.get("kind"),
-                "seat": e.get("seat", -1),
-                "text": describe_event(e, label),
-            }
-            for i, e in frame.events
-        ],
-        updated_at=frame.updated_at.isoformat(),
-    )
+    out["live"] = True
+    out["ply"] = frame.ply
+    out["view"] = frame.view
+    out["events"] = [
+        {
+            "i": i,
+            "kind": e.get("kind"),
+            "seat": e.get("seat", -1),
+            "text": describe_event(e, label),
+        }
+        for i, e in frame.events
+    ]
+    out["updated_at"] = frame.updated_at.isoformat()
     return out

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from engine.rules import ENGINE_VERSION
-from engine.timeline import TIMELINE_FORMAT, ReplayDocumentError, build_timeline
+from engine.timeline import TIMELINE_FORMAT, ReplayDocumentError, Verification, build_timeline
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound
 from ladder.common.jsonload import JSONTooDeep, load_json
 from ladder.matches.replays import replay_open
@@ -72,7 +72,7 @@ class Timeline:
 
     sha256: str
     gzipped: bytes
-    verification: dict[str, Any]
+    verification: Verification
 
     @property
     def ok(self) -> bool:

@@ -108,7 +108,7 @@ class TokenCreateForm(forms.Form):
     name = forms.CharField(max_length=64, required=False, help_text="What this token is for.")
 
 
-class SignUpForm(UserCreationForm):  # type: ignore[type-arg]
+class SignUpForm(UserCreationForm):
     """Username, optional email, password twice: Django's own checks and password validators.
 
     Only validation: the account is made by ``accounts.services.user_signup``.

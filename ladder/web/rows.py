@@ -395,7 +395,7 @@ def match_row(m: Match | MatchLine, focus: Bot | None, zone: tzinfo | None = Non
                 '\n          <li{}><a href="{}">{}</a>{}{}</li>\n          ',
                 me,
                 url_of("web:bot", s.bot_id),
-                s.bot_name,  # type: ignore[attr-defined]
+                s.bot_name,
                 rank,
                 change,
             )

@@ -36,18 +36,19 @@ import collections
 import contextlib
 import inspect
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
 from digdown import PROTOCOL_VERSION, serving, wire
 from digdown.proto_codec import lazy_message_to_dict
-from digdown.types import Action, Observation
+from digdown.types import Action, Event, Observation
 from digdown.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 log = logging.getLogger("digdown.bot")
@@ -70,7 +71,7 @@ class Context:
     ply: int
     deadline_ms: int
     time_left_ms: int
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
 
 # What `act` may return: one of the legal action dicts (or an equal dict), or its index.
@@ -78,7 +79,7 @@ Answer = Action | dict[str, Any] | int
 ActFn = Callable[..., Answer]
 
 
-def _act_callable(bot: Any) -> ActFn:
+def _act_callable(bot: object) -> ActFn:
     """The `act` of a bot object, or the bot itself when it is a function."""
     fn = getattr(bot, "act", bot)
     if not callable(fn):
@@ -93,7 +94,7 @@ def _wants_context(fn: ActFn) -> bool:
         return False
 
 
-def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
+def answer_to_proto(answer: Answer, legal: list[Action]) -> game_pb2.Action:
     """Whatever `act` returned -> an `Action` message (ValueError if unusable).
 
     Legality is the engine's to judge (an illegal action is a fault with the
@@ -104,7 +105,7 @@ def answer_to_proto(answer: Answer, legal: list[Action]) -> Any:
     return msg
 
 
-def answer_into(answer: Answer, legal: list[Action], msg: Any) -> None:
+def answer_into(answer: Answer, legal: list[Action], msg: game_pb2.Action) -> None:
     """`answer_to_proto` written into the empty ``msg`` (the reply's own field, which then
     needs no copy of the action)."""
     if isinstance(answer, bool):
@@ -124,9 +125,9 @@ class BotService(bot_pb2_grpc.BotServicer):
 
     def __init__(
         self,
-        bot: Any = None,
+        bot: object = None,
         *,
-        factory: Callable[[str, int], Any] | None = None,
+        factory: Callable[[str, int], object] | None = None,
         name: str = "bot",
         version: str = "0",
         max_games: int = 64,
@@ -200,11 +201,8 @@ class BotService(bot_pb2_grpc.BotServicer):
         try:
             # Filled in on first use: a bot that never reads the passages or players
             # does not pay for their conversion (proto_codec.LazyDict).
-            observation: Observation = lazy_message_to_dict(request.observation)  # type: ignore[assignment]
-            legal: list[Action] = [
-                wire.action_from_proto(a)  # type: ignore[misc]
-                for a in request.legal_actions
-            ]
+            observation = cast(Observation, lazy_message_to_dict(request.observation))
+            legal = [wire.action_from_proto(a) for a in request.legal_actions]
             fn, wants_context = self._fn_for(request.game_id, request.seat)
             if wants_context:
                 ctx = Context(
@@ -286,12 +284,12 @@ class BotServer(serving.GrpcServer):
 
 
 def serve(
-    bot: Any = None,
+    bot: object = None,
     listen: str = "127.0.0.1:50061",
     *,
     name: str = "bot",
     version: str = "0",
-    factory: Callable[[str, int], Any] | None = None,
+    factory: Callable[[str, int], object] | None = None,
     port_file: Path | str | None = None,
     grace_s: float = 2.0,
     max_workers: int = 4,
@@ -333,7 +331,9 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     return args
 
 
-def seeded_rng_factory(cls: Callable[[Any], Any], seed: int) -> Callable[[str, int], Any]:
+def seeded_rng_factory(
+    cls: Callable[[random.Random], object], seed: int
+) -> Callable[[str, int], object]:
     """A `factory=` for `serve`: one `cls(rng)` per (game, seat), its rng seeded reproducibly.
 
     The seed mixes the bot's `--seed` with the seat only (with a stable hash,
@@ -341,17 +341,19 @@ def seeded_rng_factory(cls: Callable[[Any], Any], seed: int) -> Callable[[str, i
     match (same engine seed, same bots) then plays out the same way again,
     which makes a reported game reproducible.
     """
-    import random
     import zlib
 
-    def make(game_id: str, seat: int) -> Any:
+    def make(game_id: str, seat: int) -> object:
         return cls(random.Random(zlib.crc32(f"{seed}:{seat}".encode())))
 
     return make
 
 
 def house_bot_main(
-    cls: Callable[[Any], Any], name: str, description: str, argv: Sequence[str] | None = None
+    cls: Callable[[random.Random], object],
+    name: str,
+    description: str,
+    argv: Sequence[str] | None = None,
 ) -> int:
     """The whole `main` of a bot script built from a class: one `cls(rng)` per (game, seat).
 

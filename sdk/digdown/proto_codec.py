@@ -40,7 +40,7 @@ and for tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from google.protobuf import json_format
@@ -162,7 +162,7 @@ def _has_choice(desc: Descriptor, seen: set[Descriptor]) -> bool:
 # --- dict -> message ---------------------------------------------------------------
 
 
-def dict_to_message(d: dict[str, Any], msg_cls: type[M]) -> M:
+def dict_to_message(d: Mapping[str, object], msg_cls: type[M]) -> M:
     """A dict keyed by proto field names -> a new `msg_cls` message (ParseDict's result).
 
     Unknown keys and mistyped values raise (json_format.ParseError, or
@@ -176,9 +176,9 @@ def dict_to_message(d: dict[str, Any], msg_cls: type[M]) -> M:
     return reference_dict_to_message(d, msg_cls)
 
 
-def reference_dict_to_message(d: dict[str, Any], msg_cls: type[M]) -> M:
+def reference_dict_to_message(d: Mapping[str, object], msg_cls: type[M]) -> M:
     """`json_format.ParseDict` into a new message: the reference `dict_to_message` equals."""
-    return json_format.ParseDict(d, msg_cls())
+    return json_format.ParseDict(cast(dict[str, Any], d), msg_cls())
 
 
 # --- message -> dict ---------------------------------------------------------------
@@ -247,7 +247,7 @@ def _compile(plan: Plan) -> Callable[[Any], dict[str, Any]]:
 _CHEAP = (_SCALAR, _REPEATED_SCALAR)
 
 
-class FilledDict(dict):  # type: ignore[type-arg]
+class FilledDict(dict[str, Any]):
     """A `LazyDict` once filled in: a plain dict in all but its type (nothing overridden).
 
     Copies and pickles of it (and of a `LazyDict`) are plain dicts.

@@ -5,7 +5,8 @@ match runner builds a ``GameResult`` from the engine's ``Result`` once, checked
 (``GameResult.from_dict``), and the ladder's ``match_finish`` takes it typed,
 so nothing downstream re-validates a mapping field by field. The field names are
 the proto's (protos/digdown/v1/game.proto, ``Result`` and ``SeatResult``);
-``to_dict`` gives back the engine's dict (docs/engine-api.md) that is stored.
+``to_dict`` gives back the engine's dict (docs/engine-api.md) that is stored, typed as
+``digdown.types.Result``: the value here, its JSON form there, one type for each.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from digdown import types
 
 
 class ResultError(ValueError):
@@ -38,7 +41,7 @@ class SeatEnd(StrEnum):
     FORFEITED = "forfeited"
 
 
-def _int(value: Any, what: str) -> int:
+def _int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ResultError(f"result: {what} must be an integer")
     return value
@@ -62,23 +65,31 @@ class SeatResult:
     def forfeited(self) -> bool:
         return self.ended is SeatEnd.FORFEITED
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> types.SeatResult:
         # The proto's field order (the engine's dict); loot_points only when known.
-        out: dict[str, Any] = {
+        ended = "" if self.ended is None else str(self.ended)
+        if self.loot_points is None:
+            return {
+                "seat": self.seat,
+                "rank": self.rank,
+                "objectives": self.objectives,
+                "completed": list(self.completed),
+                "torches": self.torches,
+                "faults": self.faults,
+                "ended": ended,
+                "reason": self.reason,
+            }
+        return {
             "seat": self.seat,
             "rank": self.rank,
             "objectives": self.objectives,
             "completed": list(self.completed),
+            "loot_points": self.loot_points,
+            "torches": self.torches,
+            "faults": self.faults,
+            "ended": ended,
+            "reason": self.reason,
         }
-        if self.loot_points is not None:
-            out["loot_points"] = self.loot_points
-        out.update(
-            torches=self.torches,
-            faults=self.faults,
-            ended="" if self.ended is None else str(self.ended),
-            reason=self.reason,
-        )
-        return out
 
 
 @dataclass(frozen=True)
@@ -147,7 +158,7 @@ class GameResult:
             rounds=_int(result.get("rounds") or 0, "rounds"),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> types.Result:
         """The engine's Result dict (what the ladder stores with the result)."""
         return {
             "reason": str(self.reason),

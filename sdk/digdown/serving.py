@@ -144,7 +144,7 @@ class HandlerInterceptor(grpc.ServerInterceptor):
         handler = continuation(handler_call_details)
         if handler is None:
             return None
-        return self.wrap(handler_call_details.method, handler)  # type: ignore[attr-defined]
+        return self.wrap(handler_call_details.method, handler)
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         """The handler to serve ``method`` (its full name, ``/package.Service/Method``) with."""

@@ -172,7 +172,7 @@ class SeatResult(TypedDict):
     rank: int
     objectives: int
     completed: list[str]
-    loot_points: int
+    loot_points: NotRequired[int]  # the rules always set it; absent in an older engine's result
     torches: int
     faults: int
     ended: str  # won, finished, eliminated, forfeited

@@ -16,15 +16,17 @@ dict -> proto -> dict is the identity.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import Message
 
 from digdown.proto_codec import _parse_fast, dict_to_message, message_to_dict
 from digdown.proto_codec import dict_to_message as _fast_dict_to_message
-from digdown.types import ACTION_ARGS
+from digdown.types import ACTION_ARGS, Action, Event, GameConfig, Observation, Result
 from digdown.v1 import game_pb2
 
 M = TypeVar("M", bound=Message)
@@ -52,14 +54,14 @@ FIELD_KINDS: dict[str, str] = {field: kind for kind, (field, _) in ACTION_FIELDS
 # --- actions ------------------------------------------------------------------
 
 
-def action_to_proto(action: dict[str, Any] | Any) -> game_pb2.Action:
+def action_to_proto(action: object) -> game_pb2.Action:
     """Engine action (dict, or anything with `to_dict()`) -> `Action` message."""
     msg = game_pb2.Action()
     action_into(action, msg)
     return msg
 
 
-def action_into(action: dict[str, Any] | Any, msg: game_pb2.Action) -> None:
+def action_into(action: object, msg: game_pb2.Action) -> None:
     """`action_to_proto` written into the empty ``msg`` (a field of a response, or an
     element just added to a repeated field), which then needs no copy."""
     d = action.to_dict() if hasattr(action, "to_dict") else action
@@ -80,14 +82,16 @@ def action_into(action: dict[str, Any] | Any, msg: game_pb2.Action) -> None:
             raise WireError(f"{kind}.{name}: {exc}") from None
 
 
-def actions_into(actions: list[Any], field: Any) -> None:
+def actions_into(
+    actions: Sequence[object], field: RepeatedCompositeFieldContainer[game_pb2.Action]
+) -> None:
     """`actions_to_proto` appended to a repeated ``field``, each built in its element (an
     extend copies every message it is given)."""
     for a in actions:
         action_into(a, field.add())
 
 
-def action_from_proto(msg: game_pb2.Action) -> dict[str, Any]:
+def action_from_proto(msg: game_pb2.Action) -> Action:
     """`Action` message -> engine action dict; WireError when no kind is set."""
     field = msg.WhichOneof("kind")
     if field is None:
@@ -97,10 +101,10 @@ def action_from_proto(msg: game_pb2.Action) -> dict[str, Any]:
     d: dict[str, Any] = {"kind": kind}
     for name in ACTION_FIELDS[kind][1]:
         d[name] = getattr(sub, name)
-    return d
+    return cast(Action, d)
 
 
-def actions_to_proto(actions: list[Any]) -> list[game_pb2.Action]:
+def actions_to_proto(actions: Sequence[object]) -> list[game_pb2.Action]:
     """A list of engine actions -> `Action` messages, order kept."""
     return [action_to_proto(a) for a in actions]
 
@@ -108,7 +112,7 @@ def actions_to_proto(actions: list[Any]) -> list[game_pb2.Action]:
 # --- generic dict <-> message ---------------------------------------------------
 
 
-def parse(d: dict[str, Any], msg_cls: type[M]) -> M:
+def parse(d: Mapping[str, object], msg_cls: type[M]) -> M:
     """Dict with proto field names -> message; unknown keys are an error (catches drift)."""
     try:
         return dict_to_message(d, msg_cls)
@@ -116,7 +120,7 @@ def parse(d: dict[str, Any], msg_cls: type[M]) -> M:
         raise WireError(f"cannot read {msg_cls.DESCRIPTOR.name}: {exc}") from None
 
 
-def parse_into(d: dict[str, Any], msg: Message) -> None:
+def parse_into(d: Mapping[str, object], msg: Message) -> None:
     """`parse` written into the empty ``msg`` (a field of a response), which then needs no
     copy: the fast path is the constructor's own (``__init__`` with the same keywords),
     so the bytes are those of ``parse``'s message (map entries in the same order)."""
@@ -141,37 +145,37 @@ def to_dict(msg: Message) -> dict[str, Any]:
 # --- the engine's data, one function per shape -----------------------------------------
 
 
-def config_to_proto(d: dict[str, Any]) -> game_pb2.GameConfig:
+def config_to_proto(d: Mapping[str, object]) -> game_pb2.GameConfig:
     """GameConfig dict -> message."""
     return parse(d, game_pb2.GameConfig)
 
 
-def config_from_proto(msg: game_pb2.GameConfig) -> dict[str, Any]:
+def config_from_proto(msg: game_pb2.GameConfig) -> GameConfig:
     """GameConfig message -> dict (ruleset defaults to "dd-1" when empty)."""
     d = to_dict(msg)
     d["ruleset"] = d.get("ruleset") or "dd-1"
-    return d
+    return cast(GameConfig, d)
 
 
-def observation_to_proto(d: dict[str, Any]) -> game_pb2.Observation:
+def observation_to_proto(d: Mapping[str, object]) -> game_pb2.Observation:
     """Observation dict -> message."""
     return parse(d, game_pb2.Observation)
 
 
-def observation_from_proto(msg: game_pb2.Observation) -> dict[str, Any]:
+def observation_from_proto(msg: game_pb2.Observation) -> Observation:
     """Observation message -> dict (as `State.observation` returns it)."""
-    return to_dict(msg)
+    return cast(Observation, to_dict(msg))
 
 
 _EVENT_LISTS = ("cards", "ranks")
 
 
-def event_to_proto(d: dict[str, Any]) -> game_pb2.Event:
+def event_to_proto(d: Mapping[str, object]) -> game_pb2.Event:
     """Event dict -> message."""
     return parse(d, game_pb2.Event)
 
 
-def event_from_proto(msg: game_pb2.Event) -> dict[str, Any]:
+def event_from_proto(msg: game_pb2.Event) -> Event:
     """Event message -> flat dict with only the keys its kind uses.
 
     Scalars have explicit presence so they survive even when 0; repeated fields
@@ -181,15 +185,17 @@ def event_from_proto(msg: game_pb2.Event) -> dict[str, Any]:
     for key in _EVENT_LISTS:
         if not d.get(key):
             d.pop(key, None)
-    return d
+    return cast(Event, d)
 
 
-def events_to_proto(events: list[dict[str, Any]]) -> list[game_pb2.Event]:
+def events_to_proto(events: Sequence[Mapping[str, object]]) -> list[game_pb2.Event]:
     """A list of event dicts -> messages."""
     return [event_to_proto(e) for e in events]
 
 
-def events_into(events: list[dict[str, Any]], field: Any) -> None:
+def events_into(
+    events: Sequence[Mapping[str, object]], field: RepeatedCompositeFieldContainer[game_pb2.Event]
+) -> None:
     """`events_to_proto` appended to a repeated ``field``, each built in its element by the
     constructor's own path (``add`` with the same keywords: the same bytes), where an
     extend would copy every message it is given."""
@@ -205,21 +211,21 @@ def events_into(events: list[dict[str, Any]], field: Any) -> None:
         field.append(event_to_proto(d))
 
 
-def result_to_proto(d: dict[str, Any]) -> game_pb2.Result:
+def result_to_proto(d: Mapping[str, object]) -> game_pb2.Result:
     """Result dict -> message."""
     return parse(d, game_pb2.Result)
 
 
-def result_from_proto(msg: game_pb2.Result) -> dict[str, Any]:
+def result_from_proto(msg: game_pb2.Result) -> Result:
     """Result message -> dict."""
-    return to_dict(msg)
+    return cast(Result, to_dict(msg))
 
 
 # The kinds of a record entry / replay decision: the oneof `entry` of both messages.
 ENTRY_KINDS = ("action", "fault", "forfeit")
 
 
-def set_entry(msg: game_pb2.RecordEntry | game_pb2.ReplayDecision, d: dict[str, Any]) -> None:
+def set_entry(msg: game_pb2.RecordEntry | game_pb2.ReplayDecision, d: Mapping[str, Any]) -> None:
     """Fill the oneof `entry` of a record entry or replay decision from its dict.
 
     Records and replays store the same three kinds of entry; one converter keeps
@@ -235,7 +241,7 @@ def set_entry(msg: game_pb2.RecordEntry | game_pb2.ReplayDecision, d: dict[str, 
         raise WireError(f"a record entry needs 'action', 'fault' or 'forfeit': {d!r}")
 
 
-def entry_to_proto(d: dict[str, Any]) -> game_pb2.RecordEntry:
+def entry_to_proto(d: Mapping[str, Any]) -> game_pb2.RecordEntry:
     """Record entry dict (action / fault / forfeit) -> message."""
     msg = game_pb2.RecordEntry(seat=d["seat"])
     set_entry(msg, d)
@@ -254,7 +260,7 @@ def entry_from_proto(msg: game_pb2.RecordEntry | game_pb2.ReplayDecision) -> dic
     raise WireError(f"record entry of seat {msg.seat} has no action, fault or forfeit")
 
 
-def record_to_proto(d: dict[str, Any]) -> game_pb2.Record:
+def record_to_proto(d: Mapping[str, Any]) -> game_pb2.Record:
     """Record dict -> message."""
     try:
         plain = {k: v for k, v in d.items() if k not in ("cave", "entries")}

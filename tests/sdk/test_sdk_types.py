@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import typing
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -40,3 +43,37 @@ def test_an_observation_has_every_required_key() -> None:
     obs = wire.observation_from_proto(wire.observation_to_proto(state.observation(0)))
     assert types.Observation.__required_keys__ <= set(obs)
     assert set(obs) <= set(typing.get_type_hints(types.Observation))
+
+
+# The rules core may not import the SDK, so it declares the same shapes itself
+# (engine/rules/shapes.py); engine name -> the SDK's name.
+ENGINE_SHAPES = {name: name for name in SHAPES if name != "GameConfig"} | {"Config": "GameConfig"}
+
+
+def _engine_shapes() -> ModuleType:
+    """engine/rules/shapes.py as written: the compiled build's module keeps no generic
+    annotations (mypyc erases list[Card] to list), and the declarations are what mypy reads."""
+    path = Path(__file__).resolve().parents[2] / "engine" / "rules" / "shapes.py"
+    spec = importlib.util.spec_from_file_location("engine_rules_shapes_source", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _plain(hint: object) -> str:
+    """A type hint written without the module its TypedDicts come from."""
+    return str(hint).replace("engine_rules_shapes_source.", "").replace("digdown.types.", "")
+
+
+@pytest.mark.parametrize("engine_name", sorted(ENGINE_SHAPES))
+def test_the_engine_declares_the_sdk_s_shapes(engine_name: str) -> None:
+    ours = getattr(_engine_shapes(), engine_name)
+    theirs = getattr(types, ENGINE_SHAPES[engine_name])
+    our_hints = typing.get_type_hints(ours, include_extras=True)
+    their_hints = typing.get_type_hints(theirs, include_extras=True)
+    assert sorted(our_hints) == sorted(their_hints)
+    assert {k: _plain(h) for k, h in our_hints.items()} == {
+        k: _plain(h) for k, h in their_hints.items()
+    }
+    assert ours.__optional_keys__ == theirs.__optional_keys__
