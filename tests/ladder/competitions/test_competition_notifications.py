@@ -183,3 +183,30 @@ def test_a_competition_without_enough_finalists_tells_why(
     assert told.subject == "Empty Cup: the final's result"
     assert "finished without a final result: fewer finalists than the final needs" in told.body
     assert "- solo: did not play the final" in told.body
+    # It never had a final: no one is told that one started (after its result).
+    assert not Delivery.objects.filter(user=lone, key__endswith=":phase:final").exists()
+
+
+def test_a_private_tournament_without_a_final_never_says_it_started(
+    make_user: Any, make_bot: Any, smtp: SmtpSink
+) -> None:
+    """Started with one playable bot, it ends at once: its owner hears the result only, not
+    "the final has started" after it (the message that used to follow the result)."""
+    owner = _author(make_user, "host")
+    c = services.private_tournament_create(
+        user=owner,
+        name="Alone",
+        bot_ids=[make_bot(owner, "only").pk],
+        format="round_robin",
+        ladder="dd-1",
+        min_deals=1,
+    )
+    c = services.private_tournament_start(user=owner, competition_id=c.pk)
+    assert c.phase == Phase.FINISHED
+    told = Delivery.objects.filter(user=owner, kind__startswith="competition_")
+    assert list(told.values_list("kind", "key")) == [
+        (Kind.COMPETITION_RESULT, f"competition:{c.pk}:result")
+    ]
+    assert _send_all() == ["sent"]
+    [mail] = smtp.wait_for(1)
+    assert mail.message["Subject"] == "[Digging Down Ladder] Alone: the final's result"
