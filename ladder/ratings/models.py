@@ -145,6 +145,13 @@ class SeasonStanding(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["season", "bot"], name="seasonstanding_unique"),
         ]
+        indexes = [
+            # The table in its order: a page is a range of this index (``SeasonTable``),
+            # not a sort of the season's every row and a join of every row above it.
+            models.Index(
+                fields=["season", "official_position", "bot"], name="seasonstanding_order_idx"
+            ),
+        ]
 
 
 class RatingChange(models.Model):

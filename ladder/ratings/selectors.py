@@ -49,6 +49,7 @@ from ladder.ratings.services import provisional_games, provisional_sigma, season
 
 __all__ = [
     "LineageRow",
+    "SeasonTable",
     "Uncertainty",
     "bot_ladder_positions",
     "bot_ladder_standings",
@@ -61,6 +62,7 @@ __all__ = [
     "season_get",
     "season_list",
     "season_standings",
+    "season_table",
 ]
 
 
@@ -181,7 +183,68 @@ def season_get(
 def season_standings(*, season: Season) -> QuerySet[SeasonStanding]:
     """A finished season's final table in its official order (the batch ML fit), with the
     bots and their owners."""
-    return SeasonStanding.objects.filter(season=season).select_related("bot__owner")
+    return (
+        SeasonStanding.objects.filter(season=season)
+        .select_related("bot__owner")
+        .order_by("official_position", "bot_id")
+    )
+
+
+class SeasonTable:
+    """A finished season's final table as a paginator reads it (``len``/``count`` and
+    slices), each slice in two index reads whatever its depth: the position and bot of
+    the row where it starts, an index-only range of ``seasonstanding_order_idx``, then
+    that page's rows from there with their bots and owners (a primary-key join each).
+
+    An OFFSET on ``season_standings`` joined every row above the page to its bot and
+    owner before discarding it: the last page of a 10,000-bot season cost 10,000
+    joins. Positions may skip numbers (``rerate`` leaves out bots that did not play),
+    so a page is found by its first row, not computed from its number."""
+
+    ordered = True  # for the paginator
+
+    def __init__(self, season: Season) -> None:
+        self.season = season
+        self._count: int | None = None
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = SeasonStanding.objects.filter(season=self.season).count()
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index: slice) -> list[SeasonStanding]:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("SeasonTable is read by slices")
+        start, stop = index.start or 0, index.stop
+        if start < 0 or stop is None or stop < 0:
+            return list(season_standings(season=self.season)[index])
+        if stop <= start:
+            return []
+        rows = season_standings(season=self.season)
+        if start:
+            first = (
+                SeasonStanding.objects.filter(season=self.season)
+                .order_by("official_position", "bot_id")
+                .values_list("official_position", "bot_id")[start : start + 1]
+            )
+            found = list(first)
+            if not found:
+                return []
+            position, bot_id = found[0]
+            # The range starts at the index (its condition); ties on a position (none
+            # are written) are ordered by bot, those before the page's first row left out.
+            rows = rows.filter(official_position__gte=position).exclude(
+                official_position=position, bot_id__lt=bot_id
+            )
+        return list(rows[: stop - start])
+
+
+def season_table(*, season: Season) -> SeasonTable:
+    """A finished season's final table for a paginator (``SeasonTable``)."""
+    return SeasonTable(season)
 
 
 @dataclass(frozen=True)
