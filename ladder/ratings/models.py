@@ -144,12 +144,11 @@ class SeasonStanding(models.Model):
         ordering = ["season", "official_position"]
         constraints = [
             models.UniqueConstraint(fields=["season", "bot"], name="seasonstanding_unique"),
-        ]
-        indexes = [
-            # The table in its order: a page is a range of this index (``SeasonTable``),
-            # not a sort of the season's every row and a join of every row above it.
-            models.Index(
-                fields=["season", "official_position", "bot"], name="seasonstanding_order_idx"
+            # The table in its order (one bot a place): a page is a range of this index
+            # (``SeasonTable``), not a sort of the season's every row and a join of every
+            # row above it.
+            models.UniqueConstraint(
+                fields=["season", "official_position"], name="seasonstanding_position_unique"
             ),
         ]
 

@@ -183,63 +183,75 @@ def season_get(
 def season_standings(*, season: Season) -> QuerySet[SeasonStanding]:
     """A finished season's final table in its official order (the batch ML fit), with the
     bots and their owners."""
+    # The page's bots and owners by primary key (two small queries): joined, the planner
+    # hashed every bot of the ladder to show a page of them.
     return (
         SeasonStanding.objects.filter(season=season)
-        .select_related("bot__owner")
-        .order_by("official_position", "bot_id")
+        .prefetch_related("bot__owner")
+        .order_by("official_position")
     )
 
 
 class SeasonTable:
     """A finished season's final table as a paginator reads it (``len``/``count`` and
-    slices), each slice in two index reads whatever its depth: the position and bot of
-    the row where it starts, an index-only range of ``seasonstanding_order_idx``, then
-    that page's rows from there with their bots and owners (a primary-key join each).
+    slices): each page a range of the (season, position) unique index, then its bots and
+    owners by primary key (``season_standings``' prefetch), whatever its depth.
 
-    An OFFSET on ``season_standings`` joined every row above the page to its bot and
-    owner before discarding it: the last page of a 10,000-bot season cost 10,000
-    joins. Positions may skip numbers (``rerate`` leaves out bots that did not play),
-    so a page is found by its first row, not computed from its number."""
+    Positions are unique in a season. Where they run 1..n without a gap (what
+    ``season_close`` writes: its highest is the count), the ``k``-th row is at position
+    ``k + 1`` and a page is that range alone. ``rerate`` leaves out bots that did not
+    play, so its positions may skip numbers: then the row where a page starts is found
+    first on the index alone (an index-only range up to it), and the page read from
+    there. The page this replaced, an OFFSET over the table joined to bots and owners,
+    sorted and joined the season's every row to show 100 of them."""
 
     ordered = True  # for the paginator
 
     def __init__(self, season: Season) -> None:
         self.season = season
         self._count: int | None = None
+        self._dense: bool | None = None
+
+    def _rows(self) -> QuerySet[SeasonStanding]:
+        return SeasonStanding.objects.filter(season=self.season)
 
     def count(self) -> int:
         if self._count is None:
-            self._count = SeasonStanding.objects.filter(season=self.season).count()
+            self._count = self._rows().count()
         return self._count
 
     def __len__(self) -> int:
         return self.count()
 
+    def dense(self) -> bool:
+        """Whether the positions run 1..n (their highest is the count: they are unique)."""
+        if self._dense is None:
+            top = (
+                self._rows()
+                .order_by("-official_position")
+                .values_list("official_position", flat=True)[:1]
+            )
+            self._dense = list(top) == [self.count()] or self.count() == 0
+        return self._dense
+
     def __getitem__(self, index: slice) -> list[SeasonStanding]:
         if not isinstance(index, slice) or index.step not in (None, 1):
             raise TypeError("SeasonTable is read by slices")
         start, stop = index.start or 0, index.stop
+        rows = season_standings(season=self.season)
         if start < 0 or stop is None or stop < 0:
-            return list(season_standings(season=self.season)[index])
+            return list(rows[index])
         if stop <= start:
             return []
-        rows = season_standings(season=self.season)
-        if start:
-            first = (
-                SeasonStanding.objects.filter(season=self.season)
-                .order_by("official_position", "bot_id")
-                .values_list("official_position", "bot_id")[start : start + 1]
-            )
-            found = list(first)
-            if not found:
-                return []
-            position, bot_id = found[0]
-            # The range starts at the index (its condition); ties on a position (none
-            # are written) are ordered by bot, those before the page's first row left out.
-            rows = rows.filter(official_position__gte=position).exclude(
-                official_position=position, bot_id__lt=bot_id
-            )
-        return list(rows[: stop - start])
+        if not start:
+            return list(rows[:stop])
+        if self.dense():
+            return list(rows.filter(official_position__gt=start, official_position__lte=stop))
+        at = self._rows().order_by("official_position")
+        found = list(at.values_list("official_position", flat=True)[start : start + 1])
+        if not found:
+            return []
+        return list(rows.filter(official_position__gte=found[0])[: stop - start])
 
 
 def season_table(*, season: Season) -> SeasonTable:

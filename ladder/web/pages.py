@@ -151,6 +151,7 @@ def board_page(
 
 
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
+SEASON_TABLE_PAGE = 100  # lines of a finished season's table a page
 
 
 @cached_for_anonymous
@@ -178,7 +179,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     if season.ended_at is not None:
         # Its table alone (the live board is not read): a page is two index reads.
         table: Any = rating_selectors.season_table(season=season)
-        context["season_table"] = Paginator(table, 100).get_page(request.GET.get("page"))
+        context["season_table"] = Paginator(table, SEASON_TABLE_PAGE).get_page(
+            request.GET.get("page")
+        )
     else:
         context.update(_live_board(request, ladder, f))
     context["recent"] = match_selectors.match_lines(

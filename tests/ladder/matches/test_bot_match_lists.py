@@ -102,30 +102,62 @@ def test_site_pages_of_a_bot_by_number(ladder: dict[str, Any]) -> None:
     assert [line.pk for page in pages for line in page] == ladder["mine"]
 
 
-def test_a_finished_seasons_table_page_by_page(ladder: dict[str, Any]) -> None:
-    """Pages of the table in official order, positions with gaps (``rerate`` skips bots
-    that did not play) and ties ordered by bot: the same rows as the whole table sliced."""
+@pytest.mark.parametrize("positions", [[1, 2, 3, 4, 5], [1, 2, 4, 5, 9]])
+def test_a_finished_seasons_table_page_by_page(
+    ladder: dict[str, Any], positions: list[int]
+) -> None:
+    """Pages of the table in official order, its positions 1..n (as a season's end writes
+    them) or with gaps (``rerate`` leaves out bots that did not play): the same rows as
+    the whole table sliced, over REST too."""
     season = Season.objects.create(
         ladder="dd-1", number=7, system="elo", started_at="2026-01-01T00:00Z",
         ended_at="2026-02-01T00:00Z",
     )  # fmt: skip
-    positions = [1, 2, 4, 4, 9]  # a gap, and a tie (none are written; still ordered)
-    for bot, position in zip(ladder["bots"], positions, strict=True):
+    for bot, position in zip(reversed(ladder["bots"]), positions, strict=True):
         SeasonStanding.objects.create(
             season=season, bot=bot, rating=1500, sigma=10, score=1400, games=3, wins=1,
             official_rating=1500, official_sigma=5, official_position=position,
         )  # fmt: skip
-    whole = list(rating_selectors.season_standings(season=season).values_list("pk", flat=True))
+    whole = list(rating_selectors.season_standings(season=season))
+    assert [s.official_position for s in whole] == positions
     table = rating_selectors.season_table(season=season)
-    assert len(table) == 5
+    assert len(table) == 5 and table.dense() == (positions[-1] == 5)
     for size in (1, 2, 3):
-        paged = [s.pk for i in range(0, 5, size) for s in table[i : i + size]]
-        assert paged == whole, size
+        paged = [s for i in range(0, 5, size) for s in table[i : i + size]]
+        assert [s.pk for s in paged] == [s.pk for s in whole], size
+        assert [s.bot.owner.username for s in paged] == [s.bot.owner.username for s in whole]
     assert table[5:10] == [] and table[2:2] == []
     api = APIClient()
     r = api.get("/api/v1/seasons/7/standings/?ladder=dd-1&page=2&page_size=2").json()
     assert r["count"] == 5
-    assert [row["bot_id"] for row in r["results"]] == [
-        SeasonStanding.objects.get(pk=pk).bot_id for pk in whole[2:4]
-    ]
-    assert [row["position"] for row in r["results"]] == [4, 4]
+    assert [row["bot_id"] for row in r["results"]] == [s.bot_id for s in whole[2:4]]
+    assert [row["position"] for row in r["results"]] == positions[2:4]
+    assert [row["owner"] for row in r["results"]] == [s.bot.owner.username for s in whole[2:4]]
+
+
+def test_the_season_page_shows_its_table_a_page_at_a_time(
+    ladder: dict[str, Any], client: Any, monkeypatch: Any
+) -> None:
+    """The leaderboard's ``?season=`` of a finished season: its table, 100 lines a page
+    with links to the others (it had none: past the first 100 a table was out of reach)."""
+    import ladder.web.pages as pages
+
+    season = Season.objects.create(
+        ladder="dd-1", number=3, system="elo", started_at="2026-01-01T00:00Z",
+        ended_at="2026-02-01T00:00Z",
+    )  # fmt: skip
+    for n, bot in enumerate(ladder["bots"], start=1):
+        SeasonStanding.objects.create(
+            season=season, bot=bot, rating=1500, sigma=10, score=1400, games=3, wins=1,
+            official_rating=1600 - n, official_sigma=5, official_position=n,
+        )  # fmt: skip
+    html = client.get("/?season=3").content.decode()
+    assert 'id="season-table"' in html and 'id="leaderboard"' not in html
+    assert html.index(">bot0<") < html.index(">bot4<")
+    assert 'aria-label="Season table pages"' not in html  # one page
+    monkeypatch.setattr(pages, "SEASON_TABLE_PAGE", 2)
+    html = client.get("/?season=3&page=2").content.decode()
+    assert 'aria-label="Season table pages"' in html and "Page 2 of 3" in html
+    table = html[html.index('id="season-table"') : html.index("</table>")]
+    shown = [f">bot{i}<" in table for i in range(5)]
+    assert shown == [False, False, True, True, False]
