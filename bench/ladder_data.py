@@ -454,9 +454,9 @@ def ensure(*, bots: int, matches: int, seed: int = 20260501, force: bool = False
     if not force and have == (bots, matches) and RatingChange.objects.exists():
         finished_season()
         return describe()
-    data = build(bots=bots, matches=matches, seed=seed)
+    build(bots=bots, matches=matches, seed=seed)
     finished_season()
-    return data
+    return describe()
 
 
 def finished_season() -> int:

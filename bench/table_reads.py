@@ -6,9 +6,10 @@ execution time and pages touched, old query shape against new, at any ladder siz
 
 Not a test. On the data set of ``bench/ladder_data.py`` (built when the database
 does not hold that size; ``finished_season`` adds a finished season's table) each
-query is run under ``EXPLAIN (ANALYZE, BUFFERS)`` ``--rounds`` times: the median
-execution time the server reports, and the shared buffers (8 KiB pages) the plan
-touched, a count the machine's load does not move. Run it at two sizes (say 50,000
+statement it runs is run under ``EXPLAIN (ANALYZE, BUFFERS)`` ``--rounds`` times:
+the median execution time the server reports, the shared buffers (8 KiB pages) the
+plans touched and the rows their scans returned (what they walked), two counts the
+machine's load does not move. Run it at two sizes (say 50,000
 and 200,000 matches) to see which reads grow with the ladder's history:
 
 - a bot's matches from the middle of its list, 51 rows (a page and the next one's
@@ -16,8 +17,13 @@ and 200,000 matches) to see which reads grow with the ladder's history:
   planner walked the match table backwards and probed each match), against the new
   one, a range of the bot's seats' (bot, match) index (``bot_selectors``);
 - a finished season's last page of 100: an OFFSET over the table joined to bots and
-  owners (the old page) against ``SeasonTable``'s seek (the row where the page starts
-  on the (season, position) index alone, then the page from there).
+  owners (the old page) against ``SeasonTable`` (a range of the (season, position)
+  index, then the page's bots and owners by key), and the table's count that both
+  pages need (bounded by the bots, not the matches).
+
+A bot's page of matches, old and new, also reads the open matches' index once (the
+reveal rule of a list's seeds: ``selectors._revealed``): about 1,100 of the rows
+scanned at the data set's 1,100 queued and running matches, the same in both.
 
 The plan's top node is printed with ``--plans``.
 """
@@ -62,10 +68,20 @@ def _captured(read: Callable[[], Any]) -> list[tuple[str, Any]]:
     return statements
 
 
-def _explain(statements: list[tuple[str, Any]]) -> tuple[float, int, str]:
-    """Execution ms and shared buffers touched, summed over the statements, and their
-    plans (node, index, actual rows)."""
-    total_ms, total_buffers, plans = 0.0, 0, []
+SCANS = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan")
+
+
+def _scanned(node: dict[str, Any]) -> int:
+    """Rows the plan's scans returned (times their loops): what it walked."""
+    own = node.get("Actual Rows", 0) * node.get("Actual Loops", 1)
+    here = int(own) if node["Node Type"] in SCANS else 0
+    return here + sum(_scanned(child) for child in node.get("Plans", []))
+
+
+def _explain(statements: list[tuple[str, Any]]) -> tuple[float, int, int, str]:
+    """Execution ms, shared buffers touched and rows scanned, summed over the
+    statements, and their plans (node, index, actual rows)."""
+    total_ms, total_buffers, scanned, plans = 0.0, 0, 0, []
     for sql, params in statements:
         with connection.cursor() as cur:
             cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
@@ -74,6 +90,7 @@ def _explain(statements: list[tuple[str, Any]]) -> tuple[float, int, str]:
         plan = doc[0]["Plan"]
         total_ms += float(doc[0]["Execution Time"])
         total_buffers += plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
+        scanned += _scanned(plan)
 
         def walk(node: dict[str, Any], depth: int = 0) -> list[str]:
             index = f" using {node['Index Name']}" if "Index Name" in node else ""
@@ -81,7 +98,7 @@ def _explain(statements: list[tuple[str, Any]]) -> tuple[float, int, str]:
             return [line] + [x for c in node.get("Plans", []) for x in walk(c, depth + 1)]
 
         plans.append("\n".join(walk(plan)))
-    return total_ms, int(total_buffers), "\n--\n".join(plans)
+    return total_ms, int(total_buffers), scanned, "\n--\n".join(plans)
 
 
 def _middle(bot_id: int) -> int:
@@ -121,6 +138,10 @@ def reads(data: Any) -> dict[str, Callable[[], Any]]:
         lambda qs: list(qs[last : last + 100]), joined.order_by("official_position")
     )
     table = season_table(season=season)
+    out["season table: its count (the paginator's, once a page)"] = lambda: season_table(
+        season=season
+    ).count()
+    table.count()  # counted by the line above: the page's own statements below
     out["season table, last page: new (SeasonTable)"] = lambda: table[last : last + 100]
     return out
 
@@ -141,17 +162,18 @@ def main(argv: list[str] | None = None) -> None:
         results[name] = {
             "exec_ms_p50": round(statistics.median(r[0] for r in runs), 3),
             "buffers": runs[-1][1],
+            "rows_scanned": runs[-1][2],
         }
         if args.plans:
-            results[name]["plan"] = runs[-1][2]
+            results[name]["plan"] = runs[-1][3]
     report = {"data": vars(data), "load": os.getloadavg()[0], "results": results}
     if args.json:
         print(json.dumps(report, indent=2))
         return
     print(f"{data.bots} bots, {data.matches} matches; {args.rounds} runs each, server-side")
-    print(f"{'read':<66} {'exec ms p50':>12} {'buffers':>8}")
+    print(f"{'read':<66} {'exec ms p50':>12} {'buffers':>8} {'scanned':>8}")
     for name, r in results.items():
-        print(f"{name:<66} {r['exec_ms_p50']:>12.3f} {r['buffers']:>8}")
+        print(f"{name:<66} {r['exec_ms_p50']:>12.3f} {r['buffers']:>8} {r['rows_scanned']:>8}")
         if args.plans:
             print("    " + r["plan"].replace("\n", "\n    "))
     print(f"load average: {report['load']:.1f} on {os.cpu_count()} cpus")
