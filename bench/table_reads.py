@@ -125,10 +125,7 @@ def reads(data: Any) -> dict[str, Callable[[], Any]]:
         )
         seats = bot_match_seats(bot_id=bot).filter(match_id__lt=before)
         out[f"bot matches, deep ({name}): new, a range of its seats"] = partial(
-            lambda qs: list(
-                match_list(seats=False).filter(pk__in=[r["match_id"] for r in qs[: PAGE + 1]])
-            ),
-            seats,
+            lambda qs: list(qs[: PAGE + 1]), seats
         )
     season = Season.objects.get(ladder=ladder_default().key, number=data.finished_season)
     n = SeasonStanding.objects.filter(season=season).count()

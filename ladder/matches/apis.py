@@ -280,7 +280,7 @@ class MatchListApi(APIView):
             bot_id=d["bot"], status=d["status"], tournament_id=d["tournament"], ladder=d["ladder"]
         )
         rows = paginator.paginate_queryset(seats, request, view=self) or []
-        page = bot_selectors.matches_in_order([row["match_id"] for row in rows])
+        page = bot_selectors.matches_of_seats(rows)
         data = MatchOutputSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)
 

@@ -10,8 +10,8 @@ history. Here a page is:
 - the site's lines (``BotMatchLines``): the page's seats joined to their matches,
   a deep page by number found first on the index alone (``_sought``);
 - the REST list (``bot_match_seats`` paginated by its cursor, then
-  ``matches_in_order``): the page's match ids read as a range of the index from
-  the cursor, then those matches by primary key;
+  ``matches_of_seats``): the page's seats read as a range of the index from the
+  cursor, each joined to its match by primary key, in one query;
 - the gRPC list (``bot_match_page``): the same range, from a page token.
 
 Each costs the page and, for a deep page by number, the bot's own seats above it:
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, prefetch_related_objects
 
 from ladder.common.compiled import SLICE, Compiled, marker
 from ladder.matches.models import Match, MatchSeat
@@ -32,8 +32,9 @@ from ladder.matches.selectors import (
     MatchLine,
     MatchLines,
     _match_lines,
+    _revealed,
     _sought,
-    match_list,
+    deal_siblings,
     with_seat_rows,
 )
 
@@ -42,7 +43,7 @@ __all__ = [
     "bot_match_count",
     "bot_match_page",
     "bot_match_seats",
-    "matches_in_order",
+    "matches_of_seats",
 ]
 
 
@@ -117,11 +118,13 @@ _MATCH_COUNT = Compiled(
 
 def bot_match_seats(
     *, bot_id: int, status: str = "", tournament_id: int | None = None, ladder: str = ""
-) -> QuerySet[Any, Any]:
-    """The bot's seats newest first as ``{"match_id": id}`` rows, for a keyset paginator
-    ordered by ``-match_id`` (a cursor's bound is a range of the (bot, match) index);
-    the match's own filters are checked on each match by primary key as the range is
-    read, so a page costs the bot's seats it passes, not the ladder's matches."""
+) -> QuerySet[MatchSeat]:
+    """The bot's seats newest first, each with its match as the match lists read it (its
+    result, tournament and deal joined, ``revealed``: ``matches_of_seats`` hands them
+    over), for a keyset paginator ordered by ``-match_id``: a cursor's bound is a range
+    of the (bot, match) index, each match joined by primary key as the range is read
+    (its own filters checked there), so a page costs the bot's seats it passes, not the
+    ladder's matches. One query for the page."""
     seats = MatchSeat.objects.filter(bot_id=bot_id)
     if status:
         seats = seats.filter(match__status=status)
@@ -129,16 +132,24 @@ def bot_match_seats(
         seats = seats.filter(match__tournament_id=tournament_id)
     if ladder:
         seats = seats.filter(match__ladder=ladder)
-    return seats.order_by("-match_id").values("match_id")
+    return (
+        seats.order_by("-match_id")
+        .select_related("match__result", "match__tournament", "match__deal")
+        .annotate(match_revealed=_revealed("match__"))
+    )
 
 
-def matches_in_order(match_ids: Sequence[int]) -> list[Match]:
-    """Those matches newest first as the match lists give them (``match_list``, seats as
-    rows: ``with_seat_rows``), read by primary key."""
-    if not match_ids:
-        return []
-    rows = list(match_list(seats=False).filter(pk__in=list(match_ids)))
-    return with_seat_rows(rows)
+def matches_of_seats(seats: Sequence[MatchSeat]) -> list[Match]:
+    """The matches of ``bot_match_seats``' seats, in their order, as the match lists give
+    them: ``revealed`` set, the deal's matches (one query, only when a match has a deal)
+    and the seats as rows (``with_seat_rows``, one query)."""
+    matches = []
+    for seat in seats:
+        match = seat.match
+        match.revealed = seat.match_revealed  # type: ignore[attr-defined]
+        matches.append(match)
+    prefetch_related_objects([m for m in matches if m.deal_id is not None], deal_siblings())
+    return with_seat_rows(matches)
 
 
 def bot_match_page(
@@ -150,6 +161,6 @@ def bot_match_page(
     seats = bot_match_seats(bot_id=bot_id, status=status)
     if before is not None:
         seats = seats.filter(match_id__lt=before)
-    ids = [row["match_id"] for row in seats[: size + 1]]
-    page = matches_in_order(ids[:size])
-    return page, (ids[size - 1] if len(ids) > size else None)
+    found = list(seats[: size + 1])
+    page = matches_of_seats(found[:size])
+    return page, (found[size - 1].match_id if len(found) > size else None)

@@ -55,14 +55,16 @@ NOT_FINISHED = "its seed and replay are shown once it has finished"
 _OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 
-def _revealed() -> ExpressionWrapper:
-    """SQL for ``match_reveal``'s rule: finished, and no open match deals from the same seed.
+def _revealed(via: str = "") -> ExpressionWrapper:
+    """SQL for ``match_reveal``'s rule: finished, and no open match deals from the same seed
+    (of the match the rows are, or, with ``via`` such as ``"match__"``, the one they name).
 
     The ``status`` index finds the open matches (few), so this costs little per row.
     """
-    twin_open = Match.objects.filter(seed=OuterRef("seed"), status__in=_OPEN)
+    twin_open = Match.objects.filter(seed=OuterRef(f"{via}seed"), status__in=_OPEN)
     return ExpressionWrapper(
-        Q(status=Match.Status.FINISHED) & ~Exists(twin_open), output_field=BooleanField()
+        Q(**{f"{via}status": Match.Status.FINISHED}) & ~Exists(twin_open),
+        output_field=BooleanField(),
     )
 
 
@@ -147,15 +149,20 @@ def match_reveal_get(*, match_id: int) -> MatchReveal:
     return match_reveal(match)
 
 
+def deal_siblings() -> Prefetch[Any, Any, Any]:
+    """The matches of a match's deal (``deal.matches.all``), by rotation: one query a page."""
+    siblings = Match.objects.order_by("deal_rotation").only(
+        "id", "deal_id", "deal_rotation", "status"
+    )
+    return Prefetch("deal__matches", queryset=siblings)
+
+
 def _with_seats(qs: QuerySet[Match], *, seats: bool = True) -> QuerySet[Match]:
     """Seats as ``seats_shown`` (unless ``seats`` is false: ``with_seat_rows`` gives a
     page its seats as rows); the result and tournament (a primary-key join each);
     the matches of its deal, if any (``deal.matches.all``: one query per page);
     ``revealed`` (``match_reveal`` answers without a query)."""
-    siblings = Match.objects.order_by("deal_rotation").only(
-        "id", "deal_id", "deal_rotation", "status"
-    )
-    prefetch: list[Prefetch[Any, Any, Any]] = [Prefetch("deal__matches", queryset=siblings)]
+    prefetch: list[Prefetch[Any, Any, Any]] = [deal_siblings()]
     if seats:
         prefetch.insert(0, Prefetch("seats", queryset=seats_shown()))
     return (

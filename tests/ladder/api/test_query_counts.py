@@ -35,7 +35,7 @@ BOUNDS = {
     "/api/v1/bots/{bot}/rating-history/": 2,
     "/api/v1/matches/": 2,
     "/api/v1/matches/?status=finished&page_size=3": 2,
-    "/api/v1/matches/?bot={bot}": 3,  # the page of its seats, its matches, their seats
+    "/api/v1/matches/?bot={bot}": 2,
     "/api/v1/matches/?tournament={cup}": 2,
     "/api/v1/matches/?ladder=dd-1&status=queued": 2,
     "/api/v1/matches/{match}/": 2,
