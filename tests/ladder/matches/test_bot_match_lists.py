@@ -84,6 +84,9 @@ def test_grpc_pages_of_a_bot_by_the_last_id(ladder: dict[str, Any]) -> None:
         page, before = bot_selectors.bot_match_page(bot_id=bot.pk, before=before, size=4)
         seen += [m.pk for m in page]
         assert all(len(m.seats.all()) == 2 for m in page)  # seats as rows, no query each
+        for m in page:  # the reveal rule's answer came with the row: the same as asked
+            fresh = Match.objects.get(pk=m.pk)
+            assert selectors.match_reveal(m) == selectors.match_reveal(fresh)
         if before is None:
             break
     assert seen == ladder["mine"]
