@@ -19,6 +19,7 @@ from django.db.models import (
     Count,
     F,
     IntegerField,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -215,23 +216,27 @@ class SeasonTable:
     def _rows(self) -> QuerySet[SeasonStanding]:
         return SeasonStanding.objects.filter(season=self.season)
 
+    def _measure(self) -> None:
+        """Its size and whether its positions run 1..n (they are unique: their highest
+        is the count), in one query."""
+        found = self._rows().aggregate(n=Count("*"), top=Max("official_position"))
+        self._count = int(found["n"])
+        self._dense = found["top"] in (None, self._count)
+
     def count(self) -> int:
         if self._count is None:
-            self._count = self._rows().count()
+            self._measure()
+        assert self._count is not None
         return self._count
 
     def __len__(self) -> int:
         return self.count()
 
     def dense(self) -> bool:
-        """Whether the positions run 1..n (their highest is the count: they are unique)."""
+        """Whether the positions run 1..n (what a season's end writes)."""
         if self._dense is None:
-            top = (
-                self._rows()
-                .order_by("-official_position")
-                .values_list("official_position", flat=True)[:1]
-            )
-            self._dense = list(top) == [self.count()] or self.count() == 0
+            self._measure()
+        assert self._dense is not None
         return self._dense
 
     def __getitem__(self, index: slice) -> list[SeasonStanding]:
