@@ -126,7 +126,10 @@ def main(argv: list[str] | None = None) -> None:
         "competitions (REST)": "/api/v1/competitions/",
         "competition detail (REST)": f"/api/v1/competitions/{c.pk}/",
         "competition entrants (REST)": f"/api/v1/competitions/{c.pk}/entries/",
-        "competition entrants, page 30 (REST)": f"/api/v1/competitions/{c.pk}/entries/?page=30",
+        "competition entrants, page 30 (REST)": (
+            # page 30 of 50 entries (the last page with fewer entrants: --quick's 200)
+            f"/api/v1/competitions/{c.pk}/entries/?page={min(30, -(-args.entrants // 50))}"
+        ),
         "competition page (web)": f"/competitions/{c.pk}/",
         "competition page, entrants page 15 (web)": f"/competitions/{c.pk}/?page=15",
     }

@@ -58,7 +58,7 @@ from ladder.ladders import ladder_default  # noqa: E402
 from ladder.matches.models import Match, MatchResult, MatchSeat  # noqa: E402
 from ladder.matches.opponents import opponent_tallies_from_seats  # noqa: E402
 from ladder.matches.tournament_tallies import tournament_tallies_from_seats  # noqa: E402
-from ladder.ratings.models import BotRating, RatingChange, Season  # noqa: E402
+from ladder.ratings.models import BotRating, RatingChange, Season, SeasonStanding  # noqa: E402
 from ladder.tournaments.models import Tournament  # noqa: E402
 
 TABLES = [
@@ -66,7 +66,7 @@ TABLES = [
     "matches_tournamentpairtally", "matches_tournamenttally", "matches_matchseat",
     "matches_matchresult", "matches_match",
     "matches_tournament_participants", "matches_tournament", "bots_botrating", "bots_botversion",
-    "bots_bot", "accounts_user", "ratings_season",
+    "bots_bot", "accounts_user", "ratings_season", "ratings_seasonstanding",
 ]  # fmt: skip
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 OPEN_MATCHES = {"queued": 1000, "running": 100, "errored": 500}
@@ -85,6 +85,10 @@ class DataSet:
     busiest_owner: str
     tournament: int
     largest_match: int
+    # A busy bot, not the busiest (the 20th by games): its deep match pages are timed too.
+    busy_bot: int = 0
+    # A finished season of the default ladder, with its final table (``finished_season``).
+    finished_season: int = 0
 
 
 def _defaults(table: str, columns: Sequence[str]) -> tuple[list[str], tuple[Any, ...]]:
@@ -428,7 +432,11 @@ def describe() -> DataSet:
         .values_list("match_id", flat=True)
         .first()
     )
+    by_games = BotRating.objects.order_by("-games", "bot_id").values_list("bot_id", flat=True)
+    finished = Season.objects.filter(ended_at__isnull=False).values_list("number", flat=True)
     return DataSet(
+        busy_bot=by_games[min(19, max(0, by_games.count() - 1))],
+        finished_season=finished.order_by("number").first() or 0,
         bots=Bot.objects.count(),
         matches=MatchResult.objects.count(),
         busiest_bot=busiest,
@@ -444,8 +452,50 @@ def ensure(*, bots: int, matches: int, seed: int = 20260501, force: bool = False
     have = (Bot.objects.count(), MatchResult.objects.count())
     # A data set from before the ledger was written is rebuilt: the bot pages read it.
     if not force and have == (bots, matches) and RatingChange.objects.exists():
+        finished_season()
         return describe()
-    return build(bots=bots, matches=matches, seed=seed)
+    build(bots=bots, matches=matches, seed=seed)
+    finished_season()
+    return describe()
+
+
+def finished_season() -> int:
+    """The number of a finished season of the default ladder with its final table, made
+    when there is none: season 1 ends where the data set's results end (its table is the
+    rating entries as they are, the official order by conservative rating: what
+    ``season_close`` writes, without the batch fit the benchmarks do not measure), and
+    season 2, empty, is the live one. The season-table reads are timed on it."""
+    key = ladder_default().key
+    found = Season.objects.filter(ladder=key, ended_at__isnull=False).order_by("number").first()
+    if found is not None:
+        return found.number
+    first = Season.objects.get(ladder=key, number=1)
+    last = RatingChange.objects.filter(ladder=key).order_by("-result_id").first()
+    ended = last.recorded_at if last is not None else EPOCH
+    entries = BotRating.objects.filter(ladder=key, games__gt=0).order_by("-score", "bot_id")
+    rows = entries.values_list("bot_id", "rating", "sigma", "score", "games", "wins")
+    with transaction.atomic():
+        _copy(
+            SeasonStanding._meta.db_table,
+            ["season_id", "bot_id", "rating", "sigma", "score", "games", "wins",
+             "official_rating", "official_sigma", "official_position"],
+            (
+                (first.pk, b, rating, sigma, score, games, wins, rating, sigma, n)
+                for n, (b, rating, sigma, score, games, wins) in enumerate(rows, start=1)
+            ),
+        )  # fmt: skip
+        first.ended_at = ended
+        first.save(update_fields=["ended_at"])
+        Season.objects.create(
+            ladder=key,
+            number=2,
+            system=first.system,
+            after_result=last.result_id if last is not None else 0,
+            started_at=ended,
+        )
+    with connection.cursor() as cur:
+        cur.execute(f"ANALYZE {SeasonStanding._meta.db_table}")
+    return first.number
 
 
 def main(argv: list[str] | None = None) -> None:

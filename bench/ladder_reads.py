@@ -73,9 +73,30 @@ def board_cursor(position: int) -> str:
     return keyset.Cursor(True, score, pk, position).encode()
 
 
+def bot_cursor(bot_id: int) -> str:
+    """The keyset cursor of a page halfway down ``bot_id``'s matches (newest first)."""
+    return cursor_before(_middle_match(bot_id))
+
+
+def _middle_match(bot_id: int) -> int:
+    from ladder.matches.models import MatchSeat
+
+    ids = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id")
+    n = ids.count()
+    return ids.values_list("match_id", flat=True)[n // 2] if n else 1
+
+
+def season_page(number: int) -> int:
+    """The last full page (50 a page) of a finished season's table."""
+    from ladder.ratings.models import SeasonStanding
+
+    return max(1, SeasonStanding.objects.filter(season__number=number).count() // 50)
+
+
 def rest_reads(data: DataSet) -> dict[str, str]:
     bot, cup, match = data.busiest_bot, data.tournament, data.largest_match
     deep = cursor_before(data.matches // 20)
+    season = data.finished_season
     return {
         "leaderboard": "/api/v1/leaderboard/",
         f"leaderboard page {DEEP_LEADERBOARD_PAGE}": (
@@ -97,6 +118,17 @@ def rest_reads(data: DataSet) -> dict[str, str]:
         "matches of the busiest, deep": (
             f"/api/v1/matches/?bot={bot}&cursor={cursor_before(data.matches // 2)}"
         ),
+        "matches of a busy bot (20th), deep": (
+            f"/api/v1/matches/?bot={data.busy_bot}&cursor={bot_cursor(data.busy_bot)}"
+        ),
+        "matches of the busiest, deep, finished": (
+            f"/api/v1/matches/?bot={bot}&status=finished&cursor={bot_cursor(bot)}"
+        ),
+        "season table (finished)": f"/api/v1/seasons/{season}/standings/",
+        "season table (finished), last page": (
+            f"/api/v1/seasons/{season}/standings/?page={season_page(season)}"
+        ),
+        "season table (live: the leaderboard)": "/api/v1/leaderboard/?page=100",
         "matches finished": "/api/v1/matches/?status=finished",
         "matches queued": "/api/v1/matches/?status=queued",
         "matches of a tournament": f"/api/v1/matches/?tournament={cup}",
@@ -167,6 +199,8 @@ def bench_grpc(
     server.start()
     md = [("authorization", f"Bearer {secret}")]
     busiest = f"bot-{data.busiest_bot:05d}"
+    busy = f"bot-{data.busy_bot:05d}"
+    busy_deep = str(_middle_match(data.busy_bot))
     first = Match.objects.order_by("-id").values_list("pk", flat=True)[0]
     queued_before = first
     deep_board = board_cursor(7450)
@@ -197,6 +231,12 @@ def bench_grpc(
                     lambda: stub.ListMatches(
                         pb.ListMatchesRequest(bot=busiest, page_token=str(data.matches // 2)),
                         timeout=10,
+                    ),
+                ),
+                "ListMatches (busy 20th, deep)": (
+                    "ListMatches",
+                    lambda: stub.ListMatches(
+                        pb.ListMatchesRequest(bot=busy, page_token=busy_deep), timeout=10
                     ),
                 ),
                 "GetTournament (2,000 bots)": (

@@ -178,6 +178,36 @@ BENCHES = [
         timeout_s=900,
     ),
     Bench(
+        "table_reads",
+        "table_reads.py",
+        "a bot's deep match page and a finished season's last page in the database: "
+        "execution time and pages touched, the old query shape against the new",
+        ["--rounds", "30"],
+        ["--bots", "8000", "--matches", "8000", "--rounds", "5"],
+        needs_pg=True,
+        timeout_s=900,
+    ),
+    Bench(
+        "competition_reads",
+        "competition_reads.py",
+        "competition list, detail, entries (first and deep page), GetCompetition and its "
+        "web page: a 2,000-entrant competition on 10,000 bots and 200,000 matches",
+        ["--rounds", "50"],
+        ["--bots", "8000", "--matches", "8000", "--entrants", "200", "--rounds", "5"],
+        needs_pg=True,
+        timeout_s=900,
+    ),
+    Bench(
+        "competition_final",
+        "competition_final_bench.py",
+        "a final between bots of known strength, every format: games played, places "
+        "settled, whether the order found is the true one",
+        ["--bots", "16"],
+        ["--bots", "6", "--format", "round_robin", "--max-games", "300", "--resamples", "50"],
+        runs=1,
+        timeout_s=1800,
+    ),
+    Bench(
         "load",
         "load_bench.py",
         "leaderboard, bot, match and replay-timeline latency (p50/p95/p99) under a bounded "

@@ -81,13 +81,19 @@ def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
     ladder = ladder_default().key
     # Keyset links into the second half of the board, as its "Next" links make them.
     from ladder.common import keyset
-    from ladder.matches.selectors import bot_match_count
+    from ladder.matches.bot_selectors import bot_match_count
     from ladder.ratings.selectors import leaderboard_search
 
     board = list(leaderboard_search(include_inactive=True).values_list("score", "pk"))
     # The busiest bot's and the tournament's match lists, 20 lines a page (the pages'
     # MATCHES_PER_PAGE): a deep page by number is sought on the list's index.
     busiest_pages = max(1, -(-bot_match_count(bot_id=data.busiest_bot) // 20))
+    busy_pages = max(1, -(-bot_match_count(bot_id=data.busy_bot) // 20))
+    # A finished season's final table, 100 lines a page (the leaderboard's ?season=).
+    from ladder.ratings.models import SeasonStanding
+
+    season = data.finished_season
+    season_pages = max(1, -(-SeasonStanding.objects.filter(season__number=season).count() // 100))
     cup_pages = max(1, -(-Match.objects.filter(tournament_id=data.tournament).count() // 20))
     half = len(board) // 2
     cursors = [
@@ -109,6 +115,13 @@ def pages(data: Any, rng: random.Random) -> dict[str, Callable[[], str]]:
         "bot (busiest)": lambda: f"/bots/{data.busiest_bot}/",
         "bot (busiest), deep match page": lambda: (
             f"/bots/{data.busiest_bot}/?page={rng.randint(busiest_pages // 2, busiest_pages)}"
+        ),
+        "bot (busy 20th), deep match page": lambda: (
+            f"/bots/{data.busy_bot}/?page={rng.randint(busy_pages // 2, busy_pages)}"
+        ),
+        "season table (finished)": lambda: f"/?season={season}",
+        "season table (finished), deep page": lambda: (
+            f"/?season={season}&page={rng.randint(season_pages // 2, season_pages)}"
         ),
         "match": lambda: f"/matches/{rng.choice(match_ids)}/",
         "replay page": lambda: f"/replays/matches/{rng.choice(match_ids)}/",

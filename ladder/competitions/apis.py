@@ -16,7 +16,7 @@ from ladder.bots.apis import LADDER_HELP
 from ladder.common.fields import IdField
 from ladder.common.pagination import PagePagination
 from ladder.common.schema import ERRORS
-from ladder.competitions import selectors, services
+from ladder.competitions import following, selectors, services
 from ladder.competitions.final import Format
 from ladder.competitions.models import Competition
 
@@ -212,6 +212,43 @@ class CompetitionEntriesApi(APIView):
             bot_id=s.validated_data["bot"],
         )
         return Response(EntryOutputSerializer(entry).data, status=status.HTTP_201_CREATED)
+
+
+class FollowOutputSerializer(serializers.Serializer):
+    following = serializers.BooleanField(
+        help_text="told of its phases and result (e-mail, webhook: your notification choices)"
+    )
+
+
+class CompetitionFollowApi(APIView):
+    """Follow a public competition without entering it: you are told when entry opens,
+    when submissions freeze, when the final starts and its result, as its entrants are."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: FollowOutputSerializer, **ERRORS})
+    def get(self, request: Request, competition_id: int) -> Response:
+        followed = following.competition_followed(
+            user=request_user(request), competition_id=competition_id
+        )
+        return Response(FollowOutputSerializer({"following": followed}).data)
+
+    @extend_schema(
+        request=None, responses={201: FollowOutputSerializer, 200: FollowOutputSerializer, **ERRORS}
+    )
+    def post(self, request: Request, competition_id: int) -> Response:
+        new = following.competition_follow(
+            user=request_user(request), competition_id=competition_id
+        )
+        return Response(
+            FollowOutputSerializer({"following": True}).data,
+            status=status.HTTP_201_CREATED if new else status.HTTP_200_OK,
+        )
+
+    @extend_schema(responses={204: None, **ERRORS})
+    def delete(self, request: Request, competition_id: int) -> Response:
+        following.competition_unfollow(user=request_user(request), competition_id=competition_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CompetitionEntryApi(APIView):

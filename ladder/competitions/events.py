@@ -18,9 +18,11 @@ writes what is owed in the caller's transaction, keyed by the event
 
 Each owner is told in a savepoint of its own, and a failure there is logged,
 not raised: a bug in the telling never rolls back the competition's move (nor
-stops the other owners' messages). The notifications app has no subscribers of
-a competition (its choices are per kind), so the entrants' owners are who is
-told; an owner with several entries gets one message naming them all.
+stops the other owners' messages). Who is told: the entrants' owners (an owner
+with several entries gets one message naming them all) and the competition's
+followers (``following``: users with no entry, told the same news without one);
+a user who is both is told once, as an owner. Each then gets it by the channels
+they chose for its kind, with the kind's unsubscribe link.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections.abc import Callable
 from django.db import transaction
 
 from ladder.accounts.models import User
-from ladder.competitions.models import Competition, CompetitionEntry
+from ladder.competitions.models import Competition, CompetitionEntry, CompetitionFollower
 from ladder.notifications import events as told
 from ladder.notifications.events import EntryPlace
 
@@ -41,7 +43,9 @@ log = logging.getLogger("ladder.competitions.events")
 TOLD_PHASES = ("entry", "frozen", "final")
 
 
-def _by_owner(competition: Competition) -> dict[int, tuple[User, list[EntryPlace]]]:
+def _told(competition: Competition) -> dict[int, tuple[User, list[EntryPlace]]]:
+    """Everyone told of ``competition``'s news, by user id: each entrant's owner with their
+    entries, then each follower who owns none (with none)."""
     owners: dict[int, tuple[User, list[EntryPlace]]] = {}
     entries = (
         CompetitionEntry.objects.filter(competition=competition)
@@ -59,13 +63,16 @@ def _by_owner(competition: Competition) -> dict[int, tuple[User, list[EntryPlace
                 finalist=entry.finalist,
             )
         )
+    followers = CompetitionFollower.objects.filter(competition=competition).select_related("user")
+    for follower in followers.order_by("user_id"):
+        owners.setdefault(follower.user_id, (follower.user, []))
     return owners
 
 
 def _tell_each(competition: Competition, what: str, tell: Callable[..., object]) -> int:
-    """Call ``tell(owner=..., entries=...)`` for each owner, each in its own savepoint."""
+    """Call ``tell(owner=..., entries=...)`` for each user told, each in its own savepoint."""
     told_ = 0
-    for user_id, (owner, entries) in _by_owner(competition).items():
+    for user_id, (owner, entries) in _told(competition).items():
         try:
             with transaction.atomic():
                 tell(owner=owner, entries=entries)
@@ -78,7 +85,8 @@ def _tell_each(competition: Competition, what: str, tell: Callable[..., object])
 
 
 def phase_changed(competition: Competition, phase: str) -> None:
-    """``competition`` moved to ``phase`` (entry, frozen, final): tell each entrant's owner.
+    """``competition`` moved to ``phase`` (entry, frozen, final): tell each entrant's owner
+    and each follower.
 
     ``finished`` is told by ``final_finished``, with the places, not here.
     """
@@ -104,7 +112,7 @@ def phase_changed(competition: Competition, phase: str) -> None:
 
 def final_finished(competition: Competition) -> None:
     """``competition``'s final has its result (``competition.result``; entries' places):
-    tell each entrant's owner their places and the winner."""
+    tell each entrant's owner their places and the winner (a follower: the winner)."""
     log.info("competition %s (%s): final finished", competition.pk, competition.name)
     result = competition.result or {}
     places = result.get("places") or []

@@ -8,6 +8,7 @@
   bots invited to a private tournament (accepted by their owners).
 - ``FinalDeal``: one duplicate deal of the final, under the key the pure final
   (``ladder.competitions.final``) gave it, with its pair shares once recorded.
+- ``CompetitionFollower``: a user told of a competition's news without an entry in it.
 
 A private tournament is a ``Competition`` with ``private`` set: a user's own bots
 and invited ones, no entry window, a final started by its creator.
@@ -169,4 +170,22 @@ class FinalDeal(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(fields=["competition", "recorded"], name="finaldeal_open_idx"),
+        ]
+
+
+class CompetitionFollower(models.Model):
+    """A signed-in user who follows a public competition without (or before) entering it:
+    told its phases and its result as its entrants' owners are (``events``)."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="followers")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="competitions_followed"
+    )
+    followed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["competition", "user"], name="competitionfollower_unique"
+            ),
         ]

@@ -248,9 +248,9 @@ def competitions_tick(now: datetime | None = None) -> dict[str, list[int]]:
     for pk in due.filter(phase=Phase.FROZEN, final_starts_at__lte=now).values_list("pk", flat=True):
         with transaction.atomic():
             if _move(pk, Phase.FROZEN, Phase.FINAL, now):
-                _start_final(pk)
                 report["final"].append(pk)
-                _announce(pk, Phase.FINAL)
+                if _start_final(pk):
+                    _announce(pk, Phase.FINAL)
     running = Competition.objects.filter(phase=Phase.FINAL).values_list("pk", flat=True)
     for pk in list(running):
         if final_advance(competition_id=pk):
@@ -303,23 +303,26 @@ def _finalists(competition: Competition) -> list[CompetitionEntry]:
     return list(competition.entries.filter(finalist=True).order_by("seed", "pk"))
 
 
-def _start_final(competition_id: int) -> None:
-    """The final's first deals (or, with fewer than two finalists, the end)."""
+def _start_final(competition_id: int) -> bool:
+    """The final's first deals, True; or, with fewer finalists than the final needs, the
+    end (told with its result), False: then no one is told that a final started."""
     competition = Competition.objects.select_for_update().get(pk=competition_id)
     if len(_finalists(competition)) < max(
         2, competition.seats if competition.format != Format.GROUPS else 2
     ):
         competition.phase = Phase.FINISHED
-        competition.finished_at = timezone.now()
+        competition.phase_changed_at = competition.finished_at = timezone.now()
         competition.result = {
             "places": [], "coin_tosses": [], "settled_places": 0, "pairwise": [], "games": 0,
             "capped": False, "note": "fewer finalists than the final needs",
         }  # fmt: skip
-        competition.save(update_fields=["phase", "finished_at", "result"])
+        competition.save(update_fields=["phase", "phase_changed_at", "finished_at", "result"])
         log.warning("competition %s: too few finalists, finished without a final", competition.pk)
         _announce(competition.pk, Phase.FINISHED)
-        return
+        return False
     _step(competition)
+    # A final whose first step already settled it (told with its result) never started.
+    return competition.phase == Phase.FINAL
 
 
 def final_advance(*, competition_id: int) -> bool:
@@ -581,8 +584,9 @@ def private_tournament_start(*, user: User, competition_id: int) -> Competition:
         if _move(competition.pk, Phase.ENTRY, Phase.FROZEN, now):
             Competition.objects.filter(pk=competition.pk).update(freeze_at=now, final_starts_at=now)
             _freeze(competition.pk)
-            if _move(competition.pk, Phase.FROZEN, Phase.FINAL, now):
-                _start_final(competition.pk)
+            if _move(competition.pk, Phase.FROZEN, Phase.FINAL, now) and _start_final(
+                competition.pk
+            ):
                 _announce(competition.pk, Phase.FINAL)
     competition.refresh_from_db()
     return competition

@@ -22,6 +22,11 @@ urlpatterns = [
         name="competition-entry",
     ),
     path(
+        "competitions/<id:competition_id>/follow/",
+        apis.CompetitionFollowApi.as_view(),
+        name="competition-follow",
+    ),
+    path(
         "competitions/<id:competition_id>/invitations/",
         apis.CompetitionInvitationsApi.as_view(),
         name="competition-invitations",

@@ -36,7 +36,7 @@ from ladder.common.rest_parsers import BoundedJSONParser
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
-from ladder.matches import selectors, services
+from ladder.matches import bot_selectors, selectors, services
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.replays import replay_open
 from ladder.matches.spec import MatchSpec
@@ -230,6 +230,13 @@ def match_out(match: Match, request: Request) -> Any:
     return MatchOutputSerializer(match, context={"request": request}).data
 
 
+class BotMatchesPagination(NewestFirstPagination):
+    """``NewestFirstPagination`` over a bot's seats (``bot_selectors.bot_match_seats``):
+    ordered by their match id, so its cursors are the match list's own."""
+
+    ordering = "-match_id"
+
+
 class MatchListApi(APIView):
     """Matches newest first (filter by bot, status, tournament, ladder); request a challenge."""
 
@@ -263,6 +270,8 @@ class MatchListApi(APIView):
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)
         d = f.validated_data
+        if d["bot"] is not None:
+            return self._bot_page(request, d)
         qs = selectors.match_list(
             bot_id=d["bot"],
             status=d["status"],
@@ -272,6 +281,18 @@ class MatchListApi(APIView):
         )
         paginator = self.pagination_class()
         page = selectors.with_seat_rows(paginator.paginate_queryset(qs, request, view=self) or [])
+        data = MatchOutputSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(data)
+
+    def _bot_page(self, request: Request, d: dict[str, Any]) -> Response:
+        """One bot's matches: the page's ids a range of its seats' index from the cursor
+        (``bot_selectors``), then those matches; the cursor is the same as the list's."""
+        paginator = BotMatchesPagination()
+        seats = bot_selectors.bot_match_seats(
+            bot_id=d["bot"], status=d["status"], tournament_id=d["tournament"], ladder=d["ladder"]
+        )
+        rows = paginator.paginate_queryset(seats, request, view=self) or []
+        page = bot_selectors.matches_of_seats(rows)
         data = MatchOutputSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)
 

@@ -55,14 +55,16 @@ NOT_FINISHED = "its seed and replay are shown once it has finished"
 _OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 
-def _revealed() -> ExpressionWrapper:
-    """SQL for ``match_reveal``'s rule: finished, and no open match deals from the same seed.
+def _revealed(via: str = "") -> ExpressionWrapper:
+    """SQL for ``match_reveal``'s rule: finished, and no open match deals from the same seed
+    (of the match the rows are, or, with ``via`` such as ``"match__"``, the one they name).
 
     The ``status`` index finds the open matches (few), so this costs little per row.
     """
-    twin_open = Match.objects.filter(seed=OuterRef("seed"), status__in=_OPEN)
+    twin_open = Match.objects.filter(seed=OuterRef(f"{via}seed"), status__in=_OPEN)
     return ExpressionWrapper(
-        Q(status=Match.Status.FINISHED) & ~Exists(twin_open), output_field=BooleanField()
+        Q(**{f"{via}status": Match.Status.FINISHED}) & ~Exists(twin_open),
+        output_field=BooleanField(),
     )
 
 
@@ -147,15 +149,20 @@ def match_reveal_get(*, match_id: int) -> MatchReveal:
     return match_reveal(match)
 
 
+def deal_siblings() -> Prefetch[Any, Any, Any]:
+    """The matches of a match's deal (``deal.matches.all``), by rotation: one query a page."""
+    siblings = Match.objects.order_by("deal_rotation").only(
+        "id", "deal_id", "deal_rotation", "status"
+    )
+    return Prefetch("deal__matches", queryset=siblings)
+
+
 def _with_seats(qs: QuerySet[Match], *, seats: bool = True) -> QuerySet[Match]:
     """Seats as ``seats_shown`` (unless ``seats`` is false: ``with_seat_rows`` gives a
     page its seats as rows); the result and tournament (a primary-key join each);
     the matches of its deal, if any (``deal.matches.all``: one query per page);
     ``revealed`` (``match_reveal`` answers without a query)."""
-    siblings = Match.objects.order_by("deal_rotation").only(
-        "id", "deal_id", "deal_rotation", "status"
-    )
-    prefetch: list[Prefetch[Any, Any, Any]] = [Prefetch("deal__matches", queryset=siblings)]
+    prefetch: list[Prefetch[Any, Any, Any]] = [deal_siblings()]
     if seats:
         prefetch.insert(0, Prefetch("seats", queryset=seats_shown()))
     return (
@@ -488,57 +495,6 @@ def _lines_compiled(
     return Compiled(build, markers, sliced=True)
 
 
-def _bot_lines(bot_id: int, before: int | None = None) -> QuerySet[Any, Any]:
-    fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
-    seats = MatchSeat.objects.filter(bot_id=bot_id)
-    if before is not None:
-        seats = seats.filter(match_id__lt=before)
-    return seats.order_by("-match_id").values_list(*fields)[SLICE[0] : SLICE[0] + SLICE[1]]
-
-
-def _bot_match_ids(bot_id: int) -> QuerySet[Any, Any]:
-    seats = MatchSeat.objects.filter(bot_id=bot_id).order_by("-match_id").values_list("match_id")
-    return seats[SLICE[0] : SLICE[0] + SLICE[1]]
-
-
-_BOT_LINES = Compiled(_bot_lines, [marker(1)], sliced=True)
-"""A bot's seats newest first with their matches' ``LINE_FIELDS``, a page at a time."""
-
-_BOT_SEEK = (
-    Compiled(_bot_match_ids, [marker(1)], sliced=True),
-    Compiled(_bot_lines, [marker(1), marker(2)], sliced=True),
-)
-"""Where a deep page of a bot's matches starts (on the (bot, match) index alone), and the
-page after it."""
-
-
-class BotMatchLines(MatchLines):
-    """A bot's matches newest first as ``MatchLine``s: each slice reads the bot's seats on
-    the (bot, match) index joined to their matches, then those matches' seats (a deep
-    one sought on that index first, as ``MatchLines`` seeks); the count is
-    ``bot_match_count`` (an index count of its seats)."""
-
-    def __init__(self, bot_id: int) -> None:
-        self.bot_id = bot_id
-
-    def count(self) -> int:
-        return bot_match_count(bot_id=self.bot_id)
-
-    def __getitem__(self, index: slice) -> list[MatchLine]:
-        if not isinstance(index, slice):
-            raise TypeError("BotMatchLines is read by slices")
-        start, stop = index.start or 0, index.stop
-        if stop is None or index.step not in (None, 1) or start < 0 or stop < 0:
-            fields = ["match_id", *(f"match__{f}" for f in LINE_FIELDS[1:])]
-            seats = MatchSeat.objects.filter(bot_id=self.bot_id).order_by("-match_id")
-            return _match_lines(list(seats.values_list(*fields)[index]))
-        if stop <= start:
-            return []
-        if start:
-            return _sought(_BOT_SEEK, (self.bot_id,), start, stop - start)
-        return _match_lines(_BOT_LINES.rows(self.bot_id, offset=start, limit=stop - start))
-
-
 def bot_matches(*, bot_id: int, status: str = "", seats: bool = True) -> QuerySet[Match]:
     """Matches of one bot (the gRPC 'matches of a bot')."""
     return match_list(bot_id=bot_id, status=status, seats=seats)
@@ -643,24 +599,6 @@ _OPPONENTS = Compiled(
 )
 
 
-def bot_match_count(*, bot_id: int) -> int:
-    """How many matches the bot has a seat in (one index count, no join)."""
-    rows = _MATCH_COUNT.rows(bot_id)
-    return int(rows[0][0]) if rows else 0
-
-
-_MATCH_COUNT = Compiled(
-    lambda b: (
-        MatchSeat.objects.filter(bot_id=b)
-        .order_by()
-        .values("bot_id")
-        .annotate(n=Count("*"))  # on the (bot, match) index alone: no row read
-        .values_list("n")
-    ),
-    [marker(1)],
-)
-
-
 def match_replay_file(*, match_id: int) -> ReplayFile:
     """Where a match's replay is stored (``match_reveal``): NotFound when there is no
     match or no replay yet, Conflict while another match still plays its deal."""
@@ -684,7 +622,7 @@ def ladder_pulse() -> str:
     Pages that update themselves poll it and fetch themselves again only when it
     changes (``ladder/web/live.py``); every part is an indexed count or maximum.
     """
-    from django.db.models import Count, Max
+    from django.db.models import Max
 
     from ladder.matches.models import MatchResult
 

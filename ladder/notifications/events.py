@@ -147,6 +147,9 @@ class EntryPlace:
     finalist: bool = True
 
 
+_FOLLOWING = "You follow this competition (stop following it on its page)."
+
+
 def _when(at: datetime | None) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if at else "(no date)"
 
@@ -172,17 +175,20 @@ def competition_phase_changed(
     final_starts_at: datetime | None,
     entries: Sequence[EntryPlace],
 ) -> list[Delivery]:
-    """A competition the owner has bots in moved to ``phase`` (entry, frozen, final).
+    """A competition the owner has bots in (or follows: no ``entries``) moved to ``phase``
+    (entry, frozen, final).
 
     The end (``finished``) is told by ``competition_result``, with the places.
     """
     link = site_link("web:competition", competition_id)
-    bots = _names(entries)
+    # An owner is told their entry; a follower (no entry) why they are told.
+    yours = f"Your entry: {_names(entries)}." if entries else _FOLLOWING
     if phase == "entry":
         subject = f"{name}: entry is open"
-        body = (
-            f"Entry to {name} opened at {_when(changed_at)}. Your entry: {bots}.\n\n"
-            f"Submissions freeze at {_when(freeze_at)}; the final starts at "
+        body = f"Entry to {name} opened at {_when(changed_at)}. "
+        body += yours if entries else f"Enter a bot on its page. {_FOLLOWING}"
+        body += (
+            f"\n\nSubmissions freeze at {_when(freeze_at)}; the final starts at "
             f"{_when(final_starts_at)}."
         )
     elif phase == "frozen":
@@ -191,7 +197,7 @@ def competition_phase_changed(
         body = (
             f"Submissions to {name} froze at {_when(changed_at)}. The final plays each bot's "
             "version as it was at the freeze; versions uploaded later play on the ladder, "
-            f"not in the final.\n\nYour entry: {bots}."
+            f"not in the final.\n\n{yours}"
         )
         if out:
             body += f" Not in the final (qualification or no playable version): {', '.join(out)}."
@@ -199,7 +205,7 @@ def competition_phase_changed(
     elif phase == "final":
         subject = f"{name}: the final has started"
         body = (
-            f"The final of {name} started at {_when(changed_at)}. Your entry: {bots}.\n\n"
+            f"The final of {name} started at {_when(changed_at)}. {yours}\n\n"
             "It plays until the order of the top places is settled or its game cap is "
             "reached; the bracket or standings are live on the competition's page."
         )
@@ -236,7 +242,8 @@ def competition_result(
     note: str,
     entries: Sequence[EntryPlace],
 ) -> list[Delivery]:
-    """A competition the owner has bots in has its final result: their places and the winner."""
+    """A competition the owner has bots in has its final result: their places and the
+    winner (a follower, no ``entries``: the winner)."""
     link = site_link("web:competition", competition_id)
     placed = sorted((e for e in entries if e.place is not None), key=lambda e: e.place or 0)
     if placed:
@@ -262,7 +269,7 @@ def competition_result(
         elif e.low is not None:
             line += f" (settled at {confidence:.0%} confidence)"
         lines.append(line)
-    body += "Your entry:\n" + "\n".join(lines)
+    body += ("Your entry:\n" + "\n".join(lines)) if lines else _FOLLOWING
     body += f"\n\nThe result, the bracket and the pairwise table: {link}"
     return notify(
         user=owner,

@@ -232,8 +232,8 @@ class SeasonStandingsApi(APIView):
         if season.ended_at is None:
             raise Conflict(f"season {number} is not finished: its table is the leaderboard")
         paginator = self.pagination_class()
-        qs = selectors.season_standings(season=season)
-        page: list[Any] = paginator.paginate_queryset(qs, request, view=self) or []
+        table: Any = selectors.season_table(season=season)  # a page: two index reads
+        page: list[Any] = paginator.paginate_queryset(table, request, view=self) or []
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
 

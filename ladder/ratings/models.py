@@ -144,6 +144,12 @@ class SeasonStanding(models.Model):
         ordering = ["season", "official_position"]
         constraints = [
             models.UniqueConstraint(fields=["season", "bot"], name="seasonstanding_unique"),
+            # The table in its order (one bot a place): a page is a range of this index
+            # (``SeasonTable``), not a sort of the season's every row and a join of every
+            # row above it.
+            models.UniqueConstraint(
+                fields=["season", "official_position"], name="seasonstanding_position_unique"
+            ),
         ]
 
 

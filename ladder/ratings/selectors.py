@@ -19,6 +19,7 @@ from django.db.models import (
     Count,
     F,
     IntegerField,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -49,6 +50,7 @@ from ladder.ratings.services import provisional_games, provisional_sigma, season
 
 __all__ = [
     "LineageRow",
+    "SeasonTable",
     "Uncertainty",
     "bot_ladder_positions",
     "bot_ladder_standings",
@@ -61,6 +63,7 @@ __all__ = [
     "season_get",
     "season_list",
     "season_standings",
+    "season_table",
 ]
 
 
@@ -181,7 +184,84 @@ def season_get(
 def season_standings(*, season: Season) -> QuerySet[SeasonStanding]:
     """A finished season's final table in its official order (the batch ML fit), with the
     bots and their owners."""
-    return SeasonStanding.objects.filter(season=season).select_related("bot__owner")
+    # The page's bots and owners by primary key (two small queries): joined, the planner
+    # hashed every bot of the ladder to show a page of them.
+    return (
+        SeasonStanding.objects.filter(season=season)
+        .prefetch_related("bot__owner")
+        .order_by("official_position")
+    )
+
+
+class SeasonTable:
+    """A finished season's final table as a paginator reads it (``len``/``count`` and
+    slices): each page a range of the (season, position) unique index, then its bots and
+    owners by primary key (``season_standings``' prefetch), whatever its depth.
+
+    Positions are unique in a season. Where they run 1..n without a gap (what
+    ``season_close`` writes: its highest is the count), the ``k``-th row is at position
+    ``k + 1`` and a page is that range alone. ``rerate`` leaves out bots that did not
+    play, so its positions may skip numbers: then the row where a page starts is found
+    first on the index alone (an index-only range up to it), and the page read from
+    there. The page this replaced, an OFFSET over the table joined to bots and owners,
+    sorted and joined the season's every row to show 100 of them."""
+
+    ordered = True  # for the paginator
+
+    def __init__(self, season: Season) -> None:
+        self.season = season
+        self._count: int | None = None
+        self._dense: bool | None = None
+
+    def _rows(self) -> QuerySet[SeasonStanding]:
+        return SeasonStanding.objects.filter(season=self.season)
+
+    def _measure(self) -> None:
+        """Its size and whether its positions run 1..n (they are unique: their highest
+        is the count), in one query."""
+        found = self._rows().aggregate(n=Count("*"), top=Max("official_position"))
+        self._count = int(found["n"])
+        self._dense = found["top"] in (None, self._count)
+
+    def count(self) -> int:
+        if self._count is None:
+            self._measure()
+        assert self._count is not None
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def dense(self) -> bool:
+        """Whether the positions run 1..n (what a season's end writes)."""
+        if self._dense is None:
+            self._measure()
+        assert self._dense is not None
+        return self._dense
+
+    def __getitem__(self, index: slice) -> list[SeasonStanding]:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("SeasonTable is read by slices")
+        start, stop = index.start or 0, index.stop
+        rows = season_standings(season=self.season)
+        if start < 0 or stop is None or stop < 0:
+            return list(rows[index])
+        if stop <= start:
+            return []
+        if not start:
+            return list(rows[:stop])
+        if self.dense():
+            return list(rows.filter(official_position__gt=start, official_position__lte=stop))
+        at = self._rows().order_by("official_position")
+        found = list(at.values_list("official_position", flat=True)[start : start + 1])
+        if not found:
+            return []
+        return list(rows.filter(official_position__gte=found[0])[: stop - start])
+
+
+def season_table(*, season: Season) -> SeasonTable:
+    """A finished season's final table for a paginator (``SeasonTable``)."""
+    return SeasonTable(season)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from django.views.decorators.http import require_POST
 
 from ladder.accounts.requests import request_user
 from ladder.bots.models import Bot
-from ladder.common.exceptions import NotFound
-from ladder.competitions import selectors, services
+from ladder.common.exceptions import ApplicationError, NotFound
+from ladder.competitions import following, selectors, services
 from ladder.competitions.models import Competition
 from ladder.web.errors import shown_on
 
@@ -98,6 +98,17 @@ def competition_detail(request: HttpRequest, competition_id: int, form: Any = No
         "stages": _view_rows(competition, names),
         "result": selectors.result_rows(competition, names),
         "form": form if can_enter else None,
+        # Signed in, a public competition not finished: a button to follow or stop.
+        "can_follow": (
+            user.is_authenticated
+            and not competition.private
+            and competition.phase != Competition.Phase.FINISHED
+        ),
+        "following": following.competition_followed(
+            user=request_user(request), competition_id=competition.pk
+        )
+        if user.is_authenticated
+        else False,
     }
     return render(
         request, "web/competition.html", context, status=400 if form and form.errors else 200
@@ -118,3 +129,26 @@ def competition_enter(request: HttpRequest, competition_id: int) -> HttpResponse
             messages.success(request, f"{entry.bot.name} is entered.")
             return redirect("web:competition", competition_id=competition_id)
     return competition_detail(request, competition_id, form=form)
+
+
+@require_POST
+@login_required
+def competition_follow(request: HttpRequest, competition_id: int) -> HttpResponse:
+    """Follow the competition (``follow=1``) or stop following it (``follow=0``)."""
+    user = request_user(request)
+    try:
+        if request.POST.get("follow") == "0":
+            following.competition_unfollow(user=user, competition_id=competition_id)
+            messages.success(request, "You no longer follow this competition.")
+        else:
+            following.competition_follow(user=user, competition_id=competition_id)
+            messages.success(
+                request,
+                "You follow this competition: you are told of its phases and its result "
+                "(by the channels of your notification settings).",
+            )
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    return redirect("web:competition", competition_id=competition_id)

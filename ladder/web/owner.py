@@ -28,7 +28,7 @@ from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, NotFound
 from ladder.ladders import ladder_default
-from ladder.matches import selectors as match_selectors
+from ladder.matches import bot_selectors as bot_match_selectors
 from ladder.matches import services as match_services
 from ladder.matches.spec import MatchSpec
 from ladder.tournaments import selectors as comparison_selectors
@@ -96,9 +96,9 @@ def _own_bot(request: HttpRequest, bot_id: int) -> Bot:
 
 def _manage_page(request: HttpRequest, bot: Bot, status: int = 200, **forms: Any) -> HttpResponse:
     matches = CountedPaginator(
-        match_selectors.BotMatchLines(bot.pk),
+        bot_match_selectors.BotMatchLines(bot.pk),
         MATCHES_PER_PAGE,
-        count=match_selectors.bot_match_count(bot_id=bot.pk),
+        count=bot_match_selectors.bot_match_count(bot_id=bot.pk),
     )
     context = {
         "bot": bot,

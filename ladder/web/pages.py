@@ -24,6 +24,7 @@ from ladder.common.exceptions import NotFound
 from ladder.common.pagecache import cached_for_anonymous
 from ladder.common.pagination import TOTAL, WindowCountPaginator, with_total
 from ladder.ladders import Ladder, ladder_get, ladder_list
+from ladder.matches import bot_selectors as bot_match_selectors
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
 from ladder.matches.operations import operations_summary
@@ -150,6 +151,7 @@ def board_page(
 
 
 RECENT_MATCHES = 10  # the home page's panel of last finished matches
+SEASON_TABLE_PAGE = 100  # lines of a finished season's table a page
 
 
 @cached_for_anonymous
@@ -157,6 +159,39 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     ladder = asked_ladder(request)
     form = LeaderboardFilter(request.GET)
     f = form.values()
+    # --- ratings: a finished season's final table instead of the live board (issue 26) ---
+    seasons = rating_selectors.season_list(ladder=ladder.key)
+    season = _asked_season(request, seasons)
+    context: dict[str, Any] = {
+        "season": season,
+        "seasons": seasons,
+        "season_table": None,
+        "k_sigma": settings.LADDER_RATING_K_SIGMA,
+        "provisional_half_width": provisional_half_width(),
+        "provisional_games": provisional_games(),
+        "nav": "leaderboard",
+        "form": form,
+        "filters": f,
+        "ladder": ladder,
+        "ladders": ladder_list(),
+        "headers": sort_headers(f["sort"]),
+    }
+    if season.ended_at is not None:
+        # Its table alone (the live board is not read): a page is two index reads.
+        table: Any = rating_selectors.season_table(season=season)
+        context["season_table"] = Paginator(table, SEASON_TABLE_PAGE).get_page(
+            request.GET.get("page")
+        )
+    else:
+        context.update(_live_board(request, ladder, f))
+    context["recent"] = match_selectors.match_lines(
+        status=Match.Status.FINISHED, ladder=ladder.key
+    )[:RECENT_MATCHES]
+    return render(request, "web/leaderboard.html", context)
+
+
+def _live_board(request: HttpRequest, ladder: Ladder, f: dict[str, Any]) -> dict[str, Any]:
+    """The live board's page and its lines (the current season's table)."""
     # Suspended bots stay in sight, marked with the reason, but hold no position.
     qs = rating_selectors.leaderboard_search(
         kind=f["kind"], query=f["q"], sort=f["sort"], ladder=ladder.key, include_inactive=True
@@ -175,27 +210,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         searched=bool(f["q"].strip()),
         bound=bound if whole else None,
     )
-    # --- ratings: a finished season's final table instead of the live board (issue 26) ---
-    seasons = rating_selectors.season_list(ladder=ladder.key)
-    season = _asked_season(request, seasons)
-    season_table = None
-    if season.ended_at is not None:
-        season_table = Paginator(rating_selectors.season_standings(season=season), 100).get_page(
-            request.GET.get("page")
-        )
-    context = {
-        "season": season,
-        "seasons": seasons,
-        "season_table": season_table,
-        "k_sigma": settings.LADDER_RATING_K_SIGMA,
-        "provisional_half_width": provisional_half_width(),
-        "provisional_games": provisional_games(),
-        "nav": "leaderboard",
-        "form": form,
-        "filters": f,
-        "ladder": ladder,
-        "ladders": ladder_list(),
-        "headers": sort_headers(f["sort"]),
+    return {
         "page": page,
         "lines": board_lines(
             page.object_list,
@@ -207,10 +222,6 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             consecutive=keyed and not f["q"].strip(),
         ),
     }
-    context["recent"] = match_selectors.match_lines(
-        status=Match.Status.FINISHED, ladder=ladder.key
-    )[:RECENT_MATCHES]
-    return render(request, "web/leaderboard.html", context)
 
 
 def _rating_history(bot: Bot, ladder: Ladder, season: int | None) -> list[dict[str, Any]]:
@@ -270,9 +281,9 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     season = _asked_season(request, seasons)
     history = _rating_history(bot, ladder, season.number)
     matches = CountedPaginator(
-        match_selectors.BotMatchLines(bot.pk),
+        bot_match_selectors.BotMatchLines(bot.pk),
         MATCHES_PER_PAGE,
-        count=match_selectors.bot_match_count(bot_id=bot.pk),
+        count=bot_match_selectors.bot_match_count(bot_id=bot.pk),
     )
     status, why = bot_status(bot)
     context = {

@@ -23,6 +23,11 @@ urlpatterns = [
         competitions.competition_enter,
         name="competition-enter",
     ),
+    path(
+        "competitions/<id:competition_id>/follow/",
+        competitions.competition_follow,
+        name="competition-follow",
+    ),
     path("now/", pages.now, name="now"),
     path("accounts/login/", auth.SignInView.as_view(), name="login"),
     path("accounts/signup/", auth.signup, name="signup"),

@@ -11,6 +11,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from ladder.common.compiled import SLICE, Compiled, marker, text_marker
+from ladder.matches import bot_selectors as bot_match_selectors
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match, MatchSeat
 from ladder.ratings import selectors as rating_selectors
@@ -87,8 +88,8 @@ def test_the_pages_compiled_reads_answer_as_their_querysets(make_user: Any, make
     world = grow(make_user, make_bot, owners=2, bots_each=3, rounds=4)
     for bot in world["bots"]:
         seats = MatchSeat.objects.filter(bot_id=bot.pk)
-        assert match_selectors.bot_match_count(bot_id=bot.pk) == seats.count()
-        lines = match_selectors.BotMatchLines(bot.pk)
+        assert bot_match_selectors.bot_match_count(bot_id=bot.pk) == seats.count()
+        lines = bot_match_selectors.BotMatchLines(bot.pk)
         assert [m.pk for m in lines[0:3]] == list(
             seats.order_by("-match_id").values_list("match_id", flat=True)[:3]
         )
@@ -98,7 +99,7 @@ def test_the_pages_compiled_reads_answer_as_their_querysets(make_user: Any, make
                 "match_id", flat=True
             )
         )
-    assert match_selectors.bot_match_count(bot_id=10**9) == 0
+    assert bot_match_selectors.bot_match_count(bot_id=10**9) == 0
     finished = match_selectors.match_lines(status=Match.Status.FINISHED)
     assert [m.pk for m in finished[0:4]] == list(
         Match.objects.filter(status="finished").order_by("-id").values_list("pk", flat=True)[:4]

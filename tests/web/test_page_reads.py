@@ -21,6 +21,7 @@ from ladder.bots.models import Bot
 from ladder.bots.services import bot_auto_suspend
 from ladder.common import keyset
 from ladder.common.pagination import WindowCountPaginator, with_total
+from ladder.matches import bot_selectors as bot_match_selectors
 from ladder.matches import selectors as match_selectors
 from ladder.matches.models import Match
 from ladder.ratings import selectors as rating_selectors
@@ -76,10 +77,10 @@ def test_match_lines_render_as_the_match_rows(make_user: Any, make_bot: Any) -> 
     world = grow(make_user, make_bot, owners=2, bots_each=3, rounds=6)
     bot = world["bots"][0]
     for page in (slice(0, 5), slice(5, 10), slice(50, 60)):
-        lines = match_selectors.BotMatchLines(bot.pk)[page]
+        lines = bot_match_selectors.BotMatchLines(bot.pk)[page]
         models = match_selectors.match_rows_list(bot_id=bot.pk)[page]
         assert match_rows(lines, bot) == match_rows(models, bot)
-    assert len(match_selectors.BotMatchLines(bot.pk)) == match_selectors.bot_match_count(
+    assert len(bot_match_selectors.BotMatchLines(bot.pk)) == bot_match_selectors.bot_match_count(
         bot_id=bot.pk
     )
     for status in (Match.Status.FINISHED, Match.Status.QUEUED):
@@ -103,7 +104,7 @@ def test_deep_match_pages_seek_the_rows_an_offset_reads(make_user: Any, make_bot
     cup = world["cup"].pk
     queued = Match.Status.QUEUED
     lists = [
-        (match_selectors.BotMatchLines(bot.pk), match_selectors.match_rows_list(bot_id=bot.pk)),
+        (bot_match_selectors.BotMatchLines(bot.pk), match_selectors.match_rows_list(bot_id=bot.pk)),
         (match_selectors.match_lines(tournament_id=cup),
          match_selectors.match_rows_list(tournament_id=cup)),
         (match_selectors.match_lines(status=Match.Status.FINISHED, ladder="dd-2"),
@@ -127,7 +128,7 @@ def test_a_deep_page_of_a_bot_s_matches_costs_what_a_near_one_does(
 ) -> None:
     world = grow(make_user, make_bot, owners=1, bots_each=4, rounds=30)
     bot = world["bots"][0]
-    count = match_selectors.bot_match_count(bot_id=bot.pk)
+    count = bot_match_selectors.bot_match_count(bot_id=bot.pk)
     last = -(-count // 20)
     assert last >= 3, "three pages of 20 at least"
     client = Client()

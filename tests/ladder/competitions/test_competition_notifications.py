@@ -183,3 +183,140 @@ def test_a_competition_without_enough_finalists_tells_why(
     assert told.subject == "Empty Cup: the final's result"
     assert "finished without a final result: fewer finalists than the final needs" in told.body
     assert "- solo: did not play the final" in told.body
+    # It never had a final: no one is told that one started (after its result).
+    assert not Delivery.objects.filter(user=lone, key__endswith=":phase:final").exists()
+
+
+def test_a_private_tournament_without_a_final_never_says_it_started(
+    make_user: Any, make_bot: Any, smtp: SmtpSink
+) -> None:
+    """Started with one playable bot, it ends at once: its owner hears the result only, not
+    "the final has started" after it (the message that used to follow the result)."""
+    owner = _author(make_user, "host")
+    c = services.private_tournament_create(
+        user=owner,
+        name="Alone",
+        bot_ids=[make_bot(owner, "only").pk],
+        format="round_robin",
+        ladder="dd-1",
+        min_deals=1,
+    )
+    c = services.private_tournament_start(user=owner, competition_id=c.pk)
+    assert c.phase == Phase.FINISHED
+    told = Delivery.objects.filter(user=owner, kind__startswith="competition_")
+    assert list(told.values_list("kind", "key")) == [
+        (Kind.COMPETITION_RESULT, f"competition:{c.pk}:result")
+    ]
+    assert _send_all() == ["sent"]
+    [mail] = smtp.wait_for(1)
+    assert mail.message["Subject"] == "[Digging Down Ladder] Alone: the final's result"
+
+
+def test_a_follower_is_told_entry_opens_and_every_phase_once(
+    make_user: Any, make_bot: Any, smtp: SmtpSink, receiver: WebhookReceiver, token_for: Any
+) -> None:
+    """A user with no entry follows a competition (REST) before entry opens: "entry is
+    open" reaches them (it reached no one before: owners enter after it opens), then the
+    freeze, the final and the result, once each however often the tick runs, by their
+    channels, each e-mail with its unsubscribe link. One who stopped following is not
+    told; an owner who also follows is told once, as an owner."""
+    from rest_framework.test import APIClient
+
+    staff = make_user("staff", staff=True)
+    fan = _author(make_user, "fan")  # follows, never enters
+    hooked = webhook_set(user=fan, url=receiver.url)
+    receiver.secret = hooked.secret
+    gone = _author(make_user, "gone")  # follows, then stops
+    entrant = _author(make_user, "entrant")  # follows and enters
+    rival = _author(make_user, "rival")
+    c = _create(staff, name="Autumn Cup", **_later())
+    assert c.phase == Phase.ANNOUNCED
+    api = APIClient()
+    for user in (fan, gone, entrant):
+        api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(user)}")
+        r = api.post(f"/api/v1/competitions/{c.pk}/follow/")
+        assert (r.status_code, r.json()) == (201, {"following": True}), r.content
+        assert api.post(f"/api/v1/competitions/{c.pk}/follow/").status_code == 200  # again
+        assert api.get(f"/api/v1/competitions/{c.pk}/follow/").json() == {"following": True}
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(gone)}")
+    assert api.delete(f"/api/v1/competitions/{c.pk}/follow/").status_code == 204
+    assert api.get(f"/api/v1/competitions/{c.pk}/follow/").json() == {"following": False}
+
+    now = timezone.now()
+    for _ in range(2):
+        services.competitions_tick(now + timedelta(seconds=11))  # entry opens
+    bots = [make_bot(entrant, "e-0"), make_bot(rival, "r-0")]
+    for user, bot in zip((entrant, rival), bots, strict=True):
+        services.competition_enter(user=user, competition_id=c.pk, bot_id=bot.pk)
+    for at in (71, 71, 131, 131):
+        services.competitions_tick(now + timedelta(seconds=at))
+    c.refresh_from_db()
+    assert c.phase == Phase.FINAL
+    for _ in range(30):
+        if not _play_open(c, {b.pk: i for i, b in enumerate(bots)}):
+            break
+        services.final_advance(competition_id=c.pk)
+        c.refresh_from_db()
+    assert c.phase == Phase.FINISHED
+
+    told = Delivery.objects.filter(kind__startswith="competition_")
+    key = f"competition:{c.pk}"
+    by_fan = sorted(told.filter(user=fan).values_list("key", "channel"))
+    assert by_fan == sorted(
+        (f"{key}:{event}", channel)
+        for event in ("phase:entry", "phase:frozen", "phase:final", "result")
+        for channel in ("email", "webhook")
+    )
+    assert not told.filter(user=gone).exists()
+    entrant_keys = list(told.filter(user=entrant).values_list("key", flat=True))
+    assert sorted(entrant_keys) == sorted(
+        [f"{key}:phase:entry", f"{key}:phase:frozen", f"{key}:phase:final", f"{key}:result"]
+    ), "told once each, as an owner (its entry named after it entered)"
+    assert set(_send_all()) == {"sent"}
+    mails = {m.message["Subject"]: m for m in smtp.wait_for(len(told.filter(channel="email")))
+             if m.recipients == ["fan@example.org"]}  # fmt: skip
+    opened = mails["[Digging Down Ladder] Autumn Cup: entry is open"]
+    assert (
+        "Enter a bot on its page." in opened.text and "You follow this competition" in opened.text
+    )
+    assert f"https://ladder.test/competitions/{c.pk}/" in opened.text
+    assert "Stop these e-mails (one click, no sign-in): https://ladder.test/unsubscribe/" in (
+        opened.text
+    )
+    assert opened.message["List-Unsubscribe"]
+    result = mails["[Digging Down Ladder] Autumn Cup: the final's result"]
+    assert "The winner: r-0 by rival." in result.text and "Your entry" not in result.text
+    assert {h.json["key"] for h in receiver.wait_for(4)} == {
+        f"{key}:phase:entry", f"{key}:phase:frozen", f"{key}:phase:final", f"{key}:result"
+    }  # fmt: skip
+
+
+def _later() -> dict[str, Any]:
+    now = timezone.now()
+    return {
+        "entry_opens_at": now + timedelta(seconds=10),
+        "freeze_at": now + timedelta(seconds=70),
+        "final_starts_at": now + timedelta(seconds=130),
+    }
+
+
+def test_following_is_for_signed_in_users_and_public_competitions(
+    make_user: Any, make_bot: Any, token_for: Any
+) -> None:
+    from rest_framework.test import APIClient
+
+    staff = make_user("staff", staff=True)
+    owner = _author(make_user, "host")
+    c = _create(staff, name="Open Cup")
+    mine = services.private_tournament_create(
+        user=owner, name="Mine", bot_ids=[make_bot(owner, "solo").pk], format="round_robin"
+    )
+    api = APIClient()
+    assert api.post(f"/api/v1/competitions/{c.pk}/follow/").status_code == 401
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(owner)}")
+    assert api.post(f"/api/v1/competitions/{mine.pk}/follow/").status_code == 404
+    assert api.post("/api/v1/competitions/999999/follow/").status_code == 404
+    services.private_tournament_start(user=owner, competition_id=mine.pk)
+    Competition.objects.filter(pk=c.pk).update(phase=Phase.FINISHED)
+    r = api.post(f"/api/v1/competitions/{c.pk}/follow/")
+    assert r.status_code == 409 and "finished" in r.json()["detail"]

@@ -101,3 +101,26 @@ def test_staff_announce_a_competition_in_the_admin(client: Any, make_user: Any) 
     assert r.status_code == 302, r.content.decode()[-3000:]
     c = Competition.objects.get(name="admin cup")
     assert c.phase == Competition.Phase.ENTRY and c.created_by == staff
+
+
+def test_a_signed_in_user_follows_a_competition_from_its_page(client: Any, make_user: Any) -> None:
+    from ladder.competitions.models import CompetitionFollower
+
+    staff = make_user("staff", staff=True)
+    fan = make_user("fan")
+    c = _create(staff, name="follow cup")
+    page = client.get(f"/competitions/{c.pk}/")
+    assert b'id="follow-form"' not in page.content  # signed out: no button
+    r = client.post(f"/competitions/{c.pk}/follow/", {"follow": "1"})
+    assert r.status_code == 302 and "/login" in r["Location"]
+    assert not CompetitionFollower.objects.exists()
+    client.force_login(fan)
+    assert b'id="follow"' in client.get(f"/competitions/{c.pk}/").content
+    r = client.post(f"/competitions/{c.pk}/follow/", {"follow": "1"}, follow=True)
+    assert r.status_code == 200 and b"You follow this competition" in r.content
+    assert b'id="unfollow"' in r.content
+    assert list(CompetitionFollower.objects.values_list("user__username", flat=True)) == ["fan"]
+    r = client.post(f"/competitions/{c.pk}/follow/", {"follow": "0"}, follow=True)
+    assert b'id="follow"' in r.content and not CompetitionFollower.objects.exists()
+    Competition.objects.filter(pk=c.pk).update(phase=Competition.Phase.FINISHED)
+    assert b'id="follow-form"' not in client.get(f"/competitions/{c.pk}/").content
