@@ -25,7 +25,6 @@ from django.db.models import QuerySet
 
 from digdown import rulesets
 from digdown.v1 import game_pb2, ladder_pb2, ladder_pb2_grpc
-from ladder.bots import presence
 from ladder.bots import selectors as bot_selectors
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot, BotVersion
@@ -40,16 +39,10 @@ from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play import PlayHub
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
-from ladder.matches import services as match_services
+from ladder.matches.challenges import challenge_create, challenge_seats
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
-from ladder.matches.spec import MatchSpec
-from ladder.ratings.selectors import (
-    leaderboard_list,
-    leaderboard_row_at,
-    opponents_near,
-    rating_uncertainty,
-)
+from ladder.ratings.selectors import leaderboard_list, leaderboard_row_at, rating_uncertainty
 from ladder.tournaments import selectors as tournament_selectors
 from ladder.tournaments import services as tournament_services
 from ladder.tournaments.models import Tournament
@@ -284,12 +277,6 @@ def comparison_pb(report: ComparisonReport) -> ladder_pb2.Comparison:
 # --- lookups ----------------------------------------------------------------------
 
 
-def _playable_now(bots: list[Bot]) -> list[Bot]:
-    """``bots`` without the connected ones that hold no open stream (order kept)."""
-    connected = presence.connected_bot_ids(b.pk for b in bots if b.kind == Bot.Kind.CONNECTED)
-    return [b for b in bots if b.kind != Bot.Kind.CONNECTED or b.pk in connected]
-
-
 def _own_bot_named(name: str) -> Bot:
     """A bot the caller owns: NOT_FOUND if unknown, PERMISSION_DENIED if someone else's."""
     return own_bot_named(name, require_user())
@@ -484,37 +471,14 @@ class LadderServicer(CompetitionsServicer, ladder_pb2_grpc.LadderServicer):
         if bot.owner_id != user.pk and not user.is_staff:
             raise PermissionDenied(f"bot {bot.name} belongs to another user")
         names = list(request.opponents)
-        if len(names) > 3:
-            raise ApplicationError("at most 3 opponents")
-        seats = request.num_seats or (1 + len(names) if names else 2)
-        if not 2 <= seats <= 4:
-            raise ApplicationError("num_seats must be 2 to 4")
-        if names and seats != 1 + len(names):
-            raise ApplicationError(f"num_seats {seats} does not match {len(names)} opponents")
-        if names:
-            opponents = [_bot_named(n) for n in names]
-        else:
-            # Connected bots without an open stream cannot play: look further, keep the others.
-            near = opponents_near(bot=bot, count=4 * (seats - 1), ladder=ladder)
-            opponents = _playable_now(near)[: seats - 1]
-            if len(opponents) < seats - 1:
-                raise Conflict(
-                    f"only {len(opponents)} other playable bots near {bot.name} on ladder"
-                    f" {ladder.key}; {seats - 1} needed"
-                )
-        offline = [b.name for b in (bot, *opponents) if b not in _playable_now([bot, *opponents])]
-        if offline:
-            raise Conflict(
-                f"connected bot(s) {', '.join(offline)} hold no open Play stream: connect first"
-            )
-        match = match_services.match_create(
-            MatchSpec(
-                bot_ids=[bot.pk, *(o.pk for o in opponents)],
-                requested_by=user,
-                ladder=request.ladder or None,
-                difficulty=request.difficulty.strip().lower() or None,
-                rated=request.rated,
-            )
+        challenge_seats(named=1 + len(names), seats=request.num_seats or None)
+        match = challenge_create(
+            user=user,
+            bot_ids=[bot.pk, *(_bot_named(n).pk for n in names)],
+            seats=request.num_seats or None,
+            ladder=request.ladder or None,
+            difficulty=request.difficulty.strip().lower() or None,
+            rated=request.rated,
         )
         return ladder_pb2.RequestChallengeResponse(
             match=match_pb(match_selectors.match_detail(match_id=match.pk))

@@ -36,9 +36,9 @@ from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
 from ladder.matches import selectors, services
+from ladder.matches.challenges import challenge_create
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
-from ladder.matches.spec import MatchSpec
 
 
 class SeatOutputSerializer(serializers.Serializer):
@@ -176,10 +176,11 @@ class ReplayField(_WholeMatchField):
     {
         "type": "array",
         "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
-        "minItems": 2,
+        "minItems": 1,
         "maxItems": 4,
         "uniqueItems": True,
-        "description": "bot ids in seat order; a bot takes one seat",
+        "description": "bot ids in seat order; a bot takes one seat. One bot (yours):"
+        " the ladder picks `seats - 1` opponents nearest in rating that can play now",
     }
 )
 class SeatBotsField(serializers.ListField):
@@ -219,7 +220,8 @@ def match_out(match: Match, request: Request) -> Any:
 
 
 class MatchListApi(APIView):
-    """Matches newest first (filter by bot, status, tournament, ladder); request a challenge."""
+    """Matches newest first (filter by bot, status, tournament, ladder); request a challenge
+    (``challenge_create``: the bots named, or one of yours and opponents the ladder picks)."""
 
     pagination_class = NewestFirstPagination  # the list's page shape, in the schema too
     # A challenge is JSON: a form's strings ("0", "off") would pass for the booleans the
@@ -233,7 +235,15 @@ class MatchListApi(APIView):
         ladder = serializers.CharField(required=False, default="", max_length=32)
 
     class InputSerializer(StrictInputSerializer):
-        bots = SeatBotsField(child=IdField(), min_length=2, max_length=4)
+        bots = SeatBotsField(child=IdField(), min_length=1, max_length=4)
+        seats = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            min_value=2,
+            max_value=4,
+            help_text="seats of the match; default: one per bot named, 2 if only one is",
+        )
         ladder = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
         )
@@ -268,14 +278,13 @@ class MatchListApi(APIView):
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
-        match = services.match_create(
-            MatchSpec(
-                bot_ids=d["bots"],
-                requested_by=request_user(request),
-                ladder=d["ladder"] or None,
-                difficulty=d.get("difficulty"),
-                rated=d["rated"],
-            )
+        match = challenge_create(
+            user=request_user(request),
+            bot_ids=d["bots"],
+            seats=d["seats"],
+            ladder=d["ladder"] or None,
+            difficulty=d.get("difficulty"),
+            rated=d["rated"],
         )
         return Response(
             match_out(selectors.match_detail(match_id=match.pk), request),
