@@ -24,6 +24,7 @@ import secrets
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -45,10 +46,11 @@ from ladder.ladders import Ladder, ladder_default, ladder_for, ladder_get, ladde
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.opponents import opponent_tallies_add
 from ladder.matches.queue import match_enqueue
-from ladder.matches.quotas import challenges_quota_check
 from ladder.matches.replays import replay_store
 from ladder.matches.spec import MatchSpec
 from ladder.matches.tournament_tallies import tournament_tallies_add, tournament_tallies_errored
+from ladder.quotas import catalogue
+from ladder.quotas.take import quota_take
 from ladder.ratings.services import (
     SeatIn,
     bot_ratings_ensure,
@@ -202,6 +204,19 @@ def absent_connected_refuse(bots: Iterable[Bot]) -> None:
         )
 
 
+def _challenges_held(user: User, since: datetime) -> dict[catalogue.Quota, int]:
+    """A user's challenges (matches they asked for, not a tournament's; a duplicate deal
+    counts one per match it queues): open ones, and those made since ``since``."""
+    counts = Match.objects.filter(requested_by=user, tournament__isnull=True).aggregate(
+        open=Count("pk", filter=Q(status__in=OPEN_STATES)),
+        today=Count("pk", filter=Q(created_at__gte=since)),
+    )  # one query for both
+    return {
+        catalogue.OPEN_CHALLENGES: counts["open"],
+        catalogue.CHALLENGES_PER_DAY: counts["today"],
+    }
+
+
 def matches_create(
     spec: MatchSpec, *, tables: Sequence[Sequence[int]], deal_id: int | None = None
 ) -> list[Match]:
@@ -227,7 +242,7 @@ def matches_create(
     if owner is not None and not any(b.owner_id == owner for b in bots.values()):
         raise PermissionDenied("a challenge must include one of your own bots")
     if requested_by is not None and spec.tournament_id is None:
-        challenges_quota_check(requested_by, adding=len(tables))
+        quota_take(requested_by, partial(_challenges_held, requested_by), adding=len(tables))
     if requested_by is not None:
         absent_connected_refuse(bots.values())
     chosen_versions = _versions(bots, spec.versions)

@@ -28,7 +28,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot
-from ladder.bots.selectors import ranked, with_rating
+from ladder.bots.selectors import ranked
 from ladder.common import elo
 from ladder.common.compiled import SLICE, Compiled
 from ladder.common.compiled import marker as compiled_marker
@@ -55,7 +55,6 @@ __all__ = [
     "bot_rating_history",
     "leaderboard_list",
     "leaderboard_size",
-    "opponents_near",
     "rating_uncertainty",
     "season_get",
     "season_list",
