@@ -42,8 +42,8 @@ from ladder.competitions.models import (
 )
 from ladder.competitions.settle import DealRecord, pair_shares
 from ladder.ladders import ladder_default
+from ladder.matches.creation import OPEN_STATES, match_ladder
 from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import OPEN_STATES, match_ladder
 from ladder.matches.spec import MatchSpec
 from ladder.quotas import catalogue
 from ladder.quotas.take import quota_take

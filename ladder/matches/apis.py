@@ -1,6 +1,7 @@
 """REST API of matches and tournaments: list, detail, challenge, cancel, replay download.
 
-Thin views (HackSoft style) over ``ladder.matches.services`` and ``.selectors``.
+Thin views (HackSoft style) over the matches' services (``challenges``, ``claims``) and
+``.selectors``.
 Match lists are keyset-paginated newest first (``cursor``; no total count, so a
 deep page costs what the first does). A match's seed and result stay hidden
 until it is finished: the seed determines the whole dealt cave.
@@ -35,8 +36,9 @@ from ladder.common.rest_parsers import BoundedJSONParser
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
-from ladder.matches import selectors, services
+from ladder.matches import selectors
 from ladder.matches.challenges import challenge_create
+from ladder.matches.claims import match_cancel
 from ladder.matches.models import Match, MatchSeat
 from ladder.matches.replays import replay_open
 
@@ -318,7 +320,7 @@ class MatchCancelApi(APIView):
     def post(self, request: Request, match_id: int) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        services.match_cancel(match_id=match_id, user=request_user(request), **s.validated_data)
+        match_cancel(match_id=match_id, user=request_user(request), **s.validated_data)
         return Response(match_out(selectors.match_detail(match_id=match_id), request))
 
 

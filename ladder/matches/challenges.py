@@ -20,8 +20,8 @@ from ladder.bots.models import Bot
 from ladder.bots.selectors import with_rating
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.ladders import Ladder, ladder_get
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from ladder.matches.spec import MatchSpec
 from ladder.ratings.models import BotRating
 

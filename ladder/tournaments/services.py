@@ -1,7 +1,7 @@
 """Tournament, duplicate-deal and version-comparison services: create, schedule, advance.
 
 Schedules come from the pure ``formats`` (round robin, Swiss pairing) and
-become matches (``ladder.matches.services``) or duplicate deals (``deal_create``; one
+become matches (``ladder.matches.creation``) or duplicate deals (``deal_create``; one
 transaction per step; the matches are sent to the workers on commit, with
 ``EVENT_PRIORITY`` so a free worker plays them before ladder matches).
 
@@ -33,8 +33,7 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_default
-from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import (
+from ladder.matches.creation import (
     OPEN_STATES,
     absent_connected_refuse,
     match_create,
@@ -42,6 +41,7 @@ from ladder.matches.services import (
     match_seed,
     matches_create,
 )
+from ladder.matches.models import Match, MatchSeat
 from ladder.matches.spec import MatchSpec
 from ladder.matches.tournament_tallies import tournament_tallies_bye
 from ladder.quotas import catalogue

@@ -29,7 +29,7 @@ from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, NotFound
 from ladder.ladders import ladder_default
 from ladder.matches import selectors as match_selectors
-from ladder.matches import services as match_services
+from ladder.matches.creation import match_create
 from ladder.matches.spec import MatchSpec
 from ladder.tournaments import selectors as comparison_selectors
 from ladder.web.comparison_form import comparison_form
@@ -202,7 +202,7 @@ def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
             form.add_error("opponents", exc.message)
         else:
             with shown_on(form):
-                match = match_services.match_create(
+                match = match_create(
                     MatchSpec(
                         bot_ids=[bot.pk, *(o.pk for o in opponents)],
                         requested_by=request_user(request),

@@ -51,7 +51,7 @@ class World:
         self.grow(3)
 
     def grow(self, n: int) -> None:
-        from ladder.matches.services import match_create
+        from ladder.matches.creation import match_create
 
         for _ in range(n):
             i = len(self.bots)
@@ -187,7 +187,7 @@ def test_leaderboard_over_grpc_ranks_by_the_conservative_rating_with_sigma_inter
     served: Any, make_user: Any, make_bot: Any, settings: Any
 ) -> None:
     """A Plackett-Luce ladder: entries come by mu - 3 sigma, interval mu ± 1.96 sigma."""
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from ladder.ratings.models import BotRating
 
     settings.LADDER_LADDERS = {
