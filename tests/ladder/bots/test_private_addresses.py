@@ -24,7 +24,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from ladder.bots.services import bot_create
-from ladder.grpc.servicer import match_pb
+from ladder.grpc.messages import match_pb
 from ladder.matches.creation import match_create
 from ladder.matches.models import Match
 from ladder.matches.selectors import match_detail
