@@ -159,8 +159,8 @@ def play_batch(
     from django.db.models import Max
 
     from ladder.common.tasks import producer
+    from ladder.matches.creation import match_create
     from ladder.matches.models import Match
-    from ladder.matches.services import match_create
 
     with transaction.atomic():
         ids = [match_create(bot_ids=seated, seed=seed).pk for seed, seated in games]

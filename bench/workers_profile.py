@@ -101,7 +101,7 @@ def main() -> int:
 
     from ladder.accounts.models import User
     from ladder.bots.services import bot_create
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from workers import queued_match
 
     try:

@@ -74,7 +74,7 @@ def status() -> dict[str, Any]:
 
 def queue(n: int) -> dict[str, Any]:
     from ladder.bots.models import Bot
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
 
     hosted, remote = Bot.objects.get(name=HOSTED), Bot.objects.get(name=REMOTE)
     ids = [

@@ -203,7 +203,7 @@ def requeue_leftovers() -> None:
     """Matches left queued or lost by an earlier run are sent to the workers again now."""
     from django.conf import settings
 
-    from ladder.matches.services import match_requeue_stale
+    from ladder.matches.retries import match_requeue_stale
 
     report = match_requeue_stale(queued_grace_s=0, max_attempts=settings.LADDER_MATCH_MAX_ATTEMPTS)
     if report.requeued or report.resent:
@@ -217,9 +217,9 @@ def release_orphaned_matches() -> list[int]:
     matches would wait for their lease to expire and the janitor; here they are
     released at once (fenced by the claim, as the worker itself would) and sent again.
     """
+    from ladder.matches.claims import match_release
     from ladder.matches.models import Match
     from ladder.matches.queue import match_enqueue
-    from ladder.matches.services import match_release
 
     host = socket.gethostname()
     released = []
@@ -288,7 +288,7 @@ def queue_demo_match(bots: Sequence[tuple[int, int]], rng: random.Random) -> int
     keeps its rule: never two bots of one owner at a table (collusion), so a table
     has one bot of each of 2 to 4 owners. None when fewer than two owners can play.
     """
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
 
     by_owner: dict[int, list[int]] = defaultdict(list)
     for bot_id, owner_id in bots:

@@ -26,7 +26,7 @@ from types import TracebackType
 
 from django.db import DatabaseError, connection
 
-from ladder.matches.services import match_heartbeat
+from ladder.matches.claims import match_heartbeat
 
 log = logging.getLogger("workers.lease")
 

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from ladder.matches.models import Match
-from ladder.matches.services import match_resend_queued
+from ladder.matches.retries import match_resend_queued
 from workers.celery_app import app
 
 log = logging.getLogger("workers.orphans")

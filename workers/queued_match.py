@@ -40,8 +40,8 @@ from django.db import DatabaseError
 from digdown.results import ResultError
 from ladder.common.exceptions import ApplicationError
 from ladder.finishing.services import match_finish, match_finish_errored
+from ladder.matches.claims import match_release, match_start
 from ladder.matches.models import Match
-from ladder.matches.services import match_release, match_start
 from workers import metrics
 from workers.connected import notify_match_end
 from workers.lease import LeaseKeeper

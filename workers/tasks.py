@@ -26,7 +26,7 @@ from django.conf import settings
 from ladder.bots.models import BotVersion
 from ladder.bots.services import bot_versions_resend_pending
 from ladder.common.exceptions import ApplicationError
-from ladder.matches.services import match_requeue_stale
+from ladder.matches.retries import match_requeue_stale
 from ladder.matchmaking.services import matchmake as matchmake_ladders
 from ladder.tournaments.services import tournaments_advance_running
 from telemetry.logs import bound

@@ -11,8 +11,8 @@ SQLite, so at most ``limit`` requests are ever given a unit, in every process
 (the database is the one store every process shares, whatever the cache is).
 A request that took a unit and then failed gives it back (`give_back`).
 
-Row-counted quotas (bots, open challenges, ...) use ``quotas.quota_lock``
-instead: the rows they count are the units.
+Row-counted quotas (bots, open challenges, ...) are ``ladder.quotas``: they lock
+the user's row and count, the rows they count being the units.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from ladder.accounts import revocations
 from ladder.accounts.models import ApiToken, User
-from ladder.accounts.quotas import quota_lock
 from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
+from ladder.quotas.take import quota_lock
 
 TOKEN_PREFIX = "ddl_"
 MAX_ACTIVE_TOKENS = 20

@@ -14,16 +14,17 @@ nothing (the bot's current version plays).
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime
+from functools import partial
 
 from django.db import transaction
-from django.utils import timezone
 
-from ladder.accounts.quotas import quota_check
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import _lift
 from ladder.common.exceptions import ApplicationError
 from ladder.common.pagecache import pages_changed
+from ladder.quotas import catalogue
+from ladder.quotas.take import quota_take
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9._+:-]{1,64}$")
 
@@ -37,6 +38,15 @@ def version_label_check(label: str) -> str:
     return label
 
 
+def _labels_named(bot: Bot, since: datetime) -> dict[catalogue.Quota, int]:
+    """The new version labels ``bot`` named since ``since`` (each one is a version row)."""
+    named = BotVersion.objects.filter(bot=bot, created_at__gte=since).exclude(label="").count()
+    quota = catalogue.CONNECTED_LABELS_PER_DAY.about(
+        f"new version labels of connected bot {bot.name}"
+    )
+    return {quota: named}
+
+
 @transaction.atomic
 def connected_version_for_label(*, bot_id: int, label: str) -> BotVersion:
     """The bot's version named ``label`` (made the next version if new), made current."""
@@ -47,17 +57,7 @@ def connected_version_for_label(*, bot_id: int, label: str) -> BotVersion:
     version = BotVersion.objects.filter(bot=bot, label=label).first()
     created = version is None
     if version is None:
-        quota_check(
-            bot.owner,
-            "LADDER_CONNECT_NEW_VERSIONS_PER_DAY",
-            used=BotVersion.objects.filter(
-                bot=bot, created_at__gte=timezone.now() - timedelta(days=1)
-            )
-            .exclude(label="")
-            .count(),
-            what=f"new version labels of connected bot {bot.name}",
-            daily=True,
-        )
+        quota_take(bot.owner, partial(_labels_named, bot), locked=True)  # the bot's row
         last = BotVersion.objects.filter(bot=bot).order_by("-number").first()
         version = BotVersion.objects.create(
             bot=bot,

@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import partial
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -23,15 +24,14 @@ from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Max, Q, Sum
 from django.utils import timezone
 
 from ladder.accounts.models import User
-from ladder.accounts.quotas import quota_lock
 from ladder.bots.models import Bot, BotVersion
-from ladder.bots.quotas import bots_quota_check, bytes_quota_check, versions_make_room
 from ladder.bots.selectors import version_for_smoke
 from ladder.bots.uploads import UploadReport, validate_upload
+from ladder.bots.version_pruning import versions_make_room
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_delete_later, log_store
 from ladder.common.pagecache import pages_changed
@@ -39,6 +39,8 @@ from ladder.common.ssrf_check import Resolver, endpoint_check
 from ladder.common.tasks import task_send
 from ladder.ladders import ladders
 from ladder.notifications import events as notify_events
+from ladder.quotas import catalogue
+from ladder.quotas.take import quota_take
 from ladder.ratings.services import bot_ratings_ensure
 
 log = logging.getLogger("ladder.bots")
@@ -75,6 +77,18 @@ def _lock_owned_bot(*, user: User, bot_id: int) -> Bot:
     return bot
 
 
+def _bots_held(owner: User, since: datetime) -> dict[catalogue.Quota, int]:
+    """The bots ``owner`` has (not retired)."""
+    held = Bot.objects.filter(owner=owner, retired_at__isnull=True).count()
+    return {catalogue.BOTS_PER_USER: held}
+
+
+def _bytes_stored(owner: User, since: datetime) -> dict[catalogue.Quota, int]:
+    """The bytes of the archives ``owner`` keeps stored (pruned versions keep none)."""
+    stored = BotVersion.objects.filter(bot__owner=owner).exclude(archive="")
+    return {catalogue.BYTES_PER_USER: int(stored.aggregate(n=Sum("archive_size"))["n"] or 0)}
+
+
 @transaction.atomic
 def bot_create(
     *,
@@ -100,8 +114,7 @@ def bot_create(
         raise ApplicationError(_validation_message(exc)) from exc
     if Bot.objects.filter(name__iexact=bot.name).exists():
         raise Conflict(f"a bot named {bot.name!r} already exists")
-    quota_lock(owner)
-    bots_quota_check(owner)
+    quota_take(owner, partial(_bots_held, owner))
     try:
         with transaction.atomic():
             bot.save()
@@ -215,9 +228,8 @@ def bot_version_upload(
         bot = _lock_owned_bot(user=user, bot_id=bot_id)
         if bot.kind != Bot.Kind.HOSTED:
             raise ApplicationError("only hosted bots take uploads; set an endpoint instead")
-        quota_lock(user)
         pruned = versions_make_room(user, bot)
-        bytes_quota_check(user, len(data))
+        quota_take(user, partial(_bytes_stored, user), adding=len(data))
         number = _next_number(bot)
         stored = default_storage.save(
             str(PurePosixPath("bots", str(bot.pk), f"v{number}-{digest[:16]}{suffix}")),

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -39,12 +40,13 @@ from ladder.competitions.models import (
     CompetitionInvitation,
     FinalDeal,
 )
-from ladder.competitions.quotas import private_tournaments_quota_check
 from ladder.competitions.settle import DealRecord, pair_shares
 from ladder.ladders import ladder_default
+from ladder.matches.creation import OPEN_STATES, match_ladder
 from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import OPEN_STATES, match_ladder
 from ladder.matches.spec import MatchSpec
+from ladder.quotas import catalogue
+from ladder.quotas.take import quota_take
 from ladder.ratings.models import BotRating
 from ladder.tournaments.services import deal_create
 
@@ -492,6 +494,13 @@ def _deal(
 # --- private tournaments ----------------------------------------------------------------
 
 
+def _private_tournaments_made(user: User, since: datetime) -> dict[catalogue.Quota, int]:
+    """A user's private tournaments made since ``since`` (one queues many matches above
+    the ladder's priority: a string of them would take the workers from everyone)."""
+    made = Competition.objects.filter(private=True, created_by=user, created_at__gte=since)
+    return {catalogue.PRIVATE_TOURNAMENTS_PER_DAY: made.count()}
+
+
 def private_tournament_create(
     *, user: User, name: str, bot_ids: Sequence[int], format: str, **fields: Any
 ) -> Competition:
@@ -520,7 +529,7 @@ def private_tournament_create(
     )
     competition_check(competition)
     with transaction.atomic():
-        private_tournaments_quota_check(user)
+        quota_take(user, partial(_private_tournaments_made, user))
         if Competition.objects.filter(name=competition.name).exists():
             raise Conflict(f"a competition named {competition.name!r} exists")
         competition.save()

@@ -3,7 +3,7 @@
 A worker that played a match calls one of them; nothing else follows a result.
 
 Inside the recording transaction (all or nothing with the result): the result,
-seats, replay and ratings (``ladder.matches.services.match_record_result``) or
+seats, replay and ratings (``ladder.matches.recording.match_record_result``) or
 the errored state (``match_fail``), and the hosted seats' logs, so a retried
 delivery that finds the result recorded never replaces the logs of the attempt
 that counted.
@@ -25,10 +25,10 @@ from django.db import DatabaseError, transaction
 from digdown.results import GameResult
 from ladder.common.exceptions import ApplicationError
 from ladder.finishing.suspensions import bots_suspend_failing
+from ladder.matches.claims import match_fail
 from ladder.matches.models import Match
-from ladder.matches.services import (
+from ladder.matches.recording import (
     RecordOutcome,
-    match_fail,
     match_record_result,
     match_seat_logs_store,
 )

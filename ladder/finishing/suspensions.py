@@ -25,8 +25,8 @@ from ladder.bots.models import Bot
 from ladder.bots.services import bot_auto_suspend
 from ladder.common.exceptions import Conflict
 from ladder.finishing.suspension_rules import SeatRecord, SuspendPolicy, suspension_reason
+from ladder.matches.claims import match_cancel
 from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import match_cancel
 
 log = logging.getLogger("ladder.finishing")
 

@@ -8,9 +8,9 @@ from django.http import HttpRequest
 
 from ladder.accounts.requests import request_user
 from ladder.common.exceptions import ApplicationError
+from ladder.matches.claims import match_cancel
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.selectors import match_reveal
-from ladder.matches.services import match_cancel
 
 
 class MatchSeatInline(admin.TabularInline):

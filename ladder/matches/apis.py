@@ -1,6 +1,7 @@
 """REST API of matches and tournaments: list, detail, challenge, cancel, replay download.
 
-Thin views (HackSoft style) over ``ladder.matches.services`` and ``.selectors``.
+Thin views (HackSoft style) over the matches' services (``challenges``, ``claims``) and
+``.selectors``.
 Match lists are keyset-paginated newest first (``cursor``; no total count, so a
 deep page costs what the first does). A match's seed and result stay hidden
 until it is finished: the seed determines the whole dealt cave.
@@ -36,10 +37,11 @@ from ladder.common.rest_parsers import BoundedJSONParser
 from ladder.common.schema import ERRORS
 from ladder.common.serializers import StrictInputSerializer
 from ladder.ladders import Difficulty
-from ladder.matches import bot_selectors, selectors, services
+from ladder.matches import bot_selectors, selectors
+from ladder.matches.challenges import challenge_create
+from ladder.matches.claims import match_cancel
 from ladder.matches.models import Match, MatchResult, MatchSeat
 from ladder.matches.replays import replay_open
-from ladder.matches.spec import MatchSpec
 
 
 class SeatOutputSerializer(serializers.Serializer):
@@ -188,10 +190,11 @@ class ReplayField(_WholeMatchField):
     {
         "type": "array",
         "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
-        "minItems": 2,
+        "minItems": 1,
         "maxItems": 4,
         "uniqueItems": True,
-        "description": "bot ids in seat order; a bot takes one seat",
+        "description": "bot ids in seat order; a bot takes one seat. One bot (yours):"
+        " the ladder picks `seats - 1` opponents nearest in rating that can play now",
     }
 )
 class SeatBotsField(serializers.ListField):
@@ -238,7 +241,8 @@ class BotMatchesPagination(NewestFirstPagination):
 
 
 class MatchListApi(APIView):
-    """Matches newest first (filter by bot, status, tournament, ladder); request a challenge."""
+    """Matches newest first (filter by bot, status, tournament, ladder); request a challenge
+    (``challenge_create``: the bots named, or one of yours and opponents the ladder picks)."""
 
     pagination_class = NewestFirstPagination  # the list's page shape, in the schema too
     # A challenge is JSON: a form's strings ("0", "off") would pass for the booleans the
@@ -252,7 +256,15 @@ class MatchListApi(APIView):
         ladder = serializers.CharField(required=False, default="", max_length=32)
 
     class InputSerializer(StrictInputSerializer):
-        bots = SeatBotsField(child=IdField(), min_length=2, max_length=4)
+        bots = SeatBotsField(child=IdField(), min_length=1, max_length=4)
+        seats = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            min_value=2,
+            max_value=4,
+            help_text="seats of the match; default: one per bot named, 2 if only one is",
+        )
         ladder = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=32, help_text=LADDER_HELP
         )
@@ -301,14 +313,13 @@ class MatchListApi(APIView):
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
-        match = services.match_create(
-            MatchSpec(
-                bot_ids=d["bots"],
-                requested_by=request_user(request),
-                ladder=d["ladder"] or None,
-                difficulty=d.get("difficulty"),
-                rated=d["rated"],
-            )
+        match = challenge_create(
+            user=request_user(request),
+            bot_ids=d["bots"],
+            seats=d["seats"],
+            ladder=d["ladder"] or None,
+            difficulty=d.get("difficulty"),
+            rated=d["rated"],
         )
         return Response(
             match_out(selectors.match_detail(match_id=match.pk), request),
@@ -342,7 +353,7 @@ class MatchCancelApi(APIView):
     def post(self, request: Request, match_id: int) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        services.match_cancel(match_id=match_id, user=request_user(request), **s.validated_data)
+        match_cancel(match_id=match_id, user=request_user(request), **s.validated_data)
         return Response(match_out(selectors.match_detail(match_id=match_id), request))
 
 

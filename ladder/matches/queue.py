@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import transaction
 
 from ladder.common.tasks import task_send
 
@@ -33,3 +34,16 @@ def match_enqueue(*, match_id: int, priority: int = 0) -> None:
     )
     task_send(settings.LADDER_TASK_PLAY_MATCH, match_id, priority=broker_priority)
     log.info("match %d enqueued (priority %d)", match_id, broker_priority)
+
+
+def match_enqueue_on_commit(match_id: int, priority: int = 0) -> None:
+    """Send the match to the workers once the transaction that made it queued commits.
+
+    ``robust``: a broker that is down must not undo or fail the write; the match
+    stays queued and the janitor sends it again later.
+    """
+
+    def send() -> None:  # a named function: Django logs a robust callback's failure by name
+        match_enqueue(match_id=match_id, priority=priority)
+
+    transaction.on_commit(send, robust=True)

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from ladder.common.exceptions import ApplicationError
 from ladder.ladders import ladder_get
-from ladder.matches.services import match_create
+from ladder.matches.creation import match_create
 from ladder.matches.spec import MatchSpec
 from ladder.matchmaking import selectors
 from ladder.matchmaking.planner import PlannerConfig, parse_seat_mix, plan_sets

@@ -1,6 +1,6 @@
 """Recomputing a ladder's ratings from its history, to check, to rewrite, or to switch system.
 
-Ratings are written once, when ``match_record_result`` (``ladder.matches.services``)
+Ratings are written once, when ``match_record_result`` (``ladder.matches.recording``)
 calls ``ladder.ratings.services``. Here the very same functions (``services.rate``,
 ``seeded``, ``season_reset``) replay a ladder's recorded results in recording
 order (``MatchResult.id``) from the start, season by season:

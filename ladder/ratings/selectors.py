@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django.conf import settings
 from django.db import connection
 from django.db.models import (
     Count,
@@ -30,14 +29,14 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Lower, RowNumber
 
 from ladder.bots.models import Bot
-from ladder.bots.selectors import ranked, with_rating
+from ladder.bots.selectors import ranked
 from ladder.common import elo
 from ladder.common.compiled import SLICE, Compiled
 from ladder.common.compiled import marker as compiled_marker
 from ladder.common.compiled import text_marker as compiled_text_marker
 from ladder.common.elo import Uncertainty
 from ladder.common.exceptions import NotFound
-from ladder.ladders import Ladder, ladder_get
+from ladder.ladders import ladder_get
 from ladder.matches.models import Match, MatchSeat
 from ladder.ratings.models import (
     BotRating,
@@ -58,7 +57,6 @@ __all__ = [
     "bot_rating_history",
     "leaderboard_list",
     "leaderboard_size",
-    "opponents_near",
     "rating_uncertainty",
     "season_get",
     "season_list",
@@ -644,33 +642,3 @@ def bot_rating_trends(
     for bot_id, _, rating in sorted(rows, key=lambda r: (r[0], r[1])):
         trends[bot_id].append(rating)
     return trends
-
-
-def opponents_near(
-    *, bot: Bot, count: int, ladder: Ladder | None = None, window: int = 50
-) -> list[Bot]:
-    """Up to ``count`` playable bots nearest to ``bot``'s rating on ``ladder``.
-
-    Reads at most ``window`` entries on each side of the rating (two index range
-    scans), so the cost does not grow with the ladder; the matchmaker of the
-    workers can do better (pairing history, fairness).
-    """
-    key = (ladder or ladder_get(None)).key
-    rating = getattr(bot, "rating", None)
-    if rating is None or getattr(bot, "rating_ladder", None) != key:
-        entry = BotRating.objects.filter(bot=bot, ladder=key).values_list("rating", flat=True)
-        rating = entry.first() or settings.LADDER_ELO_START
-    playable = BotRating.objects.filter(
-        ladder=key,
-        bot__is_active=True,
-        bot__retired_at__isnull=True,
-        bot__current_version__isnull=False,
-    ).exclude(bot=bot)
-    above = playable.filter(rating__gte=rating).order_by("rating", "bot_id")[:window]
-    below = playable.filter(rating__lt=rating).order_by("-rating", "-bot_id")[:window]
-    near = sorted(
-        [*above.values_list("bot_id", "rating"), *below.values_list("bot_id", "rating")],
-        key=lambda row: (abs(row[1] - rating), row[0]),
-    )[:count]
-    bots = with_rating(Bot.objects.filter(pk__in=[pk for pk, _ in near]), ladder=key).in_bulk()
-    return [bots[pk] for pk, _ in near]

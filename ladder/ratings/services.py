@@ -1,6 +1,6 @@
 """Writes of rating entries: create them, move them when a result is recorded, start seasons.
 
-``match_record_result`` (``ladder.matches.services``) is the one caller of
+``match_record_result`` (``ladder.matches.recording``) is the one caller of
 ``rating_entries_lock`` and ``ratings_apply``, inside its recording transaction:
 it locks the match, then the seated bots' entries here (by bot id, the one lock
 order every writer uses, so concurrent recordings never deadlock on PostgreSQL),

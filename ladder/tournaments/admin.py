@@ -11,9 +11,9 @@ from django.http import HttpRequest
 
 from ladder.accounts.requests import request_user
 from ladder.common.exceptions import ApplicationError
+from ladder.matches.creation import match_ladder
 from ladder.matches.models import Match
 from ladder.matches.selectors import match_reveal
-from ladder.matches.services import match_ladder
 from ladder.tournaments.models import Deal, Tournament, VersionComparison
 from ladder.tournaments.services import tournament_start
 

@@ -30,9 +30,9 @@ from ladder.bots.selectors import with_rating
 from ladder.common.compiled import SLICE, Compiled, marker
 from ladder.common.elo import pair_score
 from ladder.common.exceptions import NotFound, PermissionDenied
+from ladder.matches.creation import OPEN_STATES
 from ladder.matches.models import Match, MatchSeat, TournamentPairTally, TournamentTally
 from ladder.matches.selectors import seats_shown
-from ladder.matches.services import OPEN_STATES
 from ladder.tournaments.comparison import Comparison, DealRanks, compare
 from ladder.tournaments.models import Deal, Tournament, VersionComparison
 from ladder.tournaments.standings import Standing

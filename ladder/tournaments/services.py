@@ -1,7 +1,7 @@
 """Tournament, duplicate-deal and version-comparison services: create, schedule, advance.
 
 Schedules come from the pure ``formats`` (round robin, Swiss pairing) and
-become matches (``ladder.matches.services``) or duplicate deals (``deal_create``; one
+become matches (``ladder.matches.creation``) or duplicate deals (``deal_create``; one
 transaction per step; the matches are sent to the workers on commit, with
 ``EVENT_PRIORITY`` so a free worker plays them before ladder matches).
 
@@ -20,6 +20,8 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -31,8 +33,7 @@ from ladder.accounts.models import User
 from ladder.bots.models import Bot, BotVersion
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.ladders import ladder_default
-from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import (
+from ladder.matches.creation import (
     OPEN_STATES,
     absent_connected_refuse,
     match_create,
@@ -40,12 +41,14 @@ from ladder.matches.services import (
     match_seed,
     matches_create,
 )
+from ladder.matches.models import Match, MatchSeat
 from ladder.matches.spec import MatchSpec
 from ladder.matches.tournament_tallies import tournament_tallies_bye
+from ladder.quotas import catalogue
+from ladder.quotas.take import quota_take
 from ladder.ratings.models import BotRating
 from ladder.tournaments.formats import round_robin, swiss_pairing, swiss_rounds
 from ladder.tournaments.models import Deal, Tournament, TournamentBye, VersionComparison
-from ladder.tournaments.quotas import comparisons_quota_check
 from ladder.tournaments.rotations import rotations
 from ladder.tournaments.standings import Outcome, standings
 
@@ -322,6 +325,19 @@ def tournaments_advance_running() -> list[int]:
 # --- version comparisons ------------------------------------------------------------
 
 
+def _comparisons_held(user: User, since: datetime) -> dict[catalogue.Quota, int]:
+    """A user's comparisons still being played, and those made since ``since``: each
+    queues 2 x deals x seats matches at a priority above the ladder's, so many at once
+    (or one after another all day) would take the workers from everyone. Tournaments
+    need no quota: only staff create or start them (``_staff``)."""
+    mine = VersionComparison.objects.filter(requested_by=user)
+    playing = mine.filter(deal_set__matches__status__in=OPEN_STATES).values("pk").distinct()
+    return {
+        catalogue.OPEN_COMPARISONS: playing.count(),
+        catalogue.COMPARISONS_PER_DAY: mine.filter(created_at__gte=since).count(),
+    }
+
+
 def comparison_create(
     *,
     user: User,
@@ -338,7 +354,7 @@ def comparison_create(
     ``opponent_ids`` (1-3 bots) in every seat rotation: 2 * deals * seats
     unrated matches, played before ladder matches. The owner of the bot (or
     staff) asks; at most ``LADDER_COMPARISON_MAX_DEALS`` deals, and the user's quotas
-    (``ladder.tournaments.quotas``: comparisons still being played, comparisons per day).
+    (``ladder.quotas``: comparisons still being played, comparisons per day).
     """
     bot = Bot.objects.filter(pk=bot_id).first()
     if bot is None:
@@ -371,7 +387,7 @@ def comparison_create(
     absent_connected_refuse(Bot.objects.filter(pk__in=table))
     rng = random.SystemRandom()
     with transaction.atomic():
-        comparisons_quota_check(user)
+        quota_take(user, partial(_comparisons_held, user))
         comparison = VersionComparison.objects.create(
             bot=bot,
             old_version=versions[old_version],

@@ -29,8 +29,7 @@ from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, NotFound
 from ladder.ladders import ladder_default
 from ladder.matches import bot_selectors as bot_match_selectors
-from ladder.matches import services as match_services
-from ladder.matches.spec import MatchSpec
+from ladder.matches.challenges import challenge_create
 from ladder.tournaments import selectors as comparison_selectors
 from ladder.web.comparison_form import comparison_form
 from ladder.web.errors import shown_on
@@ -202,12 +201,10 @@ def bot_challenge(request: HttpRequest, bot_id: int) -> HttpResponse:
             form.add_error("opponents", exc.message)
         else:
             with shown_on(form):
-                match = match_services.match_create(
-                    MatchSpec(
-                        bot_ids=[bot.pk, *(o.pk for o in opponents)],
-                        requested_by=request_user(request),
-                        ladder=form.cleaned_data["ladder"] or None,
-                    )
+                match = challenge_create(
+                    user=request_user(request),
+                    bot_ids=[bot.pk, *(o.pk for o in opponents)],
+                    ladder=form.cleaned_data["ladder"] or None,
                 )
                 messages.success(request, f"Challenge queued as match {match.pk}.")
                 return redirect("web:match", match_id=match.pk)

@@ -102,7 +102,7 @@ def test_sign_up_upload_play_compare_and_watch_live(
     from ladder.accounts.models import User
     from ladder.bots.models import Bot
     from ladder.bots.services import bot_create
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
 
     settings.LADDER_DEV_MODE = True  # the house bots listen on loopback
     settings.MEDIA_ROOT = str(tmp_path / "media")

@@ -68,8 +68,8 @@ def test_a_whole_competition(
     from ladder.bots.services import bot_set_endpoint
     from ladder.competitions.models import Competition, FinalDeal
     from ladder.competitions.services import competitions_tick, final_advance
+    from ladder.matches.creation import OPEN_STATES
     from ladder.matches.models import Match, MatchSeat
-    from ladder.matches.services import OPEN_STATES
     from ladder.notifications.models import Delivery
     from ladder.notifications.services import delivery_send
     from workers.queued_match import play_queued_match

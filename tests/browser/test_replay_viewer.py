@@ -74,7 +74,9 @@ def match(played: PlayedMatch, settings: Any, tmp_path: Path) -> Any:
     """The played match, recorded by the ladder (result, replay file, ratings)."""
     from ladder.accounts.models import User
     from ladder.bots.services import bot_create
-    from ladder.matches.services import match_create, match_record_result, match_start
+    from ladder.matches.claims import match_start
+    from ladder.matches.creation import match_create
+    from ladder.matches.recording import match_record_result
 
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.LADDER_DEV_MODE = True  # the bots' endpoints are on loopback

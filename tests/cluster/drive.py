@@ -43,7 +43,7 @@ def create(count: int, countdown: float, seed: int) -> list[int]:
     from django.conf import settings
 
     from ladder.bots.models import Bot
-    from ladder.matches import services
+    from ladder.matches import creation, queue
 
     if countdown:
         from ladder.common.tasks import producer
@@ -53,11 +53,11 @@ def create(count: int, countdown: float, seed: int) -> list[int]:
                 settings.LADDER_TASK_PLAY_MATCH, args=[match_id], countdown=countdown
             )
 
-        services.match_enqueue = send_later  # type: ignore[attr-defined]
+        queue.match_enqueue = send_later
     rng = random.Random(seed)
     bots = list(Bot.objects.order_by("pk").values_list("pk", flat=True))
     return [
-        services.match_create(bot_ids=rng.sample(bots, 2), seed=rng.randrange(1 << 30)).pk
+        creation.match_create(bot_ids=rng.sample(bots, 2), seed=rng.randrange(1 << 30)).pk
         for _ in range(count)
     ]
 

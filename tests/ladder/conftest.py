@@ -136,7 +136,7 @@ def token_for() -> Callable[[Any], str]:
 
 
 def record(match: Any, ranks: Sequence[int]) -> Any:
-    from ladder.matches.services import match_record_result
+    from ladder.matches.recording import match_record_result
 
     return match_record_result(
         match_id=match.pk, result=make_result(ranks), replay_bytes=make_replay(match.pk)

@@ -124,7 +124,7 @@ def test_seats_as_rows_are_shown_as_the_prefetched_seats(make_user: Any, make_bo
     from rest_framework.test import APIRequestFactory
 
     from digdown.v1 import ladder_pb2
-    from ladder.grpc.servicer import match_pb
+    from ladder.grpc.messages import match_pb
     from ladder.matches.apis import MatchOutputSerializer
 
     world = grow(make_user, make_bot, owners=2, bots_each=3, rounds=4)

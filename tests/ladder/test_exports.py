@@ -22,8 +22,9 @@ from engine.players import HeuristicPlayer, RandomPlayer
 from engine.rules import GameConfig, new_game
 from engine.simulate import play_out
 from engine.training import dataset
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create, match_record_result
+from ladder.matches.recording import match_record_result
 from ladder.ratings.services import season_start
 
 pytestmark = pytest.mark.django_db

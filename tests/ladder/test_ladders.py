@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound
 from ladder.ladders import ladder_for, ladder_get, ladder_list, ladders
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from ladder.ratings.models import BotRating
 from tests.ladder.conftest import record, standing
 

@@ -18,8 +18,9 @@ from rest_framework.test import APIClient
 
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_create, bot_version_smoke_record, bot_version_upload
+from ladder.matches.claims import match_cancel, match_start
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_cancel, match_create, match_start
 
 pytestmark = pytest.mark.django_db
 

@@ -27,7 +27,8 @@ from rest_framework.test import APIClient
 from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
 from ladder.grpc.server import LadderServer
-from ladder.matches.services import match_create, match_record_result
+from ladder.matches.creation import match_create
+from ladder.matches.recording import match_record_result
 from ladder.ratings.models import BotRating
 from tests.ladder.conftest import make_replay
 from tests.support.house_games import HOUSE, house_game, house_schedule

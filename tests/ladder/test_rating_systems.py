@@ -14,8 +14,8 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from ladder.bots.services import bot_version_smoke_record, bot_version_upload
+from ladder.matches.creation import match_create
 from ladder.matches.models import MatchSeat
-from ladder.matches.services import match_create
 from ladder.ratings import systems
 from ladder.ratings.models import BotRating, RatingChange, Season, VersionRating
 from ladder.ratings.recompute import ratings_recompute, ratings_rewrite

@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 
 from ladder.bots.models import Bot
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 
 ROOT = Path(__file__).resolve().parents[2]
 

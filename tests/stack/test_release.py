@@ -21,8 +21,9 @@ import pytest
 from django.conf import settings
 
 from deploy.ladder import release_orphaned_matches
+from ladder.matches.claims import match_start
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create, match_start
 from tests.support.broker import use_broker
 
 pytestmark = pytest.mark.django_db

@@ -95,7 +95,7 @@ NEWCOMERS = (
 
 
 def _play(engine: str, seated: tuple[str, ...], seed: int, bots: dict[str, int], **kw: Any) -> int:
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from workers.queued_match import play_queued_match
     from workers.runner import EnginePool
 
@@ -134,7 +134,7 @@ def played_ladder(
     from examples.hosted_bundle import build
     from ladder.accounts.models import User
     from ladder.bots.services import bot_create, bot_suspend, bot_version_upload
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from ladder.tournaments.models import Tournament
     from workers.sandbox import sandbox_check
     from workers.smoke import play_smoke_match

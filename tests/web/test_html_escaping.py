@@ -92,7 +92,7 @@ def test_pages_built_from_rows_escape_every_value(make_user: Any, make_bot: Any)
     from django.test import Client
 
     from ladder.bots.models import Bot
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from ladder.tournaments.models import Tournament
 
     owner = make_user("evil-owner")

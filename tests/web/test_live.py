@@ -18,7 +18,8 @@ from digdown import wire
 from digdown.v1 import engine_pb2
 from engine.players import PLAYERS
 from engine.rules import GameConfig, new_game
-from ladder.matches.services import match_create, match_start
+from ladder.matches.claims import match_start
+from ladder.matches.creation import match_create
 from ladder.viewer.models import LiveFrame
 from tests.ladder.conftest import make_bot, make_user  # noqa: F401  (fixtures)
 from workers.live import LivePublisher

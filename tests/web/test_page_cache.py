@@ -16,7 +16,7 @@ from django.test import Client
 
 from ladder.bots.services import bot_suspend, bot_update
 from ladder.common import pagecache
-from ladder.matches.services import match_create
+from ladder.matches.creation import match_create
 from tests.ladder.conftest import record
 
 

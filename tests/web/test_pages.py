@@ -14,8 +14,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create, match_seat_logs_store
+from ladder.matches.recording import match_seat_logs_store
 from ladder.ratings import selectors as rating_selectors
 from ladder.tournaments.models import Tournament
 from tests.ladder.conftest import record, standing

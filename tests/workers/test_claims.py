@@ -18,15 +18,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from ladder.common.exceptions import Conflict
-from ladder.matches.models import Match
-from ladder.matches.services import (
-    match_create,
+from ladder.matches.claims import (
     match_fail,
     match_heartbeat,
     match_release,
-    match_requeue_stale,
     match_start,
 )
+from ladder.matches.creation import match_create
+from ladder.matches.models import Match
+from ladder.matches.retries import match_requeue_stale
 from tests.support.broker import use_broker
 
 # Claims, leases and the janitor lock rows on PostgreSQL and the whole file on SQLite

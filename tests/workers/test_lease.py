@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from ladder.matches.claims import match_start
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create, match_start
 from tests.support.broker import use_broker
 from tests.support.workers import wait_until
 from workers.lease import HEARTBEATS, LeaseKeeper

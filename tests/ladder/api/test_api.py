@@ -16,7 +16,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from ladder.bots.models import Bot, BotVersion
-from ladder.matches.services import match_create
+from ladder.matches.creation import match_create
 from tests.ladder.conftest import record
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from ladder.bots.services import bot_version_upload
-from ladder.matches.services import match_create
+from ladder.matches.creation import match_create
 from ladder.tournaments.models import Tournament
 from tests.ladder.conftest import record
 

@@ -57,7 +57,9 @@ def server(
 @pytest.fixture
 def data(make_user: Any, make_bot: Any, token_for: Any) -> dict[str, Any]:
     """Committed rows for the operations that need some: bots, a finished match, a token."""
-    from ladder.matches.services import match_create, match_record_result, match_start
+    from ladder.matches.claims import match_start
+    from ladder.matches.creation import match_create
+    from ladder.matches.recording import match_record_result
 
     owner = make_user("fuzz-owner")
     bots = [make_bot(owner, f"fuzz-{i}") for i in range(3)]

@@ -24,8 +24,8 @@ from ladder import settings as ladder_settings
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_create, bot_version_upload
 from ladder.common.exceptions import Conflict
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from tests.support.processes import Proc, start_engine
 from tests.support.sandbox import require_sandbox
 from workers.queued_match import play_queued_match

@@ -24,10 +24,10 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from ladder.bots.services import bot_create
-from ladder.grpc.servicer import match_pb
+from ladder.grpc.messages import match_pb
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
 from ladder.matches.selectors import match_detail
-from ladder.matches.services import match_create
 from tests.support.processes import Proc, closed_port_address, start_bot, start_engine
 from workers.queued_match import play_queued_match
 from workers.runner import EnginePool

@@ -17,8 +17,8 @@ from ladder.bots.services import bot_version_smoke_record, bot_version_upload
 from ladder.common.exceptions import ApplicationError, Conflict, PermissionDenied, QuotaExceeded
 from ladder.competitions import services
 from ladder.competitions.models import Competition, FinalDeal
+from ladder.matches.creation import OPEN_STATES
 from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import OPEN_STATES
 from tests.ladder.conftest import record
 
 pytestmark = pytest.mark.django_db

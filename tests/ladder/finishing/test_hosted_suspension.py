@@ -17,8 +17,8 @@ import pytest
 from examples.hosted_bundle import build
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.services import bot_create, bot_version_upload
+from ladder.matches.creation import match_create
 from ladder.matches.models import MatchSeat
-from ladder.matches.services import match_create
 from ladder.matchmaking.services import matchmake
 from tests.support.processes import Proc, start_engine
 from tests.support.sandbox import require_sandbox

@@ -19,8 +19,8 @@ from django.conf import settings
 from digdown.v1 import ladder_pb2 as pb
 from ladder.bots.models import Bot
 from ladder.bots.services import bot_create, bot_version_smoke_record, bot_version_upload
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from ladder.tournaments.models import VersionComparison
 from tests.ladder.grpc.conftest import bearer
 

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from digdown.v1 import ladder_pb2 as pb
 from ladder.bots.services import bot_create
-from ladder.matches.services import match_create
+from ladder.matches.creation import match_create
 from tests.ladder.grpc.conftest import bearer
 from tests.ladder.grpc.test_grpc_api import GOOD_PY, T, refused
 

@@ -111,7 +111,7 @@ def test_get_tournament_pages_standings_and_participants(
 ) -> None:
     """Pages of ``page_size`` walk every standing line and participant once, in order; a
     request from before pages (neither field) gets the first 50 and a token for the rest."""
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from ladder.tournaments.models import Tournament
     from ladder.tournaments.selectors import tournament_standings
 

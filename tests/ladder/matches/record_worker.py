@@ -28,7 +28,7 @@ def main() -> None:
     django.setup()
     from django.db import connection
 
-    from ladder.matches.services import match_record_result
+    from ladder.matches.recording import match_record_result
 
     jobs = json.loads(Path(jobs_path).read_text())
     random.Random(seed).shuffle(jobs)

@@ -22,8 +22,8 @@ import pytest
 from django.conf import settings
 
 from ladder.common import elo
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match, MatchResult, MatchSeat
-from ladder.matches.services import match_create
 from ladder.ratings.recompute import ratings_recompute
 from tests.ladder.conftest import make_result, standings
 from tests.support.database import database_url

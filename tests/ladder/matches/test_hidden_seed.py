@@ -28,14 +28,10 @@ from rest_framework.test import APIClient
 from digdown.v1 import ladder_pb2 as pb
 from digdown.v1 import ladder_pb2_grpc
 from ladder.grpc.server import LadderServer
+from ladder.matches.claims import match_cancel, match_fail, match_start
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import (
-    match_cancel,
-    match_create,
-    match_fail,
-    match_record_result,
-    match_start,
-)
+from ladder.matches.recording import match_record_result
 from tests.support.replays import gz, inprocess_replay
 
 # gRPC calls are served on other threads: they must see committed rows.

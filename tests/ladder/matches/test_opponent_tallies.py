@@ -11,10 +11,10 @@ from django.apps import apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from ladder.matches.creation import match_create
 from ladder.matches.models import MatchSeat, OpponentTally
 from ladder.matches.opponents import opponent_tallies_from_seats
 from ladder.matches.selectors import bot_opponent_records
-from ladder.matches.services import match_create
 from ladder.matches.spec import MatchSpec
 from tests.ladder.conftest import record
 

@@ -97,7 +97,7 @@ def _build(kind: str, state: str, make_user: Any, make_bot: Any) -> World:
     from ladder.accounts.models import User
     from ladder.accounts.services import token_create
     from ladder.bots.services import bot_version_smoke_record, bot_version_upload
-    from ladder.matches.services import match_create
+    from ladder.matches.creation import match_create
     from ladder.tournaments.models import Deal, VersionComparison
     from ladder.tournaments.services import comparison_create, deal_create, tournament_create
 

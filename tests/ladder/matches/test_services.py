@@ -22,8 +22,10 @@ from ladder.bots.services import (
     bot_version_upload,
 )
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
+from ladder.matches.claims import match_cancel, match_start
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match, MatchResult, MatchSeat
-from ladder.matches.services import match_cancel, match_create, match_record_result, match_start
+from ladder.matches.recording import match_record_result
 from ladder.ratings.models import BotRating
 from tests.ladder.conftest import make_replay, make_result, record, standing, standings
 

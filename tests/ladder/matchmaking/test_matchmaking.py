@@ -32,8 +32,8 @@ from ladder.bots.services import (
 )
 from ladder.common.exceptions import ApplicationError, PermissionDenied
 from ladder.finishing.services import match_finish
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match, MatchSeat
-from ladder.matches.services import match_create
 from ladder.matchmaking.services import matchmake
 from tests.ladder.conftest import make_replay, make_result, record
 from tests.support.database import database_url

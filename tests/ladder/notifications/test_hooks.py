@@ -21,7 +21,7 @@ from ladder.bots.services import (
 from ladder.finishing.services import match_finish
 from ladder.grpc.auth import GrpcError
 from ladder.grpc.play import PlayHub
-from ladder.matches.services import match_create
+from ladder.matches.creation import match_create
 from ladder.notifications.kinds import Channel, Kind
 from ladder.notifications.models import Delivery
 from tests.ladder.conftest import make_replay, make_result

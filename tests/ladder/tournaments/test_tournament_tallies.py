@@ -14,8 +14,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from ladder.common.exceptions import Conflict
+from ladder.matches.claims import match_fail
 from ladder.matches.models import Match, MatchSeat, TournamentPairTally, TournamentTally
-from ladder.matches.services import match_fail, match_requeue_stale
+from ladder.matches.retries import match_requeue_stale
 from ladder.matches.tournament_tallies import tournament_tallies_from_seats
 from ladder.tournaments import selectors
 from ladder.tournaments.models import Tournament, TournamentBye

@@ -12,8 +12,8 @@ from django.db import connection
 
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, PermissionDenied
+from ladder.matches.claims import match_fail
 from ladder.matches.models import Match
-from ladder.matches.services import match_fail
 from ladder.tournaments import selectors
 from ladder.tournaments.models import Tournament, TournamentBye
 from ladder.tournaments.services import (
@@ -91,7 +91,7 @@ def test_standings_with_a_forfeit_and_an_errored_match_and_no_elo_change(
     forfeit = make_result([1, 2] if seats_ac[0] == a.pk else [2, 1])
     c_seat = seats_ac.index(c.pk)
     forfeit["seats"][c_seat].update(ended="forfeited", reason="timed out")
-    from ladder.matches.services import match_record_result
+    from ladder.matches.recording import match_record_result
     from tests.ladder.conftest import make_replay
 
     match_record_result(match_id=m_ac.pk, result=forfeit, replay_bytes=make_replay(m_ac.pk))

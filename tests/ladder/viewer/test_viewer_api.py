@@ -22,8 +22,9 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create, match_record_result
+from ladder.matches.recording import match_record_result
 from tests.ladder.conftest import make_replay
 from tests.support.matches import needed
 from tests.support.replays import gz, inprocess_replay
@@ -119,7 +120,7 @@ def test_nothing_of_a_match_that_has_not_finished(api: APIClient, bots: list[Any
     assert "is queued" in r.json()["detail"] and "steps" not in r.json()
     page = api.get(f"/replays/matches/{match.pk}/").content.decode()
     assert "once it has finished" in page and "data-timeline-url" not in page
-    from ladder.matches.services import match_fail
+    from ladder.matches.claims import match_fail
 
     match_fail(match_id=match.pk, error="the engine went away")
     assert api.get(timeline_url(match)).status_code == 409

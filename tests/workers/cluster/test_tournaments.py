@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from ladder.ratings.models import BotRating
 from ladder.tournaments import selectors
 from ladder.tournaments.models import Tournament

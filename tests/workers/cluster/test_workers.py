@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
 from ladder.matches.queue import match_enqueue
-from ladder.matches.services import match_create
 from tests.support.processes import start_bot
 from tests.support.workers import alive, children_of, wait_until
 from tests.workers.cluster.conftest import Cluster, assert_each_finished_once

@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand
 
 from digdown import serving
 from ladder.bots.services import bot_versions_resend_pending
-from ladder.matches.services import match_requeue_stale
+from ladder.matches.retries import match_requeue_stale
 from ladder.tournaments.services import tournaments_advance_running
 
 

@@ -20,8 +20,8 @@ from django.core.management.base import BaseCommand, CommandError
 from ladder.bots.selectors import bot_get_by_name
 from ladder.common.elo import points
 from ladder.common.exceptions import ApplicationError
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from ladder.matches.spec import MatchSpec
 
 POLL_S = 0.2

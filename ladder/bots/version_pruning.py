@@ -1,6 +1,6 @@
-"""The bots' quotas: bots per user, stored versions per bot, stored bytes per user.
+"""Stored versions per bot (``ladder.quotas.catalogue.VERSIONS_PER_BOT``): pruned, then refused.
 
-Called by the bot services inside their transaction, after ``quota_lock``.
+Called by the upload service inside its transaction, under the bot's row lock.
 A bot keeps at most ``LADDER_QUOTA_VERSIONS_PER_BOT`` stored archives: an upload
 past it prunes the oldest ones that nothing needs any more (not the current
 version, not one still waiting for its smoke match, not one an open match has
@@ -16,35 +16,15 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.db.models import Sum
 
 from ladder.accounts.models import User
-from ladder.accounts.quotas import quota_check, quota_exempt, quota_limit
 from ladder.bots.models import Bot, BotVersion
+from ladder.quotas.catalogue import VERSIONS_PER_BOT
+from ladder.quotas.take import quota_exempt
 
 log = logging.getLogger("ladder.bots")
 
 OPEN_MATCH_STATES = ("queued", "running")  # a seated version's archive is still needed
-
-
-def bots_quota_check(owner: User) -> None:
-    used = Bot.objects.filter(owner=owner, retired_at__isnull=True).count()
-    quota_check(owner, "LADDER_QUOTA_BOTS_PER_USER", used=used, what="bots per user")
-
-
-def stored_bytes(owner: User) -> int:
-    stored = BotVersion.objects.filter(bot__owner=owner).exclude(archive="")
-    return int(stored.aggregate(n=Sum("archive_size"))["n"] or 0)
-
-
-def bytes_quota_check(owner: User, adding: int) -> None:
-    quota_check(
-        owner,
-        "LADDER_QUOTA_BYTES_PER_USER",
-        used=stored_bytes(owner),
-        adding=adding,
-        what="stored bytes of uploads per user (delete old bots or versions)",
-    )
 
 
 def versions_make_room(owner: User, bot: Bot) -> list[int]:
@@ -52,7 +32,7 @@ def versions_make_room(owner: User, bot: Bot) -> list[int]:
 
     Refuses with ``QuotaExceeded`` when too few can be pruned.
     """
-    limit = quota_limit("LADDER_QUOTA_VERSIONS_PER_BOT")
+    limit = VERSIONS_PER_BOT.limit
     stored = bot.versions.exclude(archive="")
     count = stored.count()
     if quota_exempt(owner) or limit <= 0 or count < limit:
@@ -65,12 +45,7 @@ def versions_make_room(owner: User, bot: Bot) -> list[int]:
         .distinct()[: count - limit + 1]
     )
     if count - len(prunable) >= limit:
-        quota_check(
-            owner,
-            "LADDER_QUOTA_VERSIONS_PER_BOT",
-            used=count,
-            what="stored versions per bot (the others are current, pending or in open matches)",
-        )
+        VERSIONS_PER_BOT.refuse(used=count)
     names = [v.archive.name for v in prunable]
     note = (
         f"pruned: this bot keeps at most {limit} stored versions "
