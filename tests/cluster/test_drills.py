@@ -62,10 +62,12 @@ def drill(
     *,
     countdown: float = 0.0,
     settle_s: float = SETTLE_S,
+    pool: str = "remote",
 ) -> dict[str, Any]:
-    """Create ``count`` matches, apply ``fault`` (it returns when it healed), check."""
+    """Create ``count`` matches of ``pool``'s bots (``drive create --pool``), apply
+    ``fault`` (it returns when it healed), check."""
     started = time.monotonic()
-    args = ["create", "--count", str(count), "--seed", str(len(ROWS) + 1)]
+    args = ["create", "--count", str(count), "--seed", str(len(ROWS) + 1), "--pool", pool]
     ids: list[int] = stack.drive(*args, *(["--countdown", str(countdown)] if countdown else []))
     healed = fault(ids) if fault is not None else None
     healed = healed or time.monotonic()

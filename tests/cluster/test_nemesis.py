@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ import pytest
 
 from tests.cluster.conftest import ROWS, DrillRow
 from tests.cluster.nemesis import Nemesis, judge
-from tests.cluster.stack import BOT_PORTS, Stack
+from tests.cluster.stack import BOT_PORTS, CONNECTED, GRPC_SERVERS, Stack
 from tests.cluster.test_drills import FULL, SETTLE_S
 from tests.support.workers import wait_until
 
@@ -45,7 +46,12 @@ def _revive(stack: Stack) -> None:
         stack.start_redis(persist=False)
     if not stack.services["postgres"].alive():
         stack.start_postgres()
-    for name in ("grpc", "web", "beat"):
+    for name in (*GRPC_SERVERS, "web", "beat"):
+        if not stack.services[name].alive():
+            stack.services[name].start()
+    for name in GRPC_SERVERS:
+        stack.services[name].kill(signal.SIGCONT)  # a stop the run ended in
+    for name in (f"cbot{i}" for i in range(CONNECTED)):
         if not stack.services[name].alive():
             stack.services[name].start()
     for name in ("w1", "w2"):
@@ -67,7 +73,8 @@ def test_nemesis(stack: Stack) -> None:
             waiting = len(ids) - found.get("finished", 0) - found.get("errored", 0)
             if waiting < OPEN:
                 ids.extend(stack.drive("create", "--count", str(OPEN - waiting + 2),
-                                       "--seed", str(SEED * 100_000 + len(ids))))  # fmt: skip
+                                       "--seed", str(SEED * 100_000 + len(ids)),
+                                       "--pool", "any"))  # fmt: skip
         except Exception as exc:
             print(f"nemesis: no new matches now ({type(exc).__name__})", file=sys.stderr)
 
@@ -92,6 +99,7 @@ def test_nemesis(stack: Stack) -> None:
         "finished": report["finished"],
         "errored": report["errored"],
         "released": report["released"],
+        "finished_with_connected_seats": report["finished_with_connected"],
         "lost": report["missing"] + report["unsettled"],
         "doubled": len(report["doubled"]) + len(report["counted_twice"]),
         "stuck": report["stuck"],
