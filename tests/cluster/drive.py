@@ -147,6 +147,7 @@ def charges(ids: list[int]) -> list[dict[str, Any]]:
     """The finished matches of ``ids`` that charged a seat (a fault or a forfeit): their
     window (wall clock) and, per charged seat, its bot's name and kind, faults, forfeit
     reason and the fault kinds its replay records (the nemesis's judge reads them)."""
+    from ladder.bots.models import Bot
     from ladder.matches.models import Match, MatchSeat
     from workers.runner import replay as replay_io
 
@@ -171,6 +172,9 @@ def charges(ids: list[int]) -> list[dict[str, Any]]:
         out.append(
             {
                 "id": match_id,
+                "connected_seat": MatchSeat.objects.filter(
+                    match_id=match_id, bot__kind=Bot.Kind.CONNECTED
+                ).exists(),
                 "started_at": match.started_at.timestamp() if match.started_at else 0.0,
                 "finished_at": match.finished_at.timestamp() if match.finished_at else 0.0,
                 "seats": [

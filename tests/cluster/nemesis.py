@@ -10,9 +10,12 @@ SIGSTOP of one, Redis and PostgreSQL restarts, packet loss on every link. Every 
 (``judge``) reads it to tell a bot's real failure (its process was killed) from the
 infrastructure's, and a failed run can be replayed from its seed.
 
-Only a killed bot is a bot's fault. Every other fault is the infrastructure's: a
-match whose replay charges a seat (a fault or a forfeit) and that no kill of that
-seat's bot explains was rated by the infrastructure (the house bots never fail by
+Only a killed bot is a bot's fault, with one documented exception: a remote bot's
+machine cut off from a worker that reaches the ladder (a connected seat's relay, the
+referee's witness) is the bot's machine unreachable, and its timeouts are charged
+(docs/workers.md, "Whose fault: a seat that stops answering"). Every other fault is
+the infrastructure's: a match whose replay charges a seat (a fault or a forfeit) and
+that neither explains was rated by the infrastructure (the house bots never fail by
 themselves).
 """
 
@@ -47,6 +50,7 @@ KINDS = {
     "restart_postgres": 1,
     "packet_loss": 1,
 }
+CUTS = ("cut_short", "cut_long", "cut_one_way")
 # A kill of a bot explains a charge of that bot's seat in a match this close to it (s):
 # the match may have started before (it was playing) or been retried after (unreachable).
 KILL_SLACK_S = 30.0
@@ -209,19 +213,39 @@ class Nemesis:
         self.stack.net.heal_all()
 
 
+def _ends(target: str) -> set[str]:
+    """The machines of a cut's target ("a<->b", "a->b")."""
+    return set(target.replace("<->", " ").replace("->", " ").split())
+
+
 def judge(charges: list[dict[str, Any]], injected: list[Injected]) -> list[dict[str, Any]]:
     """The finished matches that charged a seat with nothing of the bot's to explain it:
     rated by the infrastructure. ``charges`` (``drive charges``): per match, its window
     and its charged seats (bot name, faults, forfeit reason, the replay's fault kinds)."""
     kills = [r for r in injected if r.kind in ("kill_bot", "kill_connected_bot")]
+    # Cuts between a worker and the remote bots' machine (either way).
+    cut_off = [
+        r for r in injected
+        if r.kind in CUTS and _ends(r.target) & {"w1", "w2"} and "bots" in _ends(r.target)
+    ]  # fmt: skip
+
+    def during(r: Injected, match: dict[str, Any]) -> bool:
+        return (
+            r.started - KILL_SLACK_S <= match["finished_at"]
+            and r.ended + KILL_SLACK_S >= match["started_at"]
+        )
+
     wrong = []
     for match in charges:
         for seat in match["seats"]:
-            explained = any(
-                r.note == f"bot {seat['bot']}"
-                and r.started - KILL_SLACK_S <= match["finished_at"]
-                and r.ended + KILL_SLACK_S >= match["started_at"]
-                for r in kills
+            explained = any(r.note == f"bot {seat['bot']}" and during(r, match) for r in kills)
+            # The documented rule: a witness (a connected seat's relay) answered, the remote
+            # bot's machine did not: its timeouts are its own.
+            explained = explained or (
+                match.get("connected_seat", False)
+                and seat.get("kind") == "remote"
+                and set(seat["kinds"]) <= {"timeout", "unavailable"}
+                and any(during(r, match) for r in cut_off)
             )
             if not explained:
                 wrong.append({"match": match["id"], **seat})

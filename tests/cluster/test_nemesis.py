@@ -6,10 +6,15 @@ runs it for an hour (over 1,000 matches at about 20 a minute on a busy 2-core
 machine). ``CLUSTER_NEMESIS_SEED`` replays a schedule; the log of every fault is written
 beside the drill table.
 
+The matches are of any two house bots: remote (on ``bots``), connected (on ``conn``,
+streams to either gRPC server) or one of each; the faults include kills of connected
+bots and kills, clean restarts and stops of either gRPC server (``nemesis.KINDS``).
+
 Checked at the end, from the database and the replays: every match finished or errored
 with a reason (none lost, none stuck), exactly one result per match, rating sums
 conserved, ``rerate --check``, and no rating moved by a match whose replay charges a
-seat that no kill of that seat's bot explains (only a killed bot is a bot's fault).
+seat that neither a kill of that seat's bot nor the witness rule explains
+(``nemesis.judge``).
 """
 
 from __future__ import annotations
@@ -103,7 +108,7 @@ def test_nemesis(stack: Stack) -> None:
         "lost": report["missing"] + report["unsettled"],
         "doubled": len(report["doubled"]) + len(report["counted_twice"]),
         "stuck": report["stuck"],
-        "charged_by_killed_bots": len(charges) - len({w["match"] for w in wrong}),
+        "charged_and_explained": len(charges) - len({w["match"] for w in wrong}),
         "rated_by_infrastructure": len({w["match"] for w in wrong if w["moved"]}),
         "rerate": report["rerate"],
     }
