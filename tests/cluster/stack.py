@@ -1,4 +1,4 @@
-"""The ladder as seven machines: what the cluster drills start, break, heal and check.
+"""The ladder as nine machines: what the cluster drills start, break, heal and check.
 
 Nodes (network namespaces, ``tests/cluster/netns.py``):
 
@@ -131,7 +131,7 @@ class Service:
 
 @dataclass
 class Stack:
-    """The seven machines and everything running on them."""
+    """The nine machines and everything running on them."""
 
     net: Network
     tmp: Path

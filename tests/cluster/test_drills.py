@@ -1,4 +1,4 @@
-"""Fault drills on the ladder run as seven machines (``tests/cluster/stack.py``).
+"""Fault drills on the ladder run as nine machines (``tests/cluster/stack.py``).
 
 Each drill creates a fixed number of matches, breaks something while they are
 played, heals it, waits until every match is finished or errored, and checks from
