@@ -399,6 +399,19 @@ class Stack:
         backlog["unacked"] = int(client.hlen("unacked"))
         return {k: v for k, v in backlog.items() if v}
 
+    def unacked(self) -> list[str]:
+        """The messages held unacknowledged: task, arguments, ETA (what a drill that did
+        not drain shows)."""
+        out = []
+        for tag, raw in self.redis_client().hgetall("unacked").items():
+            try:
+                headers = json.loads(raw)[0]["headers"]
+                out.append(f"{headers.get('task')}{headers.get('argsrepr')} eta "
+                           f"{headers.get('eta')} ({tag.decode()})")  # fmt: skip
+            except Exception as exc:
+                out.append(f"{tag!r}: {exc}")
+        return out
+
     # --- the database, read directly ---------------------------------------------------
 
     def statuses(self, ids: Sequence[int]) -> dict[str, int]:
@@ -436,6 +449,7 @@ class Stack:
             lines.append(f"database: {exc}")
         try:
             lines.append(f"broker: {self.broker_backlog()}")
+            lines += [f"unacked: {held}" for held in self.unacked()]
         except Exception as exc:
             lines.append(f"broker: {exc}")
         for name in ("w1", "w2", "beat"):
