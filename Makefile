@@ -120,7 +120,7 @@ rulesets-check: $(STAMP)
 # `make bench` (< 15 min on two cores), `make bench QUICK=1` (about 2 min). The read and page
 # benchmarks run when DATABASE_URL names a PostgreSQL database they may fill.
 BENCH_OUT ?= var/bench-report.md
-# The full cluster drill set (tests/cluster: seven network namespaces; needs root).
+# The full cluster drill set (tests/cluster: nine network namespaces; needs root).
 # `make test` runs its bounded set. The drill table goes to var/cluster-drills.md.
 cluster: $(STAMP)
 	mkdir -p var

@@ -389,6 +389,11 @@ def wait_connected(bot_id: int, timeout_s: float, poll_s: float = 0.25) -> bool:
         time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())))
 
 
+# Relay call metadata: when the stream the call names was opened (its record's ``since``):
+# a relay process started later never held it (``ladder.grpc.relay``).
+STREAM_SINCE_KEY = "x-stream-since"
+
+
 def relay_key() -> str:
     """The secret every relay call carries (``x-relay-key``): derived from SECRET_KEY, which
     the workers and the grpcservers share, so a bot author who reaches a relay address

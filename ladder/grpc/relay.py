@@ -6,7 +6,10 @@ stream; this process forwards the request on it and answers with the bot's
 reply, or with a status and its typed reason (``digdown.v1.FaultReason`` in the
 trailing metadata, ``digdown.fault_reasons``) the worker judges blame by:
 STREAM_CLOSED when the bot's stream is gone, SERVER_STOPPING when this process is
-stopping. Calls without the shared relay key are refused.
+stopping, RELAY_LOST for a stream opened before this process started (the worker
+sends when it was opened, ``x-stream-since``): a previous process at this address
+held it and was restarted, which is the ladder's doing, never proof the bot left.
+Calls without the shared relay key are refused.
 
 Why a dialled relay and not Redis between worker and stream: a decision then
 costs one loopback (or LAN) gRPC call more than a dialled bot, instead of two
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import time
 from typing import Any, NoReturn
 
 import grpc
@@ -45,9 +49,18 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
     def __init__(self, hub: PlayHub) -> None:
         self.hub = hub
         self.key = presence.relay_key()
+        self.started_at = time.time()
+
+    def _held_before_me(self, metadata: dict[str, Any]) -> bool:
+        """The stream was opened before this process started: it was never held here."""
+        try:
+            return float(metadata.get(presence.STREAM_SINCE_KEY, "")) < self.started_at
+        except ValueError:
+            return False
 
     def _stream(self, stream_id: str, context: grpc.ServicerContext) -> Any:
-        sent = dict(context.invocation_metadata()).get("x-relay-key", "")
+        metadata = dict(context.invocation_metadata())
+        sent = metadata.get("x-relay-key", "")
         if not hmac.compare_digest(str(sent), self.key):
             context.abort(grpc.StatusCode.PERMISSION_DENIED, "relay calls need the relay key")
         if self.hub._stopping.is_set():
@@ -58,6 +71,14 @@ class RelayServicer(relay_pb2_grpc.RelayServicer):
                 faults_pb2.FAULT_REASON_SERVER_STOPPING,
             )
         stream = self.hub.get(stream_id)
+        if stream is None and self._held_before_me(metadata):
+            _abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                f"{RELAY_LOST}: stream {stream_id[:40]} was held by this address's previous"
+                " process (restarted)",
+                faults_pb2.FAULT_REASON_RELAY_LOST,
+            )
         if stream is None:
             _abort(
                 context,

@@ -3,12 +3,16 @@
 Run by the cluster tests in the host namespace with DATABASE_URL and the broker
 on unix sockets (nothing here sends to the namespaces' addresses):
 
-    python -m tests.cluster.drive setup --bots ADDR,ADDR,...   -> {"bots": [...], "token": ...}
-    python -m tests.cluster.drive create --count N [--countdown S] [--seed K]  -> [ids]
+    python -m tests.cluster.drive setup --bots ADDR,ADDR,... --connected N
+        -> {"bots": [...], "connected": [...], "token": ...}
+    python -m tests.cluster.drive create --count N [--countdown S] [--seed K] [--pool P]
+        -> [ids]
     python -m tests.cluster.drive check --ids 1,2,3            -> the invariants, as JSON
 
 ``--countdown`` sends each match's message with a countdown, as a retry does,
 so a worker holds it reserved but unclaimed (the kill drill of reserved matches).
+``--pool`` says whose matches: ``remote`` (the remote house bots, the default),
+``connected`` (the connected ones), ``mixed`` (one of each) or ``any`` (two of all).
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from typing import Any
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
 
-def setup(bots: list[str]) -> dict[str, Any]:
+POOLS = ("remote", "connected", "mixed", "any")
+
+
+def setup(bots: list[str], connected: int) -> dict[str, Any]:
     from django.core.management import call_command
 
     from ladder.accounts.models import User
@@ -36,10 +43,13 @@ def setup(bots: list[str]) -> dict[str, Any]:
         bot_create(owner=owner, name=f"house{i}", kind="remote", endpoint=addr).pk
         for i, addr in enumerate(bots)
     ]
-    return {"bots": ids, "token": token_create(user=owner).secret}
+    linked = [
+        bot_create(owner=owner, name=f"linked{i}", kind="connected").pk for i in range(connected)
+    ]
+    return {"bots": ids, "connected": linked, "token": token_create(user=owner).secret}
 
 
-def create(count: int, countdown: float, seed: int) -> list[int]:
+def create(count: int, countdown: float, seed: int, pool: str = "remote") -> list[int]:
     from django.conf import settings
 
     from ladder.bots.models import Bot
@@ -55,10 +65,17 @@ def create(count: int, countdown: float, seed: int) -> list[int]:
 
         queue.match_enqueue = send_later
     rng = random.Random(seed)
-    bots = list(Bot.objects.order_by("pk").values_list("pk", flat=True))
+    kinds = dict(Bot.objects.order_by("pk").values_list("pk", "kind"))
+    remote = [pk for pk, kind in kinds.items() if kind == Bot.Kind.REMOTE]
+    linked = [pk for pk, kind in kinds.items() if kind == Bot.Kind.CONNECTED]
+
+    def pair() -> list[int]:
+        if pool == "mixed":
+            return [rng.choice(remote), rng.choice(linked)][:: rng.choice((1, -1))]
+        return rng.sample({"remote": remote, "connected": linked}.get(pool, remote + linked), 2)
+
     return [
-        creation.match_create(bot_ids=rng.sample(bots, 2), seed=rng.randrange(1 << 30)).pk
-        for _ in range(count)
+        creation.match_create(bot_ids=pair(), seed=rng.randrange(1 << 30)).pk for _ in range(count)
     ]
 
 
@@ -107,6 +124,9 @@ def check(ids: list[int]) -> dict[str, Any]:
         "errored": status.get(Match.Status.ERRORED, 0),
         # played more than once: released (or requeued) at least once before it settled
         "released": matches.filter(attempts__gt=1).count(),
+        "finished_with_connected": finished.filter(seats__bot__kind=Bot.Kind.CONNECTED)
+        .distinct()
+        .count(),
         "errors": errored,
         "unsettled": len(ids) - finished.count() - len(errored),
         "missing": len(ids) - matches.count(),
@@ -125,8 +145,9 @@ def check(ids: list[int]) -> dict[str, Any]:
 
 def charges(ids: list[int]) -> list[dict[str, Any]]:
     """The finished matches of ``ids`` that charged a seat (a fault or a forfeit): their
-    window (wall clock) and, per charged seat, its bot's port, faults, forfeit reason and
-    the fault kinds its replay records (the nemesis's judge reads them)."""
+    window (wall clock) and, per charged seat, its bot's name and kind, faults, forfeit
+    reason and the fault kinds its replay records (the nemesis's judge reads them)."""
+    from ladder.bots.models import Bot
     from ladder.matches.models import Match, MatchSeat
     from workers.runner import replay as replay_io
 
@@ -134,7 +155,7 @@ def charges(ids: list[int]) -> list[dict[str, Any]]:
     charged = (
         MatchSeat.objects.filter(match_id__in=ids, match__status=Match.Status.FINISHED)
         .exclude(faults=0, forfeit_reason="")
-        .select_related("match", "version")
+        .select_related("match", "bot")
     )
     by_match: dict[int, list[Any]] = {}
     for seat in charged:
@@ -151,12 +172,16 @@ def charges(ids: list[int]) -> list[dict[str, Any]]:
         out.append(
             {
                 "id": match_id,
+                "connected_seat": MatchSeat.objects.filter(
+                    match_id=match_id, bot__kind=Bot.Kind.CONNECTED
+                ).exists(),
                 "started_at": match.started_at.timestamp() if match.started_at else 0.0,
                 "finished_at": match.finished_at.timestamp() if match.finished_at else 0.0,
                 "seats": [
                     {
                         "seat": s.seat,
-                        "port": int(s.version.endpoint.rsplit(":", 1)[1]),
+                        "bot": s.bot.name,
+                        "kind": s.bot.kind,
                         "faults": s.faults,
                         "forfeit": s.forfeit_reason,
                         "kinds": sorted(kinds.get(s.seat, ())),
@@ -174,10 +199,12 @@ def main(argv: list[str] | None = None) -> None:
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("setup")
     s.add_argument("--bots", required=True)
+    s.add_argument("--connected", type=int, default=0)
     c = sub.add_parser("create")
     c.add_argument("--count", type=int, required=True)
     c.add_argument("--countdown", type=float, default=0.0)
     c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--pool", choices=POOLS, default="remote")
     k = sub.add_parser("check")
     k.add_argument("--ids", required=True)
     g = sub.add_parser("charges")
@@ -188,9 +215,9 @@ def main(argv: list[str] | None = None) -> None:
 
     django.setup()
     if args.command == "setup":
-        out: Any = setup(args.bots.split(","))
+        out: Any = setup(args.bots.split(","), args.connected)
     elif args.command == "create":
-        out = create(args.count, args.countdown, args.seed)
+        out = create(args.count, args.countdown, args.seed, args.pool)
     elif args.command == "charges":
         out = charges([int(i) for i in args.ids.split(",") if i])
     else:

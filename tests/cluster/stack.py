@@ -1,4 +1,4 @@
-"""The ladder as seven machines: what the cluster drills start, break, heal and check.
+"""The ladder as nine machines: what the cluster drills start, break, heal and check.
 
 Nodes (network namespaces, ``tests/cluster/netns.py``):
 
@@ -7,7 +7,11 @@ Nodes (network namespaces, ``tests/cluster/netns.py``):
 - ``eng1``, ``eng2``: one rules engine each (``ENGINE_ADDRESS`` names both);
 - ``w1``, ``w2``: one ``celery worker`` each;
 - ``web``: gunicorn (REST and pages), the Ladder gRPC server and beat;
-- ``bots``: the remote house bots (slow enough that a match lasts a few seconds).
+- ``bots``: the remote house bots (slow enough that a match lasts a few seconds);
+- ``web2``: a second Ladder gRPC server (the presence of connected bots in the
+  shared Redis, so either server's streams serve any worker's seats);
+- ``conn``: the connected house bots (``digdown.connect``: no listening port, each
+  opens its Play stream to ``web`` or ``web2``, and reconnects through both).
 
 PostgreSQL and Redis also listen on unix sockets in the temp folder: that is how
 the test process (in the host namespace) creates matches and checks the stored
@@ -37,10 +41,15 @@ from tests.cluster.netns import SUBNET, Network, Node, sh
 from tests.support.processes import ROOT
 from tests.support.workers import wait_until
 
-NODES = ("data", "eng1", "eng2", "w1", "w2", "web", "bots")
+NODES = ("data", "eng1", "eng2", "w1", "w2", "web", "bots", "web2", "conn")
 ENGINE_PORT, GRPC_PORT, WEB_PORT, REDIS_PORT, PG_PORT = 50051, 50052, 8000, 6379, 5432
+RELAY_PORT = 50053  # each gRPC server's internal relay (the workers dial it)
 BOT_PORTS = (7001, 7002, 7003, 7004)
 SLOW_BOT = ROOT / "tests" / "workers" / "runner" / "misbehaving" / "slow_bot.py"
+# The connected house bots: this many, named linked0.., one process each on ``conn``.
+CONNECTED = 4
+CONNECTED_BOT = ROOT / "tests" / "ladder" / "grpc" / "connected" / "connected_bot.py"
+GRPC_SERVERS = {"grpc": "web", "grpc2": "web2"}  # service -> node
 START_S = 90.0
 # Short on purpose, so drills recover in seconds; the queued grace keeps its default
 # (600 s): a drill that relied on it would not finish in time.
@@ -56,6 +65,11 @@ LADDER_ENV = {
     # Elo, as the rest of the suite: its rating sum is conserved exactly, which every
     # drill checks (a Weng-Lin system's is not).
     "LADDER_RATING_SYSTEM": "elo",
+    # Connected bots: streams pinged often (a stopped server's streams are seen dead in
+    # seconds); a seat whose server went away waits this long for its bot to come back.
+    "LADDER_CONNECT_PING_INTERVAL_S": "2",
+    "LADDER_CONNECT_PING_TIMEOUT_S": "6",
+    "LADDER_CONNECT_RELAY_GRACE_S": "30",
 }
 
 
@@ -117,13 +131,14 @@ class Service:
 
 @dataclass
 class Stack:
-    """The seven machines and everything running on them."""
+    """The nine machines and everything running on them."""
 
     net: Network
     tmp: Path
     services: dict[str, Service] = field(default_factory=dict)
     token: str = ""
     bot_ids: list[int] = field(default_factory=list)
+    connected_ids: list[int] = field(default_factory=list)
 
     # --- addresses and environments -------------------------------------------------
 
@@ -210,20 +225,50 @@ class Stack:
             listen = f"{self.ip(name)}:{ENGINE_PORT}"
             self.add(name, name, [sys.executable, "-m", "engine.server", "--listen", listen,
                      "--log-level", "WARNING"]).start()  # fmt: skip
-        setup = self.drive("setup", "--bots", ",".join(f"{self.ip('bots')}:{p}" for p in BOT_PORTS))
+        setup = self.drive("setup", "--bots", ",".join(f"{self.ip('bots')}:{p}" for p in BOT_PORTS),
+                           "--connected", str(CONNECTED))  # fmt: skip
         self.token, self.bot_ids = setup["token"], setup["bots"]
+        self.connected_ids = setup["connected"]
         web_env = {**self.django_env(), "LADDER_WEB_BIND": f"{self.ip('web')}:{WEB_PORT}",
                    "LADDER_WEB_WORKERS": "1", "LADDER_WEB_ACCESS_LOG": ""}  # fmt: skip
         self.add("web", "web", [sys.executable, "-m", "gunicorn", "-c",
                  str(ROOT / "ladder" / "gunicorn.conf.py"), "ladder.wsgi:application"],
                  env=web_env).start()  # fmt: skip
-        self.add("grpc", "web", [sys.executable, "manage.py", "grpcserver", "--listen",
-                 f"{self.ip('web')}:{GRPC_PORT}", "--max-workers", "4"]).start()  # fmt: skip
+        for name, node in GRPC_SERVERS.items():
+            relay = {**self.django_env(), "LADDER_RELAY_LISTEN": f"{self.ip(node)}:{RELAY_PORT}"}
+            self.add(name, node, [sys.executable, "manage.py", "grpcserver", "--listen",
+                     f"{self.ip(node)}:{GRPC_PORT}", "--max-workers", "8"],
+                     env=relay).start()  # fmt: skip
         self.add("beat", "web", [sys.executable, "-m", "celery", "-A", "workers.celery_app",
                  "beat", "-l", "INFO", "-s", str(self.tmp / "beat-schedule")]).start()  # fmt: skip
         for name in ("w1", "w2"):
             self.add(name, name, self.worker_argv(name)).start()
+        for name in GRPC_SERVERS:
+            self.wait_port(name)
+        for i in range(CONNECTED):
+            self.add(f"cbot{i}", "conn", self.connected_argv(i),
+                     env={**self.django_env(), "DIGDOWN_TOKEN": self.token}).start()  # fmt: skip
         self.wait_ready()
+
+    def connected_argv(self, i: int, servers: Sequence[str] = tuple(GRPC_SERVERS)) -> list[str]:
+        """A connected house bot: it dials ``servers`` in turn (reconnecting after a loss)."""
+        ladder = ",".join(f"{self.ip(GRPC_SERVERS[s])}:{GRPC_PORT}" for s in servers)
+        return [sys.executable, str(CONNECTED_BOT), "--connect", ladder, "--bot", f"linked{i}",
+                "--think-ms", "60"]  # fmt: skip
+
+    def connections(self, name: str) -> int:
+        """How many times the connected bot ``name`` was welcomed on a stream so far."""
+        return self.services[name].log().count("connected to ")
+
+    def wait_connected(self, name: str, since: int = 0) -> None:
+        service = self.services[name]
+
+        def welcomed() -> bool:
+            if not service.alive():
+                raise AssertionError(f"{name} exited: {service.log()[-3000:]}")
+            return self.connections(name) > since
+
+        wait_until(welcomed, START_S, f"{name} connected", poll_s=0.5)
 
     @staticmethod
     def worker_argv(name: str) -> list[str]:
@@ -236,7 +281,10 @@ class Stack:
             self.wait_port(name)
         for name in ("w1", "w2"):
             self.wait_worker(name)
-        self.wait_port("grpc")
+        for name in GRPC_SERVERS:
+            self.wait_port(name)
+        for i in range(CONNECTED):
+            self.wait_connected(f"cbot{i}")
         wait_until(
             lambda: self.in_node("bots", [sys.executable, "-m", "deploy.health", "http",
                                  f"http://{self.ip('web')}:{WEB_PORT}/"]).returncode == 0,
@@ -245,7 +293,9 @@ class Stack:
 
     def wait_port(self, name: str) -> None:
         service = self.services[name]
-        port = {"grpc": GRPC_PORT}.get(name, ENGINE_PORT if name.startswith("eng") else None)
+        port = {"grpc": GRPC_PORT, "grpc2": GRPC_PORT}.get(
+            name, ENGINE_PORT if name.startswith("eng") else None
+        )
         if port is None:
             port = BOT_PORTS[int(name.removeprefix("bot"))]
         probe = "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)"
@@ -349,6 +399,19 @@ class Stack:
         backlog["unacked"] = int(client.hlen("unacked"))
         return {k: v for k, v in backlog.items() if v}
 
+    def unacked(self) -> list[str]:
+        """The messages held unacknowledged: task, arguments, ETA (what a drill that did
+        not drain shows)."""
+        out = []
+        for tag, raw in self.redis_client().hgetall("unacked").items():
+            try:
+                headers = json.loads(raw)[0]["headers"]
+                out.append(f"{headers.get('task')}{headers.get('argsrepr')} eta "
+                           f"{headers.get('eta')} ({tag.decode()})")  # fmt: skip
+            except Exception as exc:
+                out.append(f"{tag!r}: {exc}")
+        return out
+
     # --- the database, read directly ---------------------------------------------------
 
     def statuses(self, ids: Sequence[int]) -> dict[str, int]:
@@ -386,6 +449,7 @@ class Stack:
             lines.append(f"database: {exc}")
         try:
             lines.append(f"broker: {self.broker_backlog()}")
+            lines += [f"unacked: {held}" for held in self.unacked()]
         except Exception as exc:
             lines.append(f"broker: {exc}")
         for name in ("w1", "w2", "beat"):
@@ -398,7 +462,8 @@ class Stack:
     def close(self) -> list[str]:
         """Stop everything, delete the namespaces; returns what was still running."""
         left = []
-        for name in ("beat", "w1", "w2", "grpc", "web", "eng1", "eng2"):
+        for name in ("beat", "w1", "w2", *(f"cbot{i}" for i in range(CONNECTED)),
+                     *GRPC_SERVERS, "web", "eng1", "eng2"):  # fmt: skip
             if name in self.services:
                 self.services[name].stop(timeout_s=20)
         for service in self.services.values():

@@ -1,4 +1,4 @@
-"""Fault drills on the ladder run as seven machines (``tests/cluster/stack.py``).
+"""Fault drills on the ladder run as nine machines (``tests/cluster/stack.py``).
 
 Each drill creates a fixed number of matches, breaks something while they are
 played, heals it, waits until every match is finished or errored, and checks from
@@ -62,10 +62,12 @@ def drill(
     *,
     countdown: float = 0.0,
     settle_s: float = SETTLE_S,
+    pool: str = "remote",
 ) -> dict[str, Any]:
-    """Create ``count`` matches, apply ``fault`` (it returns when it healed), check."""
+    """Create ``count`` matches of ``pool``'s bots (``drive create --pool``), apply
+    ``fault`` (it returns when it healed), check."""
     started = time.monotonic()
-    args = ["create", "--count", str(count), "--seed", str(len(ROWS) + 1)]
+    args = ["create", "--count", str(count), "--seed", str(len(ROWS) + 1), "--pool", pool]
     ids: list[int] = stack.drive(*args, *(["--countdown", str(countdown)] if countdown else []))
     healed = fault(ids) if fault is not None else None
     healed = healed or time.monotonic()

@@ -6,10 +6,15 @@ runs it for an hour (over 1,000 matches at about 20 a minute on a busy 2-core
 machine). ``CLUSTER_NEMESIS_SEED`` replays a schedule; the log of every fault is written
 beside the drill table.
 
+The matches are of any two house bots: remote (on ``bots``), connected (on ``conn``,
+streams to either gRPC server) or one of each; the faults include kills of connected
+bots and kills, clean restarts and stops of either gRPC server (``nemesis.KINDS``).
+
 Checked at the end, from the database and the replays: every match finished or errored
 with a reason (none lost, none stuck), exactly one result per match, rating sums
 conserved, ``rerate --check``, and no rating moved by a match whose replay charges a
-seat that no kill of that seat's bot explains (only a killed bot is a bot's fault).
+seat that neither a kill of that seat's bot nor the witness rule explains
+(``nemesis.judge``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -25,7 +31,7 @@ import pytest
 
 from tests.cluster.conftest import ROWS, DrillRow
 from tests.cluster.nemesis import Nemesis, judge
-from tests.cluster.stack import BOT_PORTS, Stack
+from tests.cluster.stack import BOT_PORTS, CONNECTED, GRPC_SERVERS, Stack
 from tests.cluster.test_drills import FULL, SETTLE_S
 from tests.support.workers import wait_until
 
@@ -45,7 +51,12 @@ def _revive(stack: Stack) -> None:
         stack.start_redis(persist=False)
     if not stack.services["postgres"].alive():
         stack.start_postgres()
-    for name in ("grpc", "web", "beat"):
+    for name in (*GRPC_SERVERS, "web", "beat"):
+        if not stack.services[name].alive():
+            stack.services[name].start()
+    for name in GRPC_SERVERS:
+        stack.services[name].kill(signal.SIGCONT)  # a stop the run ended in
+    for name in (f"cbot{i}" for i in range(CONNECTED)):
         if not stack.services[name].alive():
             stack.services[name].start()
     for name in ("w1", "w2"):
@@ -67,7 +78,8 @@ def test_nemesis(stack: Stack) -> None:
             waiting = len(ids) - found.get("finished", 0) - found.get("errored", 0)
             if waiting < OPEN:
                 ids.extend(stack.drive("create", "--count", str(OPEN - waiting + 2),
-                                       "--seed", str(SEED * 100_000 + len(ids))))  # fmt: skip
+                                       "--seed", str(SEED * 100_000 + len(ids)),
+                                       "--pool", "any"))  # fmt: skip
         except Exception as exc:
             print(f"nemesis: no new matches now ({type(exc).__name__})", file=sys.stderr)
 
@@ -92,10 +104,11 @@ def test_nemesis(stack: Stack) -> None:
         "finished": report["finished"],
         "errored": report["errored"],
         "released": report["released"],
+        "finished_with_connected_seats": report["finished_with_connected"],
         "lost": report["missing"] + report["unsettled"],
         "doubled": len(report["doubled"]) + len(report["counted_twice"]),
         "stuck": report["stuck"],
-        "charged_by_killed_bots": len(charges) - len({w["match"] for w in wrong}),
+        "charged_and_explained": len(charges) - len({w["match"] for w in wrong}),
         "rated_by_infrastructure": len({w["match"] for w in wrong if w["moved"]}),
         "rerate": report["rerate"],
     }

@@ -11,9 +11,10 @@ completed) is charged, the worker gathers evidence about itself:
    with a reset, proves the worker reaches the bot's machine: the bot is slow,
    hung or gone, and is charged.
 2. otherwise its witnesses: the other remote seats of the match, the known-good
-   peers of ``controls`` (``LADDER_BLAME_CONTROLS``), and a connected seat of the
-   match that answered through its relay within ``VOUCH_S`` (the relay is a ladder
-   server: a known-good peer as well). Any of them accepting or
+   peers of ``controls`` (``LADDER_BLAME_CONTROLS``), and the relay of each connected
+   seat of the match (the ladder server holding its bot's stream: a known-good peer
+   as well, probed at the same moment, so a worker cut off from everything right
+   after a connected seat answered is not vouched for). Any of them accepting or
    refusing a connection proves the worker's network works: the bot's machine is
    the one that is unreachable, and the bot is charged.
 3. otherwise nothing proves the worker can reach anybody: ``WorkerCutOff``. The
@@ -49,8 +50,6 @@ __all__ = [
     "Referee",
     "WorkerCutOff",
 ]
-# A connected seat that answered this recently vouches for the worker's network.
-VOUCH_S = 10.0
 # Handshake failures that may be the network's (the status code starts the reason).
 TRANSPORT_HANDSHAKES = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
 
@@ -79,15 +78,11 @@ class Referee:
     controls: Sequence[str] = ()
     probe_s: float = 1.0
 
-    def charge(
-        self, faulted: str, others: Sequence[str], what: str, *, vouched: bool = False
-    ) -> None:
+    def charge(self, faulted: str, others: Sequence[str], what: str) -> None:
         """Return when the seat at ``faulted`` may be charged for ``what``; raise
-        WorkerCutOff when the worker's own connectivity is what failed. ``vouched``: a
-        seat of the match reached through the ladder (a connected bot, over its relay)
-        answered just now, which proves this worker's network works as a known-good
-        peer of ``controls`` would."""
-        if vouched or not self.cut_off(faulted, others):
+        WorkerCutOff when the worker's own connectivity is what failed. ``others``: the
+        witnesses' addresses (the other seats', a connected seat's relay)."""
+        if not self.cut_off(faulted, others):
             return
         witnesses = [a for a in (*others, *self.controls) if _remote(a) and a != faulted]
         log.warning(

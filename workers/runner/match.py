@@ -58,7 +58,6 @@ from digdown.v1 import bot_pb2, engine_pb2, engine_pb2_grpc, game_pb2
 from workers.runner import replay as replay_io
 from workers.runner.blame import (
     TRANSPORT_HANDSHAKES,
-    VOUCH_S,
     LinkWatch,
     Referee,
     WorkerCutOff,
@@ -143,7 +142,6 @@ class SeatState:
     faults: int = 0
     out: bool = False  # forfeited (by the runner or the engine's third fault)
     seen_events: int = 0
-    answered_at: float = float("-inf")  # monotonic time of its last answer on time
     cut_seen: bool = False  # its last decision's wait saw this worker cut off (LinkWatch)
 
 
@@ -445,17 +443,17 @@ class MatchRun:
         its own, e.g. a connected bot: the referee does not judge those)."""
         return st.spec.address if st.spec.transport is None else ""
 
-    def _vouched(self, st: SeatState) -> bool:
-        """Another seat reached through the ladder (not dialled: a connected bot's relay)
-        answered within the last VOUCH_S: this worker's network works."""
-        now = time.monotonic()
-        return any(
-            o is not st and o.spec.transport is not None and now - o.answered_at <= VOUCH_S
-            for o in self.seats
-        )
+    @staticmethod
+    def _witness(st: SeatState) -> str:
+        """The address that proves this worker's network works when it answers a
+        connection: a dialled seat's own, or what a seat with a transport of its own
+        names (a connected bot's relay: a ladder server, a known-good peer)."""
+        named = getattr(st.transport, "witness", None)
+        return MatchRun._dialled(st) or (named() if named is not None else "")
 
     def _others(self, st: SeatState) -> list[str]:
-        return [self._dialled(o) for o in self.seats if o is not st]
+        """The witnesses of ``st``'s faults: every other seat's address (above)."""
+        return [self._witness(o) for o in self.seats if o is not st]
 
     def _gone(self, st: SeatState) -> bool:
         """The seat's transport has proof that the bot is gone (nothing listens, ...)."""
@@ -541,7 +539,6 @@ class MatchRun:
         if error is not None:
             return self._classify(st, error, clock.wall_s, think_ms)
         assert reply is not None
-        st.answered_at = time.monotonic()  # any reply proves the way to it works
         if isinstance(reply, Undecodable):
             return _Answer(
                 "fault",
@@ -702,10 +699,7 @@ class MatchRun:
                         wait()
             for st in self.seats:  # before the game: a failed dial may be this worker's
                 if st.handshake.startswith(TRANSPORT_HANDSHAKES):
-                    self.referee.charge(
-                        self._dialled(st), self._others(st), "a failed handshake",
-                        vouched=self._vouched(st),
-                    )  # fmt: skip
+                    self.referee.charge(self._dialled(st), self._others(st), "a failed handshake")
             if len({seat for seat, _ in dead}) == len(self.seats):
                 raise NoSeatPlayed(
                     "no seat could play: "
@@ -748,10 +742,7 @@ class MatchRun:
                         "nobody is charged"
                     )
                 if answer.fault_kind in TRANSPORT_FAULTS:
-                    self.referee.charge(
-                        self._dialled(st), self._others(st), answer.reason,
-                        vouched=self._vouched(st),
-                    )  # fmt: skip
+                    self.referee.charge(self._dialled(st), self._others(st), answer.reason)
                 next_ = self._step(seat, at, answer)
                 ply = at + 1
                 if self.on_progress is not None:

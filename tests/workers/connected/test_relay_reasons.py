@@ -35,9 +35,9 @@ ACTION = game_pb2.Action(done=game_pb2.Done())
 class Relay:
     """A relay process's two halves: the hub of streams and the relay server in front."""
 
-    def __init__(self) -> None:
+    def __init__(self, listen: str = "127.0.0.1:0") -> None:
         self.hub = PlayHub("", LIMITS)
-        self.server = RelayServer("127.0.0.1:0", self.hub, max_workers=4)
+        self.server = RelayServer(listen, self.hub, max_workers=4)
         self.server.start()
         self.address = self.server.address
         self.hub.relay_address = self.address
@@ -143,6 +143,64 @@ def test_a_server_that_stops_mid_decision_is_the_ladders_and_the_decision_is_ask
     assert isinstance(reply, bot_pb2.DecisionReply) and reply.action == ACTION
     assert not t.gone() and t.relays_lost == 1
     assert t.take_uncharged_s() >= 0.4  # the wait for the reconnect, the ladder's
+
+
+def test_the_only_server_restarted_at_its_address_is_bound_again(relays: list[Relay]) -> None:
+    """The only server is restarted (an upgrade) while the bot thinks: it comes back at the
+    same relay address, holding the bot's new stream, and the decision is asked again
+    there (before: the lost relay's address was marked dead, so the new stream was never
+    bound, the seat waited out the grace and the match was released)."""
+    first = relays[0]
+    asked = threading.Event()
+
+    def think(message: Any) -> bool:
+        asked.set()
+        return False
+
+    streams = [first.open_stream("s1", think).record]
+    t = transport(streams)
+
+    def restart() -> None:
+        assert asked.wait(10)
+        first.hub.stop()  # SIGTERM: streams closed, SERVER_STOPPING
+        first.server.stop(0.0)
+        streams[:] = []
+        time.sleep(0.3)
+        again = Relay(first.address)  # the same address, as a restarted grpcserver's
+        relays.append(again)  # stopped by the fixture
+        streams.append(again.open_stream("s2", lambda m: True).record)
+
+    threading.Thread(target=restart, daemon=True).start()
+    started = time.monotonic()
+    reply = t.act(request(), 0.4)
+    assert isinstance(reply, bot_pb2.DecisionReply) and reply.action == ACTION
+    assert not t.gone() and t.relays_lost == 1
+    assert time.monotonic() - started < 4.0  # not the grace (5 s) waited out
+
+
+def test_a_stream_the_restarted_server_never_held_is_the_ladders_loss(
+    relays: list[Relay],
+) -> None:
+    """The other seat of such a match: bound to a stream of the server's previous process,
+    its next decision reaches the restarted process, which never held that stream. That is
+    the ladder's loss (RELAY_LOST: the stream was opened before this process started), not
+    the bot's stream closed: the decision is asked again on the bot's new stream (before:
+    STREAM_CLOSED, read as a dead bot, the seat forfeited and the match was rated)."""
+    first = relays[0]
+    streams = [first.open_stream("s1", lambda m: True).record]
+    t = transport(streams)
+    assert isinstance(t.act(request(), 0.4), bot_pb2.DecisionReply)  # bound to s1
+    first.hub.stop()
+    first.server.stop(0.0)
+    again = Relay(first.address)  # restarted at the same address
+    relays.append(again)
+    streams[:] = [again.open_stream("s2", lambda m: True).record]
+    # The worker's channel reconnects (its backoff is at most 0.5 s): the next call reaches
+    # the new process and names s1.
+    time.sleep(1.5)
+    reply = t.act(request(), 0.4)
+    assert isinstance(reply, bot_pb2.DecisionReply) and reply.action == ACTION
+    assert not t.gone() and t.relays_lost == 1
 
 
 def test_a_stream_lost_by_the_ladder_and_not_back_in_the_grace_releases_the_match(
