@@ -12,8 +12,9 @@ from ladder.common.exceptions import Conflict, NotFound, PermissionDenied
 from ladder.grpc.auth import require_user
 from ladder.grpc.lookups import bot_named as _bot_named
 from ladder.grpc.messages import log_text, match_pb
-from ladder.grpc.paging import newest_first_page
+from ladder.grpc.paging import page_size_of, token_number
 from ladder.ladders import ladder_get
+from ladder.matches import bot_selectors
 from ladder.matches import selectors as match_selectors
 from ladder.matches.challenges import challenge_create, challenge_seats
 from ladder.matches.models import Match
@@ -31,11 +32,14 @@ class MatchesServicer:
         self, request: ladder_pb2.ListMatchesRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListMatchesResponse:
         bot = _bot_named(request.bot)
-        qs = match_selectors.bot_matches(bot_id=bot.pk, seats=False)
-        rows, next_token = newest_first_page(qs, request.page_size, request.page_token)
-        match_selectors.with_seat_rows(rows)
+        # A range of the bot's seats' index: the cost of a page is the bot's, not the ladder's.
+        rows, before = bot_selectors.bot_match_page(
+            bot_id=bot.pk,
+            before=token_number(request.page_token),
+            size=page_size_of(request.page_size),
+        )
         return ladder_pb2.ListMatchesResponse(
-            matches=[match_pb(m) for m in rows], next_page_token=next_token
+            matches=[match_pb(m) for m in rows], next_page_token=str(before) if before else ""
         )
 
     def GetMatch(

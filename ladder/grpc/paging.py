@@ -51,13 +51,3 @@ def offset_page(
     else:
         rows = list(qs[offset : offset + size + 1])
     return rows[:size], offset, str(offset + size) if len(rows) > size else ""
-
-
-def newest_first_page(qs: QuerySet[Any], page_size: int, page_token: str) -> tuple[list[Any], str]:
-    """A keyset page by descending id: the token is the last id shown (no OFFSET)."""
-    size = page_size_of(page_size)
-    before = token_number(page_token)
-    if before is not None:
-        qs = qs.filter(pk__lt=before)
-    rows = list(qs.order_by("-pk")[: size + 1])
-    return rows[:size], str(rows[size - 1].pk) if len(rows) > size else ""

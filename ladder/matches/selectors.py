@@ -495,11 +495,6 @@ def _lines_compiled(
     return Compiled(build, markers, sliced=True)
 
 
-def bot_matches(*, bot_id: int, status: str = "", seats: bool = True) -> QuerySet[Match]:
-    """Matches of one bot (the gRPC 'matches of a bot')."""
-    return match_list(bot_id=bot_id, status=status, seats=seats)
-
-
 def match_detail(*, match_id: int) -> Match:
     """One match with its seats and result, or NotFound."""
     match = _with_seats(Match.objects.filter(pk=match_id)).first()
