@@ -33,11 +33,10 @@ from ladder.common import keyset
 from ladder.common.elo import points
 from ladder.common.exceptions import ApplicationError, Conflict, NotFound, PermissionDenied
 from ladder.common.logs import log_read
-from ladder.grpc.auth import GrpcError, current_token_id, require_user
+from ladder.grpc.auth import GrpcError, require_user
 from ladder.grpc.competitions import CompetitionsServicer
 from ladder.grpc.lookups import bot_named as _bot_named
 from ladder.grpc.lookups import own_bot_named
-from ladder.grpc.play import PlayHub
 from ladder.ladders import ladder_default, ladder_get, ladder_list
 from ladder.matches import selectors as match_selectors
 from ladder.matches import services as match_services
@@ -298,15 +297,7 @@ def _own_bot_named(name: str) -> Bot:
 class LadderServicer(CompetitionsServicer, ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
-    def __init__(self, hub: PlayHub | None = None) -> None:
-        self.hub = hub
-
-    def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        if self.hub is None:
-            raise GrpcError(grpc.StatusCode.UNIMPLEMENTED, "this server holds no Play streams")
-        token_id = current_token_id()
-        assert token_id is not None  # Play is not a public method: the guard wants a token
-        yield from self.hub.play(request_iterator, context, user=require_user(), token_id=token_id)
+    # Play is not served here: ``LadderServer`` serves it as a coroutine (``play_call``).
 
     def CreateBot(
         self, request: ladder_pb2.CreateBotRequest, context: grpc.ServicerContext
