@@ -14,8 +14,10 @@ its own) while the streams stay open. Each stream is one connection by default
 (``--per-connection 1``: as bots connect), so 10,000 streams need 10,000 descriptors
 in the server and as many among the clients: every process raises its open-files
 limit to the hard one (``ulimit -Hn`` must allow it). The stream limits are raised
-for the run (``LADDER_CONNECT_STREAMS_PER_*``); the streams belong to 100 bots of one
-owner.
+for the run (``LADDER_CONNECT_STREAMS_PER_*``), and the failed-authentication limit
+of an address (every stream comes from loopback); the streams belong to 100 bots of
+one owner, and each client process has at most 50 streams waiting for their welcome
+at once (bots connecting, not one burst of thousands of calls).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.processes import start  # noqa: E402
 
 WELCOME_TIMEOUT_S = 600.0  # a level's streams, all answered (welcomed or refused)
+OPENING = 50  # streams of one client process waiting for their welcome at once
 
 
 def log(message: str) -> None:
@@ -67,9 +70,15 @@ def proc_figures(pid: int) -> dict[str, float]:
 # --- a client process: holds streams, told how many on stdin ---------------------------
 
 
-async def hold(stub: Any, token: str, bot: str, answered: asyncio.Queue[str]) -> None:
-    """One idle connected bot: hello, then pongs to the server's pings until cancelled."""
+async def hold(
+    stub: Any, token: str, bot: str, answered: asyncio.Queue[str], opening: asyncio.Semaphore
+) -> None:
+    """One idle connected bot: hello, then pongs to the server's pings until cancelled.
+    At most ``opening`` streams of a client wait for their welcome at once (bots that
+    connect, not a burst of thousands of calls the server has not taken up yet)."""
     from digdown.v1 import ladder_pb2 as pb
+
+    await opening.acquire()
 
     outbox: asyncio.Queue[Any] = asyncio.Queue()
     await outbox.put(pb.PlayClientMessage(hello=pb.PlayHello(bot=bot, label="bench")))
@@ -85,15 +94,18 @@ async def hold(stub: Any, token: str, bot: str, answered: asyncio.Queue[str]) ->
             kind = message.WhichOneof("kind")
             if kind == "welcome":
                 welcomed = True
+                opening.release()
                 await answered.put("ok")
             elif kind == "ping":
                 await outbox.put(pb.PlayClientMessage(pong=message.ping))
         if not welcomed:
+            opening.release()
             await answered.put("refused: ended before its welcome")
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # refused or closed: counted as not held
         if not welcomed:
+            opening.release()
             await answered.put(f"refused: {str(exc)[:300]}")
 
 
@@ -108,8 +120,9 @@ async def client(address: str, pairs: list[tuple[str, str]], per_connection: int
     stubs: list[Any] = []
     channels: list[Any] = []
     answered: asyncio.Queue[str] = asyncio.Queue()
+    opening = asyncio.Semaphore(OPENING)
     tasks: list[asyncio.Task[None]] = []
-    held, refused = 0, []
+    held, refused = 0, list[str]()
     while (line := (await loop.run_in_executor(None, sys.stdin.readline)).strip()) != "quit":
         if not line:
             break
@@ -124,9 +137,9 @@ async def client(address: str, pairs: list[tuple[str, str]], per_connection: int
                 channels.append(channel)
                 stubs.append(ladder_pb2_grpc.LadderStub(channel))
             token, bot = pairs[i % len(pairs)]
-            tasks.append(asyncio.create_task(hold(stubs[-1], token, bot, answered)))
-            if i % 100 == 99:  # do not flood the server's accept queue
-                await asyncio.sleep(0.02)
+            tasks.append(asyncio.create_task(hold(stubs[-1], token, bot, answered, opening)))
+            if i % 100 == 99:
+                await asyncio.sleep(0)
         while held + len(refused) < len(tasks):
             got = await asyncio.wait_for(answered.get(), WELCOME_TIMEOUT_S)
             if got == "ok":
@@ -164,14 +177,20 @@ async def unary_latency(address: str, calls: int) -> dict[str, float]:
     }
 
 
-def run(address: str, pid: int, pairs_file: Path, levels: list[int], calls: int,
-        clients: int, per_connection: int, env: dict[str, str]) -> list[dict[str, Any]]:  # fmt: skip
+def run(
+    address: str,
+    pid: int,
+    pairs_file: Path,
+    levels: list[int],
+    calls: int,
+    clients: int,
+    per_connection: int,
+    env: dict[str, str],
+) -> list[dict[str, Any]]:
+    command = [sys.executable, __file__, "--client", address, "--pairs", str(pairs_file),
+               "--per-connection", str(per_connection)]  # fmt: skip
     procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, "--client", address, "--pairs", str(pairs_file),
-             "--per-connection", str(per_connection)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         for _ in range(clients)
     ]
     rows = []
@@ -268,6 +287,10 @@ def main() -> int:
         "LADDER_PRESENCE_URL": args.redis,
         "LADDER_CACHE_URL": "",
         "LADDER_BROKER_DIR": str(tmp / "broker"),
+        # Every bench bot connects from loopback: the failed-authentication limit of one
+        # address counts each token check in flight (a reserved try), so a burst of
+        # thousands of admissions from one address would pass it.
+        "LADDER_AUTH_FAILURES_PER_ADDRESS": "1000000/15min",
         "LADDER_CONNECT_STREAMS_PER_BOT": str(most + 1),
         "LADDER_CONNECT_STREAMS_PER_USER": str(most + 1),
         "LADDER_CONNECT_STREAMS_PER_PROCESS": str(most + 1),

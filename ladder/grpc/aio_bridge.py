@@ -65,7 +65,7 @@ class ThreadContext:
         return not (self._context.done() or self._context.cancelled())
 
     def add_callback(self, callback: Callable[[], None]) -> bool:
-        self._context.add_done_callback(lambda *_: callback())
+        self._context.add_done_callback(lambda _context: callback())  # type: ignore[arg-type]
         return True
 
     def set_code(self, code: grpc.StatusCode) -> None:
@@ -143,7 +143,7 @@ def threaded(
         streamed = handler.unary_stream
 
         def drive(request: Any, context: grpc.aio.ServicerContext, sync: ThreadContext) -> None:
-            for message in streamed(request, sync):
+            for message in streamed(request, sync):  # type: ignore[arg-type]
                 asyncio.run_coroutine_threadsafe(context.write(message), loop).result(
                     WRITE_TIMEOUT_S
                 )
@@ -164,6 +164,10 @@ def threaded(
             response_serializer=handler.response_serializer,
         )
     raise TypeError("only unary-request methods are served on threads")
+
+
+def _answer(handler: grpc.RpcMethodHandler, _details: grpc.HandlerCallDetails) -> Any:
+    return handler
 
 
 AsyncHandlerFor = Callable[[str, grpc.RpcMethodHandler], grpc.RpcMethodHandler | None]
@@ -189,22 +193,25 @@ class SyncBridge(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
-        handler = await continuation(handler_call_details)
+        found = await continuation(handler_call_details)
         method: str = handler_call_details.method  # type: ignore[attr-defined]
-        if handler is None or method.startswith(
+        if found is None or method.startswith(
             (serving.HEALTH_PREFIX, *serving.REFLECTION_PREFIXES)
         ):
-            return handler
-        served = self.own(method, handler)
+            return found
+        served = self.own(method, found)
         if served is not None:
             return served
+        handler = found
         for interceptor in self.interceptors:
             # A synchronous interceptor, given a continuation that answers the handler.
-            inner = handler
-            handler = interceptor.intercept_service(lambda _details: inner, handler_call_details)
-            if handler is None:
+            wrapped = interceptor.intercept_service(
+                functools.partial(_answer, handler), handler_call_details
+            )
+            if wrapped is None:
                 return None
+            handler = wrapped
         return threaded(handler, self.executor, self.loop)

@@ -283,7 +283,7 @@ class PlayStream:
             # bot that does not read: then the call is cancelled a moment later.
             loop = task.get_loop()
             with contextlib.suppress(RuntimeError):  # the loop is gone: so is the call
-                loop.call_soon_threadsafe(loop.call_later, 2.0, task.cancel)
+                loop.call_soon_threadsafe(_cancel_later, loop, task)
         log.info(
             "stream %s of bot %s closed: %s %s", self.id, self.record.bot_id, code.name, message
         )
@@ -389,7 +389,7 @@ class PlayStream:
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
         self._task = asyncio.current_task()
-        self._wake = functools.partial(loop.call_soon_threadsafe, wake.set)
+        self._wake = functools.partial(_wake_up, loop, wake)
         while True:
             wake.clear()  # before emptying: a message put meanwhile wakes the next wait
             while True:
@@ -407,6 +407,14 @@ class PlayStream:
             await wake.wait()
 
 
+def _wake_up(loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> None:
+    loop.call_soon_threadsafe(wake.set)
+
+
+def _cancel_later(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+    loop.call_later(2.0, task.cancel)
+
+
 def why_not_playing(bot: Bot | None) -> tuple[str, str]:
     """(PlayNotice code, reason) of a bot that may not play: what its stream is told."""
     if bot is None:
@@ -421,6 +429,15 @@ def why_not_playing(bot: Bot | None) -> tuple[str, str]:
         f"bot {bot.name} is suspended: {why}; once the cause is fixed its owner lifts it"
         " (Reactivate on the bot's page, or ReactivateBot) and the bot reconnects"
     )
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A stream admitted by ``PlayHub.open``, the rest of its call's messages and its welcome."""
+
+    stream: PlayStream
+    messages: AsyncIterator[Any]
+    welcome: ladder_pb2.PlayServerMessage
 
 
 class PlayHub:
@@ -473,7 +490,7 @@ class PlayHub:
 
     # --- one call -------------------------------------------------------------------------
 
-    async def play(
+    async def open(
         self,
         requests: AsyncIterator[Any],
         context: grpc.aio.ServicerContext,
@@ -481,9 +498,12 @@ class PlayHub:
         user: Any,
         token_id: int | None,
         offload: Offload,
-    ) -> None:
-        """The body of Ladder.Play for an authenticated caller (a coroutine on the loop;
-        ``offload`` runs what touches the database or presence on the thread pool)."""
+    ) -> Opened:
+        """Admit a Play call of an authenticated caller: its hello, its bot, its place
+        within the limits (a coroutine on the loop; ``offload`` runs what touches the
+        database or presence on the thread pool). What it returns keeps no model
+        instance: a stream lives for hours, and objects kept from a burst of
+        admissions would pin the memory of everything allocated beside them."""
         if self._stopping.is_set():
             raise GrpcError(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
         assert token_id is not None  # Play is not a public method: the guard wants a token
@@ -511,35 +531,46 @@ class PlayHub:
                 )
             self._streams[stream.id] = stream
             STREAMS_OPEN.set(len(self._streams))
-        reader: asyncio.Task[None] | None = None
         try:
             await offload(self._admitted, stream, bot, user)
-            reader = asyncio.create_task(stream.read(messages))
-            log.info("bot %s connected: stream %s (%s)", bot.name, stream.id, record.label)
-            await context.write(
-                ladder_pb2.PlayServerMessage(
-                    welcome=ladder_pb2.PlayWelcome(
-                        stream_id=stream.id,
-                        bot=bot.name,
-                        ping_interval_ms=int(limits.ping_interval_s * 1000),
-                        ping_timeout_ms=int(limits.ping_timeout_s * 1000),
-                        max_messages_per_second=limits.messages_per_s,
-                        max_message_bytes=limits.max_message_bytes,
-                        max_reply_bytes=MAX_REPLY_BYTES,
-                        max_streams_per_bot=limits.streams_per_bot,
-                        max_streams_per_user=limits.streams_per_user,
-                    )
-                )
+        except BaseException:
+            self._end(stream, offload)
+            raise
+        log.info("bot %s connected: stream %s (%s)", bot.name, stream.id, record.label)
+        welcome = ladder_pb2.PlayServerMessage(
+            welcome=ladder_pb2.PlayWelcome(
+                stream_id=stream.id,
+                bot=bot.name,
+                ping_interval_ms=int(limits.ping_interval_s * 1000),
+                ping_timeout_ms=int(limits.ping_timeout_s * 1000),
+                max_messages_per_second=limits.messages_per_s,
+                max_message_bytes=limits.max_message_bytes,
+                max_reply_bytes=MAX_REPLY_BYTES,
+                max_streams_per_bot=limits.streams_per_bot,
+                max_streams_per_user=limits.streams_per_user,
             )
+        )
+        return Opened(stream, messages, welcome)
+
+    async def serve(
+        self, opened: Opened, context: grpc.aio.ServicerContext, offload: Offload
+    ) -> None:
+        """Hold an opened stream until it closes: its reader task, its writer here."""
+        stream = opened.stream
+        reader = asyncio.create_task(stream.read(opened.messages))
+        try:
+            await context.write(opened.welcome)
             await stream.write(context)
         finally:
-            if reader is not None:
-                reader.cancel()
-            # Closing is quick; forgetting the record is presence I/O: on a pool thread,
-            # not awaited (the call may be cancelled, and the loop must not wait on it).
-            stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
-            if self.get(stream.id) is not None:
-                offload(self._forget, stream)  # not awaited: it logs its own failure
+            reader.cancel()
+            self._end(stream, offload)
+
+    def _end(self, stream: PlayStream, offload: Offload) -> None:
+        # Closing is quick; forgetting the record is presence I/O: on a pool thread,
+        # not awaited (the call may be cancelled, and the loop must not wait on it).
+        stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
+        if self.get(stream.id) is not None:
+            offload(self._forget, stream)  # not awaited: it logs its own failure
 
     def _admitted(self, stream: PlayStream, bot: Bot, user: Any) -> None:
         """Record the admitted stream (within its limits) and its version label."""
@@ -660,10 +691,6 @@ class PlayHub:
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"you have {refused.open_now} streams open, the limit of {limits.streams_per_user}",
         )
-
-    def _ended(self, stream: PlayStream) -> None:
-        stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
-        self._forget(stream)
 
     def _forget(self, stream: PlayStream) -> None:
         with self._lock:

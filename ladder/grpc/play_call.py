@@ -5,7 +5,7 @@ here around the stream: its request id (log lines, trailing metadata), the calle
 authenticated and throttled on a pool thread (database and cache), any failure
 turned into a status with its message, and the call counted and timed. Messages
 are sized before parsing (``play_codec``). The stream itself is the hub's
-(``PlayHub.play``).
+(``PlayHub.open`` and ``serve``).
 """
 
 from __future__ import annotations
@@ -43,10 +43,12 @@ def play_handler(
             with request_id.bound(rid):
                 try:
                     caller = await offload(guard.admit_stream, "Play", context)
-                    await hub.play(
+                    opened = await hub.open(
                         requests, context, user=caller.user, token_id=caller.token_id,
                         offload=offload,
                     )  # fmt: skip
+                    del caller  # the stream keeps no model instance (``PlayHub.open``)
+                    await hub.serve(opened, context, offload)
                 except Exception as exc:
                     code, message = CallGuard.failure_status("Play", exc)
                     await context.abort(code, message)

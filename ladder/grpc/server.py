@@ -71,7 +71,9 @@ class LadderServer:
             max_workers=admitted + serving.RESERVED_THREADS, thread_name_prefix="ladder-rpc"
         )
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="ladder-aio", daemon=True)
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="ladder-aio", daemon=True
+        )
         self._thread.start()
         guard = CallGuard(rate=rate)
         offload = offloader(self.pool, self.loop)
@@ -86,7 +88,9 @@ class LadderServer:
             ),
         )
         # An upload may be as large as the upload limit plus framing.
-        options = serving.server_options(settings.LADDER_UPLOAD_MAX_BYTES + 64 * 1024, 4 * 1024 * 1024)
+        options = serving.server_options(
+            settings.LADDER_UPLOAD_MAX_BYTES + 64 * 1024, 4 * 1024 * 1024
+        )
         try:
             self.server, self.health, self.port = self._on_loop(
                 self._build(listen, bridge, options, reflection_enabled)

@@ -297,7 +297,9 @@ def _own_bot_named(name: str) -> Bot:
 class LadderServicer(CompetitionsServicer, ladder_pb2_grpc.LadderServicer):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
-    # Play is not served here: ``LadderServer`` serves it as a coroutine (``play_call``).
+    def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Any:
+        """Not served here: ``LadderServer`` serves Play as a coroutine (``play_call``)."""
+        raise GrpcError(grpc.StatusCode.UNIMPLEMENTED, "Play is served by ladder.grpc.play_call")
 
     def CreateBot(
         self, request: ladder_pb2.CreateBotRequest, context: grpc.ServicerContext
