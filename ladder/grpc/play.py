@@ -13,7 +13,7 @@ stopped answering, refreshes their presence records (Redis, or the database) and
 their tokens; a listener closes a revoked token's streams at once.
 
 Why asyncio for the streams only: an idle stream then costs a few KiB and no
-thread, so one process holds ten thousands of them
+thread, so one process holds ten thousand of them
 (``LADDER_CONNECT_STREAMS_PER_PROCESS``); what a stream does with the database or
 presence (admission, its version, forgetting it) runs on the server's thread pool
 (``offload``), as the rest of the Ladder service is synchronous Django code. The
