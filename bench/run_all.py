@@ -129,6 +129,14 @@ BENCHES = [
         ["--decisions", "200"],
     ),
     Bench(
+        "play_streams",
+        "play_streams_bench.py",
+        "idle Play streams one grpcserver holds: threads, memory per stream, unary p50/p95",
+        ["--levels", "0,1000,10000", "--calls", "200"],
+        ["--levels", "0,200", "--calls", "50"],
+        timeout_s=1800,
+    ),
+    Bench(
         "security",
         "security_bench.py",
         "what the defences cost: health under load, upload validation, limited logins",

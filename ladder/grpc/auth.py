@@ -47,7 +47,6 @@ from ladder.common import bounded, database_outage, request_id
 from ladder.common import exceptions as app
 from ladder.common.metrics import THROTTLED
 from ladder.common.ratelimit import FixedWindow, client_address
-from ladder.grpc.play_codec import play_decoder
 
 log = logging.getLogger("ladder.grpc")
 
@@ -177,7 +176,7 @@ def _bounded(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
-    return handler  # client streams: none but Play, whose messages are sized by its decoder
+    return handler  # client streams: none but Play, served apart
 
 
 class CallGuard(serving.HandlerInterceptor):
@@ -192,15 +191,7 @@ class CallGuard(serving.HandlerInterceptor):
         if not method.startswith(SERVICE_PREFIX):
             return handler
         name = method[len(SERVICE_PREFIX) :]
-        if name == "Play" and handler.stream_stream is not None:
-            # Sized before parsing: a huge message is refused, not allocated and parsed.
-            handler = grpc.stream_stream_rpc_method_handler(
-                handler.stream_stream,
-                request_deserializer=play_decoder(settings.LADDER_CONNECT_MAX_MESSAGE_BYTES),
-                response_serializer=handler.response_serializer,
-            )
-        else:
-            handler = _bounded(handler)
+        handler = _bounded(handler)  # Play is served apart (``ladder.grpc.play_call``)
         return serving.wrap_handler(handler, lambda context: self._call(name, context))
 
     # --- per call -------------------------------------------------------------
@@ -246,6 +237,12 @@ class CallGuard(serving.HandlerInterceptor):
     @staticmethod
     def _abort(name: str, context: grpc.ServicerContext, exc: BaseException) -> None:
         """Turn any exception into a status with a message (never a traceback)."""
+        code, message = CallGuard.failure_status(name, exc)
+        context.abort(code, message)
+
+    @staticmethod
+    def failure_status(name: str, exc: BaseException) -> tuple[grpc.StatusCode, str]:
+        """The status and message a failure of call ``name`` ends it with (logged here)."""
         if isinstance(exc, GrpcError):
             code, message = exc.code, exc.message
         elif isinstance(exc, app.ApplicationError):
@@ -258,7 +255,16 @@ class CallGuard(serving.HandlerInterceptor):
             code = grpc.StatusCode.INTERNAL
             message = f"internal error in {name}; the server log has it as {request_id.current()}"
         log.info("%s -> %s: %s", name, code.name, message)
-        context.abort(code, message[:MAX_DETAIL])
+        return code, message[:MAX_DETAIL]
+
+    def admit_stream(self, name: str, context: Any) -> Caller:
+        """The admission of a stream served as a coroutine (Play), on a pool thread: fresh
+        database connections around authenticating and throttling its caller."""
+        close_old_connections()
+        try:
+            return self._admit(name, context)
+        finally:
+            close_old_connections()
 
     @contextmanager
     def _call(self, name: str, context: grpc.ServicerContext) -> Iterator[None]:

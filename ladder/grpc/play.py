@@ -1,9 +1,10 @@
 """Ladder.Play: connected bots' streams, held by this process, and what travels on them.
 
-A ``PlayStream`` is one open stream of one connected bot. Its *writer* is the
-call's own thread (grpcio iterates the response generator there): it sends
-what is put in the stream's outbox. Its *reader* is a thread of its own that
-reads the bot's messages, enforces the limits (messages per second, message
+A ``PlayStream`` is one open stream of one connected bot, served as a coroutine
+on the server's asyncio loop (``ladder.grpc.play_call``). Its *writer* (the call's
+coroutine) sends what is put in the stream's outbox, which any thread may fill
+(the relay's, the heartbeat's: the loop is woken thread-safely). Its *reader* is
+a task that reads the bot's messages, enforces the limits (messages per second, message
 size, answers to ids that were never asked) and hands each answer to the
 request waiting for it. The ``PlayHub`` holds every stream of the process: the
 relay service (``relay.py``) asks it to forward a request to one stream and
@@ -11,22 +12,27 @@ wait for the answer; its heartbeat thread pings the streams, closes those that
 stopped answering, refreshes their presence records (Redis, or the database) and re-checks
 their tokens; a listener closes a revoked token's streams at once.
 
-Why a thread per stream and not asyncio: the rest of the Ladder service is
-synchronous Django code on a thread pool; a stream costs two parked threads,
-and ``LADDER_CONNECT_STREAMS_PER_PROCESS`` bounds them (more replicas hold more).
+Why asyncio for the streams only: an idle stream then costs a few KiB and no
+thread, so one process holds ten thousand of them
+(``LADDER_CONNECT_STREAMS_PER_PROCESS``); what a stream does with the database or
+presence (admission, its version, forgetting it) runs on the server's thread pool
+(``offload``), as the rest of the Ladder service is synchronous Django code. The
+relay and the heartbeat stay threads: they wait on a bot, or walk every stream.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 import logging
 import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +49,7 @@ from ladder.bots.connected_versions import connected_version_for_label, version_
 from ladder.bots.models import Bot
 from ladder.common.exceptions import ApplicationError, QuotaExceeded
 from ladder.common.redis import configured as redis_configured
+from ladder.grpc.aio_bridge import Offload
 from ladder.grpc.auth import GrpcError
 from ladder.grpc.lookups import own_bot_named
 from ladder.grpc.play_codec import Garbled, Oversized
@@ -154,7 +161,10 @@ class PlayStream:
     def __init__(self, record: presence.StreamRecord, limits: Limits) -> None:
         self.record = record
         self.limits = limits
-        self.outbox: queue.Queue[Any] = queue.Queue()
+        # Filled from any thread, emptied by the writer on the loop (woken by ``_wake``).
+        self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._wake: Callable[[], None] | None = None
+        self._task: asyncio.Task[Any] | None = None  # the call's, once it writes
         self._pending: dict[str, _Waiter] = {}
         # Requests that timed out: a late answer to one is dropped quietly, not a stray.
         self._expired: collections.OrderedDict[str, None] = collections.OrderedDict()
@@ -168,7 +178,6 @@ class PlayStream:
         self.closed_reason: int = faults_pb2.FAULT_REASON_STREAM_CLOSED
         self.ping_sent: tuple[int, float] | None = None  # (nonce, when) of the unanswered ping
         self.last_heard = time.monotonic()
-        self.context: grpc.ServicerContext | None = None
         # Set once presence admitted it (within the limits): only then does the heartbeat
         # refresh its record (refreshing a stream still being admitted would record it).
         self.recorded = False
@@ -206,7 +215,7 @@ class PlayStream:
                     faults_pb2.FAULT_REASON_BOT_NOT_READING,
                 )
             self._pending[correlation] = waiter
-        self.outbox.put(build(correlation))
+        self._put(build(correlation))
         try:
             answer = self._wait(correlation, waiter, timeout_s)
         except StreamGone as exc:
@@ -236,7 +245,14 @@ class PlayStream:
     def send(self, message: ladder_pb2.PlayServerMessage) -> None:
         """Queue a message that needs no answer (match end, ping, pong)."""
         if self.closed is None and self.outbox.qsize() < MAX_OUTBOX:
-            self.outbox.put(message)
+            self._put(message)
+
+    def _put(self, message: Any) -> None:
+        self.outbox.put(message)
+        wake = self._wake
+        if wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nothing to wake
+                wake()
 
     # --- closing ------------------------------------------------------------------------
 
@@ -260,29 +276,29 @@ class PlayStream:
                 grpc.StatusCode.UNAVAILABLE, f"{STREAM_CLOSED}: {message}", reason
             )
             waiter.done.set()
-        self.outbox.put(_CLOSE)
-        context = self.context
-        if context is not None and code != grpc.StatusCode.CANCELLED:
+        self._put(_CLOSE)
+        task = self._task
+        if task is not None and code != grpc.StatusCode.CANCELLED:
             # The writer ends the call with this status, unless it is stuck sending to a
             # bot that does not read: then the call is cancelled a moment later.
-            timer = threading.Timer(2.0, lambda: context.is_active() and context.cancel())
-            timer.daemon = True
-            timer.start()
+            loop = task.get_loop()
+            with contextlib.suppress(RuntimeError):  # the loop is gone: so is the call
+                loop.call_soon_threadsafe(_cancel_later, loop, task)
         log.info(
             "stream %s of bot %s closed: %s %s", self.id, self.record.bot_id, code.name, message
         )
 
     # --- the reader -----------------------------------------------------------------------
 
-    def read(self, requests: Iterator[Any]) -> None:
-        """Consume the bot's messages until the stream ends (runs on its own thread)."""
+    async def read(self, requests: AsyncIterator[Any]) -> None:
+        """Consume the bot's messages until the stream ends (a task on the loop)."""
         try:
-            for message in requests:
+            async for message in requests:
                 self.last_heard = time.monotonic()
                 if not self._accept(message):
                     return
-        except grpc.RpcError:
-            pass  # the client went away: the call's callback closes the stream
+        except (grpc.RpcError, asyncio.CancelledError):
+            pass  # the client went away, or the call ended: the call closes the stream
         except Exception:
             log.exception("stream %s reader failed", self.id)
         finally:
@@ -367,23 +383,36 @@ class PlayStream:
 
     # --- the writer -----------------------------------------------------------------------
 
-    def write(self, context: grpc.ServicerContext) -> Iterator[ladder_pb2.PlayServerMessage]:
-        """What the call sends: the outbox, until the stream closes (the call's own thread)."""
+    async def write(self, context: grpc.aio.ServicerContext) -> None:
+        """Send the outbox until the stream closes (the call's coroutine). A client that
+        goes away cancels the call (grpc.aio), which ends this wait too."""
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        self._task = asyncio.current_task()
+        self._wake = functools.partial(_wake_up, loop, wake)
         while True:
-            try:
-                message = self.outbox.get(timeout=1.0)
-            except queue.Empty:
-                if not context.is_active():
-                    self.close(grpc.StatusCode.CANCELLED, "the bot went away")
+            wake.clear()  # before emptying: a message put meanwhile wakes the next wait
+            while True:
+                try:
+                    message = self.outbox.get_nowait()
+                except queue.Empty:
+                    break
+                if message is _CLOSE:
+                    assert self.closed is not None
+                    code, details = self.closed
+                    if code != grpc.StatusCode.CANCELLED:
+                        raise GrpcError(code, details)
                     return
-                continue
-            if message is _CLOSE:
-                assert self.closed is not None
-                code, details = self.closed
-                if code != grpc.StatusCode.CANCELLED:
-                    raise GrpcError(code, details)
-                return
-            yield message
+                await context.write(message)
+            await wake.wait()
+
+
+def _wake_up(loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> None:
+    loop.call_soon_threadsafe(wake.set)
+
+
+def _cancel_later(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+    loop.call_later(2.0, task.cancel)
 
 
 def why_not_playing(bot: Bot | None) -> tuple[str, str]:
@@ -400,6 +429,15 @@ def why_not_playing(bot: Bot | None) -> tuple[str, str]:
         f"bot {bot.name} is suspended: {why}; once the cause is fixed its owner lifts it"
         " (Reactivate on the bot's page, or ReactivateBot) and the bot reconnects"
     )
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A stream admitted by ``PlayHub.open``, the rest of its call's messages and its welcome."""
+
+    stream: PlayStream
+    messages: AsyncIterator[Any]
+    welcome: ladder_pb2.PlayServerMessage
 
 
 class PlayHub:
@@ -452,19 +490,26 @@ class PlayHub:
 
     # --- one call -------------------------------------------------------------------------
 
-    def play(
-        self, requests: Iterator[Any], context: grpc.ServicerContext, *, user: Any, token_id: int
-    ) -> Iterator[ladder_pb2.PlayServerMessage]:
-        """The body of Ladder.Play for an authenticated caller."""
+    async def open(
+        self,
+        requests: AsyncIterator[Any],
+        context: grpc.aio.ServicerContext,
+        *,
+        user: Any,
+        token_id: int | None,
+        offload: Offload,
+    ) -> Opened:
+        """Admit a Play call of an authenticated caller: its hello, its bot, its place
+        within the limits (a coroutine on the loop; ``offload`` runs what touches the
+        database or presence on the thread pool). What it returns keeps no model
+        instance: a stream lives for hours, and objects kept from a burst of
+        admissions would pin the memory of everything allocated beside them."""
         if self._stopping.is_set():
             raise GrpcError(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
-        hello = self._hello(requests)
-        try:
-            bot = self._admit(hello, user)
-        finally:
-            # A stream lives for hours on this thread: it must not hold a database
-            # connection meanwhile (hundreds of streams would exhaust the server's).
-            connection.close()
+        assert token_id is not None  # Play is not a public method: the guard wants a token
+        messages = aiter(requests)
+        hello = await self._hello(messages)
+        bot = await offload(self._admit, hello, user)
         limits = self.limits
         record = presence.StreamRecord(
             stream_id=secrets.token_hex(8),
@@ -477,7 +522,6 @@ class PlayHub:
             version_label=hello.version_label,
         )
         stream = PlayStream(record, limits)
-        stream.context = context
         with self._lock:
             if len(self._streams) >= limits.streams_per_process:
                 raise GrpcError(
@@ -487,54 +531,71 @@ class PlayHub:
                 )
             self._streams[stream.id] = stream
             STREAMS_OPEN.set(len(self._streams))
-        context.add_callback(lambda: self._ended(stream))
+        try:
+            await offload(self._admitted, stream, bot, user)
+        except BaseException:
+            self._end(stream, offload)
+            raise
+        log.info("bot %s connected: stream %s (%s)", bot.name, stream.id, record.label)
+        welcome = ladder_pb2.PlayServerMessage(
+            welcome=ladder_pb2.PlayWelcome(
+                stream_id=stream.id,
+                bot=bot.name,
+                ping_interval_ms=int(limits.ping_interval_s * 1000),
+                ping_timeout_ms=int(limits.ping_timeout_s * 1000),
+                max_messages_per_second=limits.messages_per_s,
+                max_message_bytes=limits.max_message_bytes,
+                max_reply_bytes=MAX_REPLY_BYTES,
+                max_streams_per_bot=limits.streams_per_bot,
+                max_streams_per_user=limits.streams_per_user,
+            )
+        )
+        return Opened(stream, messages, welcome)
+
+    async def serve(
+        self, opened: Opened, context: grpc.aio.ServicerContext, offload: Offload
+    ) -> None:
+        """Hold an opened stream until it closes: its reader task, its writer here."""
+        stream = opened.stream
+        reader = asyncio.create_task(stream.read(opened.messages))
+        try:
+            await context.write(opened.welcome)
+            await stream.write(context)
+        finally:
+            reader.cancel()
+            self._end(stream, offload)
+
+    def _end(self, stream: PlayStream, offload: Offload) -> None:
+        # Closing is quick; forgetting the record is presence I/O: on a pool thread,
+        # not awaited (the call may be cancelled, and the loop must not wait on it).
+        stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
+        if self.get(stream.id) is not None:
+            offload(self._forget, stream)  # not awaited: it logs its own failure
+
+    def _admitted(self, stream: PlayStream, bot: Bot, user: Any) -> None:
+        """Record the admitted stream (within its limits) and its version label."""
         try:
             with refusals_told(bot, user):  # past its stream limits: told like the checks
                 self._record(stream, bot, user)
-            if record.version_label:
-                self._version(bot, record.version_label)
-            reader = threading.Thread(
-                target=stream.read, args=(requests,), name=f"play-{stream.id}", daemon=True
-            )
-            reader.start()
-            log.info("bot %s connected: stream %s (%s)", bot.name, stream.id, record.label)
-            yield ladder_pb2.PlayServerMessage(
-                welcome=ladder_pb2.PlayWelcome(
-                    stream_id=stream.id,
-                    bot=bot.name,
-                    ping_interval_ms=int(limits.ping_interval_s * 1000),
-                    ping_timeout_ms=int(limits.ping_timeout_s * 1000),
-                    max_messages_per_second=limits.messages_per_s,
-                    max_message_bytes=limits.max_message_bytes,
-                    max_reply_bytes=MAX_REPLY_BYTES,
-                    max_streams_per_bot=limits.streams_per_bot,
-                    max_streams_per_user=limits.streams_per_user,
-                )
-            )
-            yield from stream.write(context)
+            if stream.record.version_label:
+                self._version(bot, stream.record.version_label)
         finally:
-            self._ended(stream)
+            connection.close()
 
-    def _hello(self, requests: Iterator[Any]) -> Any:
+    async def _hello(self, messages: AsyncIterator[Any]) -> Any:
         """The first client message, which must be a hello, within ``HELLO_TIMEOUT_S``."""
-        box: queue.Queue[Any] = queue.Queue()
-
-        def first() -> None:
-            try:
-                box.put(next(requests))
-            except (StopIteration, grpc.RpcError):
-                box.put(None)
-            except Exception as exc:
-                box.put(exc)
-
-        threading.Thread(target=first, name="play-hello", daemon=True).start()
+        message: Any
         try:
-            message = box.get(timeout=HELLO_TIMEOUT_S)
-        except queue.Empty:
+            message = await asyncio.wait_for(anext(messages), HELLO_TIMEOUT_S)
+        except TimeoutError:
             raise GrpcError(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"no hello within {HELLO_TIMEOUT_S:g} s (send PlayClientMessage.hello first)",
             ) from None
+        except (StopAsyncIteration, grpc.RpcError):
+            message = None
+        except Exception as exc:
+            message = exc
         if isinstance(message, Oversized):
             raise GrpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -559,14 +620,19 @@ class PlayHub:
         A refusal of a bot of the caller's is told to its owner (``play_refusals``).
         """
         close_old_connections()
-        bot = own_bot_named(hello.bot, user)
-        if hello.version_label:
-            try:
-                version_label_check(hello.version_label)
-            except ApplicationError as exc:
-                raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, exc.message) from None
-        with refusals_told(bot, user):
-            return self._admit_bot(bot, user)
+        try:
+            bot = own_bot_named(hello.bot, user)
+            if hello.version_label:
+                try:
+                    version_label_check(hello.version_label)
+                except ApplicationError as exc:
+                    raise GrpcError(grpc.StatusCode.INVALID_ARGUMENT, exc.message) from None
+            with refusals_told(bot, user):
+                return self._admit_bot(bot, user)
+        finally:
+            # Opening streams must not keep connections: a burst of reconnecting bots
+            # would hold one per pool thread (the unary calls' threads keep theirs).
+            connection.close()
 
     def _admit_bot(self, bot: Bot, user: Any) -> Bot:
         if bot.kind != Bot.Kind.CONNECTED:
@@ -625,10 +691,6 @@ class PlayHub:
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"you have {refused.open_now} streams open, the limit of {limits.streams_per_user}",
         )
-
-    def _ended(self, stream: PlayStream) -> None:
-        stream.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
-        self._forget(stream)
 
     def _forget(self, stream: PlayStream) -> None:
         with self._lock:

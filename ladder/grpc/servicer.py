@@ -12,18 +12,16 @@ match pages are keyset pages by id.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
 
 from digdown.v1 import ladder_pb2_grpc
-from ladder.grpc.auth import GrpcError, current_token_id, require_user
+from ladder.grpc.auth import GrpcError
 from ladder.grpc.boards import BoardsServicer
 from ladder.grpc.bots import BotsServicer
 from ladder.grpc.competitions import CompetitionsServicer
 from ladder.grpc.matches import MatchesServicer
-from ladder.grpc.play import PlayHub
 from ladder.grpc.tournaments import TournamentsServicer
 
 
@@ -37,12 +35,6 @@ class LadderServicer(
 ):
     """digdown.v1.Ladder over services and selectors (errors are mapped by CallGuard)."""
 
-    def __init__(self, hub: PlayHub | None = None) -> None:
-        self.hub = hub
-
-    def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        if self.hub is None:
-            raise GrpcError(grpc.StatusCode.UNIMPLEMENTED, "this server holds no Play streams")
-        token_id = current_token_id()
-        assert token_id is not None  # Play is not a public method: the guard wants a token
-        yield from self.hub.play(request_iterator, context, user=require_user(), token_id=token_id)
+    def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Any:
+        """Not served here: ``LadderServer`` serves Play as a coroutine (``play_call``)."""
+        raise GrpcError(grpc.StatusCode.UNIMPLEMENTED, "Play is served by ladder.grpc.play_call")

@@ -32,7 +32,10 @@ LADDER_CONNECT_STREAMS_PER_USER = env.integer(
     "LADDER_CONNECT_STREAMS_PER_USER", 16, unit="streams", why="over all of one user's bots"
 )
 LADDER_CONNECT_STREAMS_PER_PROCESS = env.integer(
-    "LADDER_CONNECT_STREAMS_PER_PROCESS", 256, unit="streams", why="held by one grpcserver process"
+    "LADDER_CONNECT_STREAMS_PER_PROCESS",
+    10_000,
+    unit="streams",
+    why="held by one grpcserver process (a descriptor each: see its open-files limit)",
 )
 LADDER_CONNECT_MESSAGES_PER_S = env.integer(
     "LADDER_CONNECT_MESSAGES_PER_S",

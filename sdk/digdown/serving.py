@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -414,8 +414,18 @@ class GrpcServer:
         self.server.stop(grace_s).wait()
 
 
+class Servable(Protocol):
+    """What `serve_until_signalled` runs: a bound server (``GrpcServer`` or alike)."""
+
+    port: int
+
+    def start(self) -> None: ...
+
+    def stop(self, grace_s: float) -> None: ...
+
+
 def serve_until_signalled(
-    server: GrpcServer,
+    server: Servable,
     *,
     grace_s: float,
     port_file: Path | str | None = None,

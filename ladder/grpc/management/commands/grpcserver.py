@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         serving.configure_logging(opts["log_level"])
+        raise_open_files_limit()
         try:
             parse_rate(opts["rate"] or settings.LADDER_GRPC_THROTTLE)
             server = LadderServer(
@@ -55,3 +57,13 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         serve_metrics(opts["metrics_port"])
         serving.serve_until_signalled(server, grace_s=opts["grace"], port_file=opts["port_file"])
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's open-files limit (RLIMIT_NOFILE) from its soft value to its
+    hard one: each connected bot's stream is a connection (a descriptor), and the soft
+    default (often 1,024) would refuse connections long before the streams limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
