@@ -197,7 +197,7 @@ class SyncBridge(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
         found = await continuation(handler_call_details)
-        method: str = handler_call_details.method  # type: ignore[attr-defined]
+        method: str = handler_call_details.method
         if found is None or method.startswith(
             (serving.HEALTH_PREFIX, *serving.REFLECTION_PREFIXES)
         ):
