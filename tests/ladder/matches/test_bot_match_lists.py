@@ -12,8 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from ladder.matches import bot_selectors, selectors
+from ladder.matches.creation import match_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create
 from ladder.ratings import selectors as rating_selectors
 from ladder.ratings.models import Season, SeasonStanding
 from tests.ladder.conftest import record
