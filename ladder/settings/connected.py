@@ -54,10 +54,11 @@ LADDER_CONNECT_PING_TIMEOUT_S = env.number(
 )
 LADDER_CONNECT_SEAT_WAIT_S = env.number(
     "LADDER_CONNECT_SEAT_WAIT_S",
-    10,
+    30,
     unit="s",
     why="a worker about to play a match waits this long for each connected seat's stream (a "
-    "bot reconnecting after a server restart); absent then, the match is void: no forfeit",
+    "bot reconnecting after a server restart, as long as the relay's grace); absent then, "
+    "the match is void: no forfeit",
 )
 LADDER_CONNECT_NEW_VERSIONS_PER_DAY = env.integer(
     "LADDER_CONNECT_NEW_VERSIONS_PER_DAY",
