@@ -3,6 +3,8 @@ logs linked, or by staff), a smoke match judged, a connected bot's stream refuse
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -106,9 +108,17 @@ def test_a_connected_bot_refused_is_told_once_per_reason_and_hour(
     bot_suspend(user=make_user("staff", staff=True), bot_id=bot.pk, reason="abuse")
     hub = PlayHub("127.0.0.1:1")
     hello = pb.PlayClientMessage(hello=pb.PlayHello(bot="conn", label="t"))
+
+    async def messages() -> AsyncIterator[pb.PlayClientMessage]:
+        yield hello
+
+    async def offload(work: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(work, *args)  # as the server's pool runs it
+
     for _ in range(3):  # a bot that keeps reconnecting
         with pytest.raises(GrpcError) as refused:
-            next(hub.play(iter([hello]), None, user=user, token_id=1))  # type: ignore[arg-type]
+            opening = hub.open(messages(), None, user=user, token_id=1, offload=offload)  # type: ignore[arg-type]
+            asyncio.run(opening)
         assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
     [told] = owed(user, Kind.CONNECTED_REFUSED)
     assert "suspended by staff: abuse" in told.body
