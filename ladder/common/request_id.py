@@ -13,8 +13,7 @@ import contextvars
 import logging
 import re
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
@@ -35,14 +34,26 @@ def accept(candidate: str | None) -> str:
     return uuid.uuid4().hex
 
 
-@contextmanager
-def bound(request_id: str) -> Iterator[str]:
-    """Make ``request_id`` the current one for the duration of the block."""
-    token = _current.set(request_id)
-    try:
-        yield request_id
-    finally:
-        _current.reset(token)
+class bound:
+    """Make ``request_id`` the current one for the duration of the block.
+
+    A class, not a generator: a Play stream's coroutine stays inside this block for
+    hours, and ten thousand of them should not each keep a suspended generator."""
+
+    __slots__ = ("_token", "request_id")
+
+    def __init__(self, request_id: str) -> None:
+        self.request_id = request_id
+        self._token: contextvars.Token[str] | None = None
+
+    def __enter__(self) -> str:
+        self._token = _current.set(self.request_id)
+        return self.request_id
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
+            self._token = None
 
 
 class RequestIdFilter(logging.Filter):

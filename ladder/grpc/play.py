@@ -138,6 +138,8 @@ class _Waiter:
 class _Bucket:
     """Token bucket: ``rate`` per second, bursts of twice that."""
 
+    __slots__ = ("at", "capacity", "rate", "tokens")
+
     def __init__(self, rate: int) -> None:
         self.rate, self.capacity = float(rate), float(max(1, 2 * rate))
         self.tokens, self.at = self.capacity, time.monotonic()
@@ -156,18 +158,28 @@ _CLOSE = object()
 
 
 class PlayStream:
-    """One open stream of one connected bot (see the module docstring)."""
+    """One open stream of one connected bot (see the module docstring).
+
+    Ten thousand of these live for hours in one process: slots, not a dict each, and
+    what is needed only once a request timed out is made then (``_expired``).
+    """
+
+    __slots__ = (
+        "_bucket", "_expired", "_ids", "_lock", "_pending", "_task", "_wake", "closed",
+        "closed_reason", "last_heard", "last_request", "limits", "outbox", "ping_sent",
+        "record", "recorded", "stopping_for", "stray",
+    )  # fmt: skip
 
     def __init__(self, record: presence.StreamRecord, limits: Limits) -> None:
         self.record = record
         self.limits = limits
         # Filled from any thread, emptied by the writer on the loop (woken by ``_wake``).
         self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._wake: Callable[[], None] | None = None
+        self._wake: Callable[[], None] | None = None  # set by the writer
         self._task: asyncio.Task[Any] | None = None  # the call's, once it writes
         self._pending: dict[str, _Waiter] = {}
         # Requests that timed out: a late answer to one is dropped quietly, not a stray.
-        self._expired: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._expired: collections.OrderedDict[str, None] | None = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._bucket = _Bucket(limits.messages_per_s)
@@ -228,6 +240,8 @@ class PlayStream:
         if not waiter.done.wait(timeout_s):
             with self._lock:
                 self._pending.pop(correlation, None)
+                if self._expired is None:
+                    self._expired = collections.OrderedDict()
                 self._expired[correlation] = None
                 while len(self._expired) > MAX_EXPIRED:
                     self._expired.popitem(last=False)
@@ -347,7 +361,8 @@ class PlayStream:
                     waiter = None
             if waiter is None:
                 with self._lock:
-                    late = self._expired.pop(answer.correlation_id, False) is None
+                    expired = self._expired
+                    late = expired is not None and expired.pop(answer.correlation_id, 0) is None
                 if late:
                     return True  # answered after its deadline: the decision was a fault already
                 return self._stray(f"an answer to {answer.correlation_id[:40]!r}, never asked")
@@ -369,7 +384,10 @@ class PlayStream:
     def _asked(self, answer: Any) -> bool:
         """An answer to a request of ours: one waiting, or one that timed out lately."""
         with self._lock:
-            return answer.correlation_id in self._pending or answer.correlation_id in self._expired
+            expired = self._expired
+            return answer.correlation_id in self._pending or (
+                expired is not None and answer.correlation_id in expired
+            )
 
     def _stray(self, what: str) -> bool:
         self.stray += 1
@@ -387,11 +405,13 @@ class PlayStream:
         """Send the outbox until the stream closes (the call's coroutine). A client that
         goes away cancels the call (grpc.aio), which ends this wait too."""
         loop = asyncio.get_running_loop()
-        wake = asyncio.Event()
+        # One future at a time, made before the outbox is emptied (a message put meanwhile
+        # resolves it, so the wait ends at once): lighter than an asyncio.Event a stream.
+        waiting: list[asyncio.Future[None]] = [loop.create_future()]
         self._task = asyncio.current_task()
-        self._wake = functools.partial(_wake_up, loop, wake)
+        self._wake = functools.partial(_wake_up, loop, waiting)
         while True:
-            wake.clear()  # before emptying: a message put meanwhile wakes the next wait
+            waiting[0] = loop.create_future()
             while True:
                 try:
                     message = self.outbox.get_nowait()
@@ -404,11 +424,17 @@ class PlayStream:
                         raise GrpcError(code, details)
                     return
                 await context.write(message)
-            await wake.wait()
+            await waiting[0]
 
 
-def _wake_up(loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> None:
-    loop.call_soon_threadsafe(wake.set)
+def _wake_up(loop: asyncio.AbstractEventLoop, waiting: list[asyncio.Future[None]]) -> None:
+    loop.call_soon_threadsafe(_resolve, waiting)
+
+
+def _resolve(waiting: list[asyncio.Future[None]]) -> None:
+    """On the loop: end the writer's current wait (the future it waits on now)."""
+    if not waiting[0].done():
+        waiting[0].set_result(None)
 
 
 def _cancel_later(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
@@ -431,13 +457,14 @@ def why_not_playing(bot: Bot | None) -> tuple[str, str]:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Opened:
-    """A stream admitted by ``PlayHub.open``, the rest of its call's messages and its welcome."""
+    """A stream admitted by ``PlayHub.open``, the rest of its call's messages and its welcome
+    (dropped once sent: the call holds this for the stream's life)."""
 
     stream: PlayStream
-    messages: AsyncIterator[Any]
-    welcome: ladder_pb2.PlayServerMessage
+    messages: AsyncIterator[Any] | None
+    welcome: ladder_pb2.PlayServerMessage | None
 
 
 class PlayHub:
@@ -556,10 +583,14 @@ class PlayHub:
         self, opened: Opened, context: grpc.aio.ServicerContext, offload: Offload
     ) -> None:
         """Hold an opened stream until it closes: its reader task, its writer here."""
-        stream = opened.stream
-        reader = asyncio.create_task(stream.read(opened.messages))
+        stream, messages, welcome = opened.stream, opened.messages, opened.welcome
+        opened.messages = opened.welcome = None
+        assert messages is not None and welcome is not None
+        reader = asyncio.create_task(stream.read(messages))
+        del messages
         try:
-            await context.write(opened.welcome)
+            await context.write(welcome)
+            del welcome
             await stream.write(context)
         finally:
             reader.cancel()

@@ -14,6 +14,7 @@ elsewhere), NOT_SERVING, then running calls get ``grace`` seconds.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -77,15 +78,13 @@ class LadderServer:
         self._thread.start()
         guard = CallGuard(rate=rate)
         offload = offloader(self.pool, self.loop)
+        # Play's handler is built once: each call holds what it is handed for hours.
+        play = functools.cache(functools.partial(play_call.play_handler, guard, self.hub, offload))
         bridge = SyncBridge(
             [MetricsInterceptor(), self.limit, *outer_interceptors, guard],
             self.pool,
             self.loop,
-            own=lambda method, handler: (
-                play_call.play_handler(guard, self.hub, offload, handler)
-                if method == play_call.METHOD
-                else None
-            ),
+            own=lambda method, handler: play(handler) if method == play_call.METHOD else None,
         )
         # An upload may be as large as the upload limit plus framing.
         options = serving.server_options(
