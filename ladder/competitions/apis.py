@@ -15,6 +15,7 @@ from ladder.accounts.requests import request_user
 from ladder.bots.apis import LADDER_HELP
 from ladder.common.fields import IdField
 from ladder.common.pagination import PagePagination
+from ladder.common.rest_parsers import BoundedJSONParser
 from ladder.common.schema import ERRORS
 from ladder.competitions import following, selectors, services
 from ladder.competitions.final import Format
@@ -277,6 +278,9 @@ class CompetitionInvitationsApi(APIView):
     tournament's creator invites a bot (``bot``), which its owner accepts."""
 
     permission_classes = [IsAuthenticated]
+    # JSON only: a form's empty ``username`` reads as no username (DRF's rule for forms),
+    # so a blank name beside a bot would pass where the schema promises a refusal.
+    parser_classes = [BoundedJSONParser]
 
     class InputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150, required=False)
