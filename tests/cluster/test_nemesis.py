@@ -81,7 +81,7 @@ def test_nemesis(stack: Stack) -> None:
                                        "--seed", str(SEED * 100_000 + len(ids)),
                                        "--pool", "any"))  # fmt: skip
         except Exception as exc:
-            print(f"nemesis: no new matches now ({type(exc).__name__})", file=sys.stderr)
+            print(f"nemesis: no new matches now: {str(exc)[-300:]}", file=sys.stderr)
 
     feed()
     nemesis = Nemesis(stack, SEED, log_path)
