@@ -156,3 +156,20 @@ def standings(ladder: str = "dd-1") -> list[tuple[int, int, int, int]]:
 
     rows = BotRating.objects.filter(ladder=ladder).order_by("bot_id")
     return list(rows.values_list("bot_id", "rating", "games", "wins"))
+
+
+@pytest.fixture
+def stub_inproc(transactional_db: Any) -> Iterator[Any]:
+    """A Ladder stub to a ``LadderServer`` in this process (the test's database), on loopback."""
+    import grpc
+
+    from digdown.v1 import ladder_pb2_grpc
+    from ladder.grpc.server import LadderServer
+
+    server = LadderServer("127.0.0.1:0", max_workers=2, rate="0")
+    server.start()
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            yield ladder_pb2_grpc.LadderStub(channel)
+    finally:
+        server.stop(1.0)

@@ -15,18 +15,14 @@ configures the default system itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
-import grpc
 import pytest
 from django.core.management import call_command
 from google.protobuf.json_format import MessageToDict
 from rest_framework.test import APIClient
 
 from digdown.v1 import ladder_pb2 as pb
-from digdown.v1 import ladder_pb2_grpc
-from ladder.grpc.server import LadderServer
 from ladder.matches.creation import match_create
 from ladder.matches.recording import match_record_result
 from ladder.ratings.models import BotRating
@@ -58,19 +54,8 @@ def negatives(data: Any, path: str = "") -> list[str]:
     return found
 
 
-@pytest.fixture
-def stub(transactional_db: Any) -> Iterator[Any]:
-    server = LadderServer("127.0.0.1:0", max_workers=2, rate="0")
-    server.start()
-    try:
-        with grpc.insecure_channel(server.address) as channel:
-            yield ladder_pb2_grpc.LadderStub(channel)
-    finally:
-        server.stop(1.0)
-
-
 def test_house_bots_settle_on_an_elo_scale_board_with_no_negative_figure(
-    settings: Any, make_user: Any, make_bot: Any, stub: Any
+    settings: Any, make_user: Any, make_bot: Any, stub_inproc: Any
 ) -> None:
     from ladder.accounts.services import token_create
 
@@ -121,17 +106,17 @@ def test_house_bots_settle_on_an_elo_scale_board_with_no_negative_figure(
             assert negatives(answer.json()) == [], url
 
     # gRPC: the board, the owner's bots, each bot's matches (ratings around each match).
-    grpc_board = stub.Leaderboard(pb.LeaderboardRequest(ladder="dd-1"), timeout=T)
+    grpc_board = stub_inproc.Leaderboard(pb.LeaderboardRequest(ladder="dd-1"), timeout=T)
     assert len(grpc_board.entries) == 3
     assert [e.bot for e in grpc_board.entries if e.provisional] == []
     assert negatives(MessageToDict(grpc_board)) == []
     for e in grpc_board.entries:
         assert e.rating > 0 and e.sigma > 0 and e.interval_low > 0 and e.rank_rating >= 0
     auth = [("authorization", f"Bearer {token}")]
-    mine = stub.ListMyBots(pb.ListMyBotsRequest(ladder="dd-1"), metadata=auth, timeout=T)
+    mine = stub_inproc.ListMyBots(pb.ListMyBotsRequest(ladder="dd-1"), metadata=auth, timeout=T)
     assert negatives(MessageToDict(mine)) == [] and len(mine.bots) == 3
     for name in HOUSE:
-        matches = stub.ListMatches(pb.ListMatchesRequest(bot=name, page_size=100), timeout=T)
+        matches = stub_inproc.ListMatches(pb.ListMatchesRequest(bot=name, page_size=100), timeout=T)
         assert matches.matches
         assert negatives(MessageToDict(matches)) == [], name
 

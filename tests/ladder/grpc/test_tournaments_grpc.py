@@ -3,16 +3,13 @@ in-process gRPC server (the production server shape on port 0)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
 
 from digdown.v1 import ladder_pb2 as pb
-from digdown.v1 import ladder_pb2_grpc
 from ladder.accounts.services import token_create
-from ladder.grpc.server import LadderServer
 from ladder.matches.models import Match
 from ladder.tournaments.services import tournament_advance
 from tests.ladder.conftest import record
@@ -20,17 +17,6 @@ from tests.ladder.grpc.conftest import bearer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
 T = 10.0
-
-
-@pytest.fixture
-def stub_inproc(transactional_db: Any) -> Iterator[Any]:
-    server = LadderServer("127.0.0.1:0", max_workers=2, rate="0")
-    server.start()
-    try:
-        with grpc.insecure_channel(server.address) as channel:
-            yield ladder_pb2_grpc.LadderStub(channel)
-    finally:
-        server.stop(1.0)
 
 
 def test_tournament_over_grpc(stub_inproc: Any, make_user: Any, make_bot: Any) -> None:

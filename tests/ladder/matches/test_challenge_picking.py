@@ -7,7 +7,6 @@ answered 400 to a challenge naming one bot."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -15,8 +14,6 @@ import pytest
 from rest_framework.test import APIClient
 
 from digdown.v1 import ladder_pb2 as pb
-from digdown.v1 import ladder_pb2_grpc
-from ladder.grpc.server import LadderServer
 from tests.ladder.grpc.conftest import bearer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
@@ -26,17 +23,6 @@ T = 10.0
 @pytest.fixture(autouse=True)
 def _database_presence(settings: Any) -> None:
     settings.LADDER_PRESENCE_URL = ""  # presence rows in the test's database
-
-
-@pytest.fixture
-def stub(transactional_db: Any) -> Iterator[Any]:
-    server = LadderServer("127.0.0.1:0", max_workers=2, rate="0")
-    server.start()
-    try:
-        with grpc.insecure_channel(server.address) as channel:
-            yield ladder_pb2_grpc.LadderStub(channel)
-    finally:
-        server.stop(1.0)
 
 
 class World:
@@ -82,8 +68,8 @@ class World:
         assert body["seats"][0]["bot_name"] == "me-bot" and len(body["seats"]) == seats
         return sorted(s["bot_name"] for s in body["seats"][1:])
 
-    def picked_by_grpc(self, stub: Any, seats: int) -> list[str]:
-        match = stub.RequestChallenge(
+    def picked_by_grpc(self, stub_inproc: Any, seats: int) -> list[str]:
+        match = stub_inproc.RequestChallenge(
             pb.RequestChallengeRequest(bot="me-bot", num_seats=seats),
             metadata=bearer(self.token),
             timeout=T,
@@ -97,19 +83,19 @@ def world(make_user: Any, make_bot: Any, token_for: Any) -> World:
     return World(make_user, make_bot, token_for)
 
 
-def test_rest_and_grpc_pick_the_same_opponents(stub: Any, world: World) -> None:
+def test_rest_and_grpc_pick_the_same_opponents(stub_inproc: Any, world: World) -> None:
     # The plug is the nearest, but offline: both skip it.
-    assert world.picked_by_rest(3) == world.picked_by_grpc(stub, 3) == ["near-a", "near-b"]
+    assert world.picked_by_rest(3) == world.picked_by_grpc(stub_inproc, 3) == ["near-a", "near-b"]
     # Two seats by default, on both.
     code, body = world.by_rest({"bots": [world.me.pk]})
     assert code == 201 and [s["bot_name"] for s in body["seats"]] == ["me-bot", "near-a"], body
     world.online()
-    assert world.picked_by_rest(3) == world.picked_by_grpc(stub, 3) == ["near-a", "plug"]
+    assert world.picked_by_rest(3) == world.picked_by_grpc(stub_inproc, 3) == ["near-a", "plug"]
     everyone = ["near-a", "near-b", "plug"]
-    assert world.picked_by_rest(4) == world.picked_by_grpc(stub, 4) == everyone
+    assert world.picked_by_rest(4) == world.picked_by_grpc(stub_inproc, 4) == everyone
 
 
-def test_rest_and_grpc_refuse_the_same_challenges(stub: Any, world: World) -> None:
+def test_rest_and_grpc_refuse_the_same_challenges(stub_inproc: Any, world: World) -> None:
     from ladder.matches.models import Match
 
     me, rival = world.me, world.rival_bot
@@ -127,7 +113,7 @@ def test_rest_and_grpc_refuse_the_same_challenges(stub: Any, world: World) -> No
         got, answer = world.by_rest(body)
         assert got == status and text in str(answer), (body, got, answer)
         with pytest.raises(grpc.RpcError) as err:
-            stub.RequestChallenge(request, metadata=bearer(world.token), timeout=T)
+            stub_inproc.RequestChallenge(request, metadata=bearer(world.token), timeout=T)
         assert err.value.code() == code and text in (err.value.details() or ""), err.value
     # Too few bots that can play: three of the six others are made inactive, the plug is offline.
     got, answer = world.by_rest({"bots": [me.pk], "seats": 4})
@@ -138,7 +124,7 @@ def test_rest_and_grpc_refuse_the_same_challenges(stub: Any, world: World) -> No
     got, answer = world.by_rest({"bots": [me.pk], "seats": 4})
     assert got == 409 and "only 2 other playable bots near me-bot" in answer["detail"], answer
     with pytest.raises(grpc.RpcError) as err:
-        stub.RequestChallenge(
+        stub_inproc.RequestChallenge(
             pb.RequestChallengeRequest(bot="me-bot", num_seats=4),
             metadata=bearer(world.token),
             timeout=T,

@@ -16,7 +16,7 @@ timeline must be shown, so a test that looked in the wrong place would fail.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +26,6 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from digdown.v1 import ladder_pb2 as pb
-from digdown.v1 import ladder_pb2_grpc
-from ladder.grpc.server import LadderServer
 from ladder.matches.claims import match_cancel, match_fail, match_start
 from ladder.matches.creation import match_create
 from ladder.matches.models import Match
@@ -89,17 +87,6 @@ def world(
     return World(owner, token_for(owner), bots, match, revealed)
 
 
-@pytest.fixture
-def stub(transactional_db: Any) -> Iterator[Any]:
-    server = LadderServer("127.0.0.1:0", max_workers=2, rate="0")
-    server.start()
-    try:
-        with grpc.insecure_channel(server.address) as channel:
-            yield ladder_pb2_grpc.LadderStub(channel)
-    finally:
-        server.stop(1.0)
-
-
 def _clients(w: World) -> dict[str, APIClient]:
     anonymous = APIClient()
     owner = APIClient()
@@ -148,12 +135,14 @@ def test_rest_hides_the_seed_and_replay_until_finished(world: World) -> None:
             assert str(SEED) not in body
 
 
-def test_grpc_hides_the_seed_and_replay_until_finished(world: World, stub: Any) -> None:
+def test_grpc_hides_the_seed_and_replay_until_finished(world: World, stub_inproc: Any) -> None:
     m = world.match
     md = [("authorization", f"Bearer {world.token}")]
     for who, metadata in (("anonymous", None), ("owner", md)):
-        got = stub.GetMatch(pb.GetMatchRequest(match_id=m.pk), metadata=metadata, timeout=T).match
-        listed = stub.ListMatches(
+        got = stub_inproc.GetMatch(
+            pb.GetMatchRequest(match_id=m.pk), metadata=metadata, timeout=T
+        ).match
+        listed = stub_inproc.ListMatches(
             pb.ListMatchesRequest(bot=world.bots[0].name), metadata=metadata, timeout=T
         ).matches
         rows = [got, *[x for x in listed if x.id == m.pk]]
@@ -165,7 +154,7 @@ def test_grpc_hides_the_seed_and_replay_until_finished(world: World, stub: Any) 
             else:
                 assert row.seed == 0 and not row.replay_sha256 and row.replay_size == 0, who
                 assert str(SEED) not in str(row)
-        call = stub.DownloadReplay(pb.DownloadReplayRequest(match_id=m.pk), timeout=T)
+        call = stub_inproc.DownloadReplay(pb.DownloadReplayRequest(match_id=m.pk), timeout=T)
         if world.revealed:
             assert b"".join(c.data for c in call)
         else:
