@@ -6,7 +6,6 @@ competitions block. Errors become statuses in the interceptor (``ladder.grpc.aut
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 
@@ -20,14 +19,8 @@ from ladder.competitions.final import Format
 from ladder.competitions.models import Competition, CompetitionEntry, CompetitionInvitation
 from ladder.grpc.auth import GrpcError, current_user, require_user
 from ladder.grpc.lookups import bot_named, own_bot_named
-
-PAGE = 50
-MAX_PAGE = 200
-TOKEN = re.compile(r"[0-9]{1,18}")
-
-
-def _time(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else ""
+from ladder.grpc.messages import time_text
+from ladder.grpc.paging import page_size_of, token_number
 
 
 def _when(text: str, field: str) -> datetime:
@@ -38,11 +31,8 @@ def _when(text: str, field: str) -> datetime:
 
 
 def _page(page_size: int, page_token: str) -> tuple[int, int]:
-    if page_size < 0:
-        raise ApplicationError("page_size must not be negative")
-    if page_token and not TOKEN.fullmatch(page_token):
-        raise ApplicationError("page_token is not one this server issued")
-    return min(page_size or PAGE, MAX_PAGE), int(page_token or 0)
+    """A page's size and offset, as every other list of this service reads them."""
+    return page_size_of(page_size), token_number(page_token) or 0
 
 
 def _final_fields(final: ladder_pb2.CompetitionFinal) -> dict[str, Any]:
@@ -94,14 +84,14 @@ def competition_pb(
         phase=c.phase.upper(),
         phases=[
             ladder_pb2.CompetitionPhase(
-                phase=p.phase.upper(), at=_time(p.at), current=p.current, done=p.done
+                phase=p.phase.upper(), at=time_text(p.at), current=p.current, done=p.done
             )
             for p in selectors.competition_phases(c)
         ],
-        entry_opens_at=_time(c.entry_opens_at),
-        freeze_at=_time(c.freeze_at),
-        final_starts_at=_time(c.final_starts_at),
-        finished_at=_time(c.finished_at),
+        entry_opens_at=time_text(c.entry_opens_at),
+        freeze_at=time_text(c.freeze_at),
+        final_starts_at=time_text(c.final_starts_at),
+        finished_at=time_text(c.finished_at),
         entries_per_user=c.entries_per_user,
         entry_count=getattr(c, "entry_count", 0),
         final_size=c.final_size,
