@@ -364,6 +364,10 @@ def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
     assert all("no seat could play" in error for _, error in report["errors"]), report["errors"]
 
 
+# In the full set only: in two clean-clone runs of the whole suite (a loaded machine) its
+# worker neither played nor settled the drill's matches for 120 s between two cuts, a cause
+# not yet found; alone, and in `make cluster`, it passes. Its timeout now names the matches.
+@full_only
 def test_a_cut_healed_just_before_the_deadline_charges_nobody(stack: Stack) -> None:
     """Issue 37, corner 3 (found again by the nemesis): a cut between the worker and the
     bots shorter than a decision's deadline and bank (1 + 2 s here). The answer sent
@@ -376,8 +380,11 @@ def test_a_cut_healed_just_before_the_deadline_charges_nobody(stack: Stack) -> N
         for _ in range(rounds):
             # Matches that went fast may all be played before the last round: then
             # there is nothing left to cut under.
-            wait_until(lambda: playing_on(stack, "w1") or stack.settled(ids), 120,
-                       "w1 plays a match", poll_s=0.2)  # fmt: skip
+            try:
+                wait_until(lambda: playing_on(stack, "w1") or stack.settled(ids), 120,
+                           "w1 plays a match", poll_s=0.2)  # fmt: skip
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{stack.diagnosis(ids)}") from None
             if stack.settled(ids):
                 break
             time.sleep(0.3)
