@@ -8,6 +8,7 @@ on unix sockets (nothing here sends to the namespaces' addresses):
     python -m tests.cluster.drive create --count N [--countdown S] [--seed K] [--pool P]
         -> [ids]
     python -m tests.cluster.drive check --ids 1,2,3            -> the invariants, as JSON
+    python -m tests.cluster.drive lift                         -> [names lifted]
 
 ``--countdown`` sends each match's message with a countdown, as a retry does,
 so a worker holds it reserved but unclaimed (the kill drill of reserved matches).
@@ -91,6 +92,18 @@ def create(count: int, countdown: float, seed: int, pool: str = "remote") -> lis
     if refused:
         print(f"drive create: refused {dict(refused)}", file=sys.stderr)
     return made
+
+
+def lift() -> list[str]:
+    """The house bots' owner lifts every automatic suspension, as an owner does once the
+    cause is fixed (the nemesis restarts what it killed): a long run keeps all its bots."""
+    from ladder.accounts.models import User
+    from ladder.bots.models import Bot
+    from ladder.bots.services import bot_unsuspend
+
+    owner = User.objects.get(username="drills")
+    suspended = Bot.objects.filter(owner=owner, suspension=Bot.Suspension.AUTO)
+    return [bot_unsuspend(user=owner, bot_id=bot.pk).name for bot in suspended]
 
 
 def check(ids: list[int]) -> dict[str, Any]:
@@ -223,6 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     k.add_argument("--ids", required=True)
     g = sub.add_parser("charges")
     g.add_argument("--ids", required=True)
+    sub.add_parser("lift")
     args = p.parse_args(argv)
 
     import django
@@ -232,6 +246,8 @@ def main(argv: list[str] | None = None) -> None:
         out: Any = setup(args.bots.split(","), args.connected)
     elif args.command == "create":
         out = create(args.count, args.countdown, args.seed, args.pool)
+    elif args.command == "lift":
+        out = lift()
     elif args.command == "charges":
         out = charges([int(i) for i in args.ids.split(",") if i])
     else:

@@ -38,6 +38,7 @@ from tests.support.workers import wait_until
 NEMESIS_S = float(os.environ.get("CLUSTER_NEMESIS_S", "3600" if FULL else "150"))
 SEED = int(os.environ.get("CLUSTER_NEMESIS_SEED", "37"))
 OPEN = 6  # matches kept open while the nemesis runs
+TEND_S = 30.0  # how often the house bots' owner looks at them
 
 
 def _revive(stack: Stack) -> None:
@@ -69,11 +70,25 @@ def _revive(stack: Stack) -> None:
 def test_nemesis(stack: Stack) -> None:
     log_path = stack.tmp / "nemesis.jsonl"
     ids: list[int] = []
+    lifted: list[str] = []
     started = time.monotonic()
+    tended = [started]
+
+    def tend() -> None:
+        """The house bots' owner, every TEND_S: lift the suspensions the faults earned, and
+        start again a connected bot that stopped (a suspended one is told so and exits)."""
+        if time.monotonic() - tended[0] < TEND_S:
+            return
+        tended[0] = time.monotonic()
+        lifted.extend(stack.drive("lift"))
+        for name in (f"cbot{i}" for i in range(CONNECTED)):
+            if not stack.services[name].alive():
+                stack.services[name].start()
 
     def feed() -> None:
         """Keep about OPEN matches open (a failure to create them now is the fault's)."""
         try:
+            tend()
             found = stack.statuses(ids) if ids else {}
             waiting = len(ids) - found.get("finished", 0) - found.get("errored", 0)
             if waiting < OPEN:
@@ -111,6 +126,7 @@ def test_nemesis(stack: Stack) -> None:
         "charged_and_explained": len(charges) - len({w["match"] for w in wrong}),
         "rated_by_infrastructure": len({w["match"] for w in wrong if w["moved"]}),
         "rerate": report["rerate"],
+        "suspensions_lifted": len(lifted),
     }
     print(f"\nnemesis: {json.dumps(summary)}\nwrongly charged: {json.dumps(wrong)}",
           file=sys.stderr)  # fmt: skip
