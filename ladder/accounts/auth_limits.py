@@ -122,10 +122,21 @@ def auth_failed(*, address: str | None, username: str | None = None) -> None:
 def token_authenticate_limited(*, secret: str, address: str) -> ApiToken | None:
     """`token_authenticate` behind the failure limit of ``address``; None when invalid.
 
-    The try is reserved first (`auth_attempt`), so a burst of wrong tokens sent at once
-    is limited like one sent in turn."""
-    succeeded = auth_attempt(address=address)
+    Only a wrong token counts. A token costs one digest and one indexed lookup (no
+    PBKDF2 to protect), so it is looked up first and a wrong one is counted after,
+    atomically: the tries past the limit, even in a burst sent at once, answer
+    TooManyFailures, not "unknown". Reserving a try before the lookup (as passwords
+    do) counted logins still in progress as failures, so thirty bots behind one
+    address reconnecting together after a restart were refused. While the address is
+    over its limit, even a valid token is refused (guessing stays useless)."""
+    auth_check(address=address)
     token = token_authenticate(secret=secret) if secret else None
     if token is not None:
-        succeeded()
-    return token
+        return token
+    per_address, _ = _windows()
+    if per_address and address and per_address.hit(address) > per_address.limit:
+        wait = per_address.retry_after()
+        raise TooManyFailures(
+            f"too many failed authentications; retry in {wait} s", retry_after=wait
+        )
+    return None

@@ -84,3 +84,26 @@ def test_a_burst_of_wrong_tokens_is_limited_per_address(settings: Any) -> None:
     answers = burst(wrong)
     assert answers.count("unknown") == 8, answers
     assert not ApiToken.objects.exists()
+
+
+def test_a_burst_of_right_tokens_from_one_address_is_never_limited(
+    settings: Any, make_user: Any
+) -> None:
+    """Bots behind one address reconnecting together (after a server restart) all log in:
+    a try is counted only once it failed. Before, each token check in progress was
+    counted as a failure, so the ninth of twenty valid logins was refused."""
+    settings.LADDER_AUTH_FAILURES_PER_ADDRESS = "8/15min"
+    cache.clear()
+    from ladder.accounts.services import token_create
+
+    secret = token_create(user=make_user("nat")).secret
+
+    def right(_i: int) -> str:
+        try:
+            token = auth_limits.token_authenticate_limited(secret=secret, address="10.0.3.1")
+        except auth_limits.TooManyFailures:
+            return "limited"
+        return "valid" if token is not None else "unknown"
+
+    assert burst(right) == ["valid"] * N
+    assert auth_limits.retry_after(address="10.0.3.1") == 0
