@@ -169,7 +169,10 @@ def play_queued_match(
     timings = report.timings
     if own_fault_cooldown_s() > 0:
         report.status = "deferred"
-        report.error = f"this worker failed a match itself {own_fault_cooldown_s():.0f} s ago"
+        report.error = (
+            "this worker failed a match itself (an outage of its own): it claims nothing "
+            f"for {own_fault_cooldown_s():.0f} s more"
+        )
         return report
     try:
         match = match_start(
