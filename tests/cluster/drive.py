@@ -3,8 +3,9 @@
 Run by the cluster tests in the host namespace with DATABASE_URL and the broker
 on unix sockets (nothing here sends to the namespaces' addresses):
 
-    python -m tests.cluster.drive setup --bots ADDR,ADDR,... --connected N
-        -> {"bots": [...], "connected": [...], "token": ...}
+    python -m tests.cluster.drive setup --bots ADDR,ADDR,... --connected N --hosted N
+        -> {"bots": [...], "connected": [...], "hosted": [...], "token": ...}
+    python -m tests.cluster.drive hosted-ready                 -> {"valid": n, "pending": n}
     python -m tests.cluster.drive create --count N [--countdown S] [--seed K] [--pool P]
         -> [ids]
     python -m tests.cluster.drive check --ids 1,2,3            -> the invariants, as JSON
@@ -13,7 +14,8 @@ on unix sockets (nothing here sends to the namespaces' addresses):
 ``--countdown`` sends each match's message with a countdown, as a retry does,
 so a worker holds it reserved but unclaimed (the kill drill of reserved matches).
 ``--pool`` says whose matches: ``remote`` (the remote house bots, the default),
-``connected`` (the connected ones), ``mixed`` (one of each) or ``any`` (two of all).
+``connected`` (the connected ones), ``hosted`` (the uploaded ones, run in a sandbox on
+the worker), ``mixed`` (one remote, one connected) or ``any`` (two of all).
 """
 
 from __future__ import annotations
@@ -29,15 +31,20 @@ from typing import Any
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings")
 
 
-POOLS = ("remote", "connected", "mixed", "any")
+POOLS = ("remote", "connected", "hosted", "mixed", "any")
+# What the hosted house bots run: the first bot of docs/writing-a-bot.md, uploaded as an
+# author would (the SDK only: the sandbox has no repository).
+HOSTED_SOURCE = "examples/first_bot.py"
 
 
-def setup(bots: list[str], connected: int) -> dict[str, Any]:
+def setup(bots: list[str], connected: int, hosted: int = 0) -> dict[str, Any]:
+    from pathlib import Path
+
     from django.core.management import call_command
 
     from ladder.accounts.models import User
     from ladder.accounts.services import token_create
-    from ladder.bots.services import bot_create
+    from ladder.bots.services import bot_create, bot_version_upload
 
     call_command("migrate", verbosity=0)
     owner = User.objects.create_user(username="drills", password="drills-pw-12345678")
@@ -48,7 +55,30 @@ def setup(bots: list[str], connected: int) -> dict[str, Any]:
     linked = [
         bot_create(owner=owner, name=f"linked{i}", kind="connected").pk for i in range(connected)
     ]
-    return {"bots": ids, "connected": linked, "token": token_create(user=owner).secret}
+    source = Path(HOSTED_SOURCE).read_bytes()
+    kept = []
+    for i in range(hosted):  # each version plays its smoke match on a worker (hosted_ready)
+        bot = bot_create(owner=owner, name=f"kept{i}", kind="hosted")
+        bot_version_upload(user=owner, bot_id=bot.pk, filename="first_bot.py", data=source)
+        kept.append(bot.pk)
+    return {
+        "bots": ids,
+        "connected": linked,
+        "hosted": kept,
+        "token": token_create(user=owner).secret,
+    }
+
+
+def hosted_ready() -> dict[str, int]:
+    """How the hosted house bots' versions stand: valid once their smoke match passed."""
+    from ladder.bots.models import Bot, BotVersion
+
+    versions = BotVersion.objects.filter(bot__kind=Bot.Kind.HOSTED)
+    return {
+        "valid": versions.filter(status=BotVersion.Status.VALID).count(),
+        "pending": versions.filter(status=BotVersion.Status.PENDING).count(),
+        "invalid": versions.filter(status=BotVersion.Status.INVALID).count(),
+    }
 
 
 def create(count: int, countdown: float, seed: int, pool: str = "remote") -> list[int]:
@@ -71,11 +101,13 @@ def create(count: int, countdown: float, seed: int, pool: str = "remote") -> lis
     kinds = dict(Bot.objects.order_by("pk").values_list("pk", "kind"))
     remote = [pk for pk, kind in kinds.items() if kind == Bot.Kind.REMOTE]
     linked = [pk for pk, kind in kinds.items() if kind == Bot.Kind.CONNECTED]
+    kept = [pk for pk, kind in kinds.items() if kind == Bot.Kind.HOSTED]
+    pools = {"remote": remote, "connected": linked, "hosted": kept}
 
     def pair() -> list[int]:
         if pool == "mixed":
             return [rng.choice(remote), rng.choice(linked)][:: rng.choice((1, -1))]
-        return rng.sample({"remote": remote, "connected": linked}.get(pool, remote + linked), 2)
+        return rng.sample(pools.get(pool, remote + linked + kept), 2)
 
     # A pair the ladder refuses (a connected bot with no stream just now, a bot suspended
     # for the faults the nemesis caused) is skipped, so one such bot never stops the feed;
@@ -154,6 +186,9 @@ def check(ids: list[int]) -> dict[str, Any]:
         "finished_with_connected": finished.filter(seats__bot__kind=Bot.Kind.CONNECTED)
         .distinct()
         .count(),
+        "finished_with_hosted": finished.filter(seats__bot__kind=Bot.Kind.HOSTED)
+        .distinct()
+        .count(),
         "errors": errored,
         "unsettled": len(ids) - finished.count() - len(errored),
         "missing": len(ids) - matches.count(),
@@ -227,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     s = sub.add_parser("setup")
     s.add_argument("--bots", required=True)
     s.add_argument("--connected", type=int, default=0)
+    s.add_argument("--hosted", type=int, default=0)
     c = sub.add_parser("create")
     c.add_argument("--count", type=int, required=True)
     c.add_argument("--countdown", type=float, default=0.0)
@@ -237,13 +273,16 @@ def main(argv: list[str] | None = None) -> None:
     g = sub.add_parser("charges")
     g.add_argument("--ids", required=True)
     sub.add_parser("lift")
+    sub.add_parser("hosted-ready")
     args = p.parse_args(argv)
 
     import django
 
     django.setup()
     if args.command == "setup":
-        out: Any = setup(args.bots.split(","), args.connected)
+        out: Any = setup(args.bots.split(","), args.connected, args.hosted)
+    elif args.command == "hosted-ready":
+        out = hosted_ready()
     elif args.command == "create":
         out = create(args.count, args.countdown, args.seed, args.pool)
     elif args.command == "lift":

@@ -49,6 +49,8 @@ SLOW_BOT = ROOT / "tests" / "workers" / "runner" / "misbehaving" / "slow_bot.py"
 # The connected house bots: this many, named linked0.., one process each on ``conn``.
 CONNECTED = 4
 CONNECTED_BOT = ROOT / "tests" / "ladder" / "grpc" / "connected" / "connected_bot.py"
+# The hosted house bots: this many uploads, named kept0.., run in a sandbox by the workers.
+HOSTED = 2
 GRPC_SERVERS = {"grpc": "web", "grpc2": "web2"}  # service -> node
 START_S = 90.0
 # Short on purpose, so drills recover in seconds; the queued grace keeps its default
@@ -139,6 +141,7 @@ class Stack:
     token: str = ""
     bot_ids: list[int] = field(default_factory=list)
     connected_ids: list[int] = field(default_factory=list)
+    hosted_ids: list[int] = field(default_factory=list)
 
     # --- addresses and environments -------------------------------------------------
 
@@ -226,9 +229,9 @@ class Stack:
             self.add(name, name, [sys.executable, "-m", "engine.server", "--listen", listen,
                      "--log-level", "WARNING"]).start()  # fmt: skip
         setup = self.drive("setup", "--bots", ",".join(f"{self.ip('bots')}:{p}" for p in BOT_PORTS),
-                           "--connected", str(CONNECTED))  # fmt: skip
+                           "--connected", str(CONNECTED), "--hosted", str(HOSTED))  # fmt: skip
         self.token, self.bot_ids = setup["token"], setup["bots"]
-        self.connected_ids = setup["connected"]
+        self.connected_ids, self.hosted_ids = setup["connected"], setup["hosted"]
         web_env = {**self.django_env(), "LADDER_WEB_BIND": f"{self.ip('web')}:{WEB_PORT}",
                    "LADDER_WEB_WORKERS": "1", "LADDER_WEB_ACCESS_LOG": ""}  # fmt: skip
         self.add("web", "web", [sys.executable, "-m", "gunicorn", "-c",
@@ -285,6 +288,14 @@ class Stack:
             self.wait_port(name)
         for i in range(CONNECTED):
             self.wait_connected(f"cbot{i}")
+
+        def smoked() -> bool:  # each upload's smoke match, played by a worker
+            versions = self.drive("hosted-ready")
+            if versions["invalid"]:
+                raise AssertionError(f"a hosted house bot failed its smoke match: {versions}")
+            return versions["pending"] == 0
+
+        wait_until(smoked, START_S, "the hosted house bots are valid", poll_s=2.0)
         wait_until(
             lambda: self.in_node("bots", [sys.executable, "-m", "deploy.health", "http",
                                  f"http://{self.ip('web')}:{WEB_PORT}/"]).returncode == 0,

@@ -7,7 +7,8 @@ machine). ``CLUSTER_NEMESIS_SEED`` replays a schedule; the log of every fault is
 beside the drill table.
 
 The matches are of any two house bots: remote (on ``bots``), connected (on ``conn``,
-streams to either gRPC server) or one of each; the faults include kills of connected
+streams to either gRPC server), hosted (uploads the workers run in their sandbox), or
+one of each kind; the faults include kills of connected
 bots and kills, clean restarts and stops of either gRPC server (``nemesis.KINDS``).
 
 Checked at the end, from the database and the replays: every match finished or errored
@@ -120,6 +121,7 @@ def test_nemesis(stack: Stack) -> None:
         "errored": report["errored"],
         "released": report["released"],
         "finished_with_connected_seats": report["finished_with_connected"],
+        "finished_with_hosted_seats": report["finished_with_hosted"],
         "lost": report["missing"] + report["unsettled"],
         "doubled": len(report["doubled"]) + len(report["counted_twice"]),
         "stuck": report["stuck"],
