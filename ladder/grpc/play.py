@@ -349,6 +349,10 @@ class PlayStream:
             # ``close`` stopped the read: the call ends with the stream's status.
             if self._call is not None:
                 self._call.uncancel()
+        except grpc.RpcError:
+            pass  # the client went away, or the call ended: the stream closes
+        except Exception:
+            log.exception("stream %s reader failed", self.id)
         finally:
             self._reading = False
             # The bot closed its stream, went away, or the call ended under the read.
