@@ -52,6 +52,7 @@ log = logging.getLogger("ladder.bots.presence")
 
 TTL_S = 6.0  # a record not refreshed for this long is gone
 HEARTBEAT_S = 2.0  # how often a process refreshes its records (TTL_S / 3: two may be missed)
+HEARTBEAT_BATCH = 500  # records refreshed in one round trip (Redis pipeline, SQL UPDATE)
 
 
 @dataclass(frozen=True)
@@ -132,18 +133,29 @@ def _redis_admit(record: StreamRecord, per_bot: int, per_user: int) -> Refused |
 
 
 def _redis_heartbeat(records: Sequence[StreamRecord]) -> None:
-    expires = time.time() + TTL_S
-    pipe = client().pipeline(transaction=False)
-    for r in records:
-        key = _key("stream", r.stream_id)
-        pipe.hset(key, mapping={"json": json.dumps(asdict(r))})
-        pipe.pexpire(key, int(TTL_S * 1000))
-        for owner in (_key("bot", r.bot_id), _key("user", r.user_id)):
-            pipe.zadd(owner, {r.stream_id: expires})
+    r = client()
+    ttl_ms = int(TTL_S * 1000)
+    # A pipeline of HEARTBEAT_BATCH streams at a time, each owner's members in one ZADD:
+    # commands queued in a pipeline are Python objects (some 24 a stream), which one
+    # pipeline of every stream would hold at once, every heartbeat.
+    for start in range(0, len(records), HEARTBEAT_BATCH):
+        expires = time.time() + TTL_S
+        owners: dict[str, dict[str, float]] = {}
+        pipe = r.pipeline(transaction=False)
+        for record in records[start : start + HEARTBEAT_BATCH]:
+            key = _key("stream", record.stream_id)
+            pipe.hset(key, mapping={"json": json.dumps(asdict(record))})
+            pipe.pexpire(key, ttl_ms)
+            for owner in (_key("bot", record.bot_id), _key("user", record.user_id)):
+                owners.setdefault(owner, {})[record.stream_id] = expires
+        now = time.time()
+        for owner, members in owners.items():
+            pipe.zadd(owner, members)
             # Members of a killed process's streams expire by score: drop them here.
-            pipe.zremrangebyscore(owner, "-inf", time.time())
-            pipe.pexpire(owner, int(TTL_S * 1000))
-    pipe.execute()
+            pipe.zremrangebyscore(owner, "-inf", now)
+            pipe.pexpire(owner, ttl_ms)
+        pipe.execute()
+        del pipe, owners
 
 
 def _redis_close(record: StreamRecord) -> None:
@@ -251,13 +263,16 @@ def _db_heartbeat(records: Sequence[StreamRecord]) -> None:
     now = time.time()
     ids = [r.stream_id for r in records]
     updated = 0
-    for start in range(0, len(ids), 500):
-        updated += ConnectedStream.objects.filter(stream_id__in=ids[start : start + 500]).update(
+    for start in range(0, len(ids), HEARTBEAT_BATCH):
+        batch = ids[start : start + HEARTBEAT_BATCH]
+        updated += ConnectedStream.objects.filter(stream_id__in=batch).update(
             expires_at=now + TTL_S
         )
     if updated < len(ids):  # a record that expired meanwhile (a stalled process): again
         ConnectedStream.objects.bulk_create(
-            [_row(r, now + TTL_S) for r in records], ignore_conflicts=True, batch_size=500
+            [_row(r, now + TTL_S) for r in records],
+            ignore_conflicts=True,
+            batch_size=HEARTBEAT_BATCH,
         )
     # Rows of killed processes: nobody refreshes them.
     ConnectedStream.objects.filter(expires_at__lt=now - TTL_S).delete()
@@ -314,7 +329,7 @@ def stream_open(record: StreamRecord) -> None:
 
 
 def heartbeat(records: Sequence[StreamRecord]) -> None:
-    """Refresh every record of one process in one round trip."""
+    """Refresh every record of one process, in a round trip for each HEARTBEAT_BATCH."""
     if not records:
         return
     if backend() == "redis":

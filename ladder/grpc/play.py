@@ -1,16 +1,18 @@
 """Ladder.Play: connected bots' streams, held by this process, and what travels on them.
 
 A ``PlayStream`` is one open stream of one connected bot, served as a coroutine
-on the server's asyncio loop (``ladder.grpc.play_call``). Its *writer* (the call's
-coroutine) sends what is put in the stream's outbox, which any thread may fill
-(the relay's, the heartbeat's: the loop is woken thread-safely). Its *reader* is
-a task that reads the bot's messages, enforces the limits (messages per second, message
-size, answers to ids that were never asked) and hands each answer to the
-request waiting for it. The ``PlayHub`` holds every stream of the process: the
-relay service (``relay.py``) asks it to forward a request to one stream and
-wait for the answer; its heartbeat thread pings the streams, closes those that
-stopped answering, refreshes their presence records (Redis, or the database) and re-checks
-their tokens; a listener closes a revoked token's streams at once.
+on the server's asyncio loop (``ladder.grpc.play_call``). The call's coroutine
+*reads* the bot's messages (``hold``), enforces the limits (messages per second,
+message size, answers to ids that were never asked) and hands each answer to the
+request waiting for it. A *writer* task sends what is put in the stream's outbox,
+which any thread may fill (the relay's, the heartbeat's: the loop is woken
+thread-safely); it lives only while there is something to send, so an idle stream
+holds no task, future or queue waiter of its own besides its call. The ``PlayHub``
+holds every stream of the process: the relay service (``relay.py``) asks it to
+forward a request to one stream and wait for the answer; its heartbeat thread pings
+the streams, closes those that stopped answering, refreshes their presence records
+(Redis, or the database) and re-checks their tokens; a listener closes a revoked
+token's streams at once.
 
 Why asyncio for the streams only: an idle stream then costs a few KiB and no
 thread, so one process holds ten thousand of them
@@ -25,14 +27,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import functools
 import itertools
 import logging
 import queue
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,7 @@ RELAYED = Counter(
 )  # fmt: skip
 
 HELLO_TIMEOUT_S = 10.0
+CLOSE_WRITE_S = 2.0  # a closing stream sends what was queued within this, or is cancelled
 MAX_OUTBOX = 64  # requests queued to a stream that does not read: more are refused
 MAX_STRAY_ANSWERS = 20  # answers to ids never asked (or already answered) before closing
 MAX_EXPIRED = 256  # timed-out requests remembered, so their late answers are not strays
@@ -165,18 +167,23 @@ class PlayStream:
     """
 
     __slots__ = (
-        "_bucket", "_expired", "_ids", "_lock", "_pending", "_task", "_wake", "closed",
-        "closed_reason", "last_heard", "last_request", "limits", "outbox", "ping_sent",
-        "record", "recorded", "stopping_for", "stray",
+        "_bucket", "_call", "_context", "_ending", "_expired", "_ids", "_lock", "_loop",
+        "_pending", "_reading", "_writer", "closed", "closed_reason", "last_heard",
+        "last_request", "limits", "outbox", "ping_sent", "record", "recorded", "stopping_for",
+        "stray",
     )  # fmt: skip
 
     def __init__(self, record: presence.StreamRecord, limits: Limits) -> None:
         self.record = record
         self.limits = limits
-        # Filled from any thread, emptied by the writer on the loop (woken by ``_wake``).
+        # Filled from any thread, emptied on the loop by a writer task made when needed.
         self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._wake: Callable[[], None] | None = None  # set by the writer
-        self._task: asyncio.Task[Any] | None = None  # the call's, once it writes
+        self._loop: asyncio.AbstractEventLoop | None = None  # set once the call holds it
+        self._call: asyncio.Task[Any] | None = None  # the call's task, which reads
+        self._context: grpc.aio.ServicerContext | None = None
+        self._writer: asyncio.Task[None] | None = None  # while there is something to send
+        self._reading = False  # the call waits for the bot's next message
+        self._ending = False  # the call's read was cancelled because the stream closed
         self._pending: dict[str, _Waiter] = {}
         # Requests that timed out: a late answer to one is dropped quietly, not a stray.
         self._expired: collections.OrderedDict[str, None] | None = None
@@ -263,10 +270,10 @@ class PlayStream:
 
     def _put(self, message: Any) -> None:
         self.outbox.put(message)
-        wake = self._wake
-        if wake is not None:
+        loop = self._loop
+        if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is gone: nothing to wake
-                wake()
+                loop.call_soon_threadsafe(self._write_soon)
 
     # --- closing ------------------------------------------------------------------------
 
@@ -291,32 +298,87 @@ class PlayStream:
             )
             waiter.done.set()
         self._put(_CLOSE)
-        task = self._task
-        if task is not None and code != grpc.StatusCode.CANCELLED:
-            # The writer ends the call with this status, unless it is stuck sending to a
-            # bot that does not read: then the call is cancelled a moment later.
-            loop = task.get_loop()
+        loop = self._loop
+        if loop is not None and code != grpc.StatusCode.CANCELLED:
+            # The call stops reading, sends what was queued and ends with this status
+            # (``hold``).
             with contextlib.suppress(RuntimeError):  # the loop is gone: so is the call
-                loop.call_soon_threadsafe(_cancel_later, loop, task)
+                loop.call_soon_threadsafe(self._stop_reading)
         log.info(
             "stream %s of bot %s closed: %s %s", self.id, self.record.bot_id, code.name, message
         )
 
-    # --- the reader -----------------------------------------------------------------------
+    # --- the call: reading, and how it ends ------------------------------------------------
 
-    async def read(self, requests: AsyncIterator[Any]) -> None:
-        """Consume the bot's messages until the stream ends (a task on the loop)."""
+    async def hold(self, context: grpc.aio.ServicerContext) -> None:
+        """Read the bot's messages until the stream closes (the call's coroutine), then end
+        the call with the status it closed with, once what was queued before is sent.
+
+        Reads are awaited here, not in a task of their own, and writes happen in a task
+        made only when something is queued (``_write_soon``): an idle stream holds its
+        call's coroutine and grpc's pending read, nothing more.
+        """
+        self._context = context
+        self._call = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()  # from now on ``_put`` wakes a writer
+        if not self.outbox.empty():
+            self._write_soon()  # queued while it was being admitted (a ping, a close)
+        with self._lock:
+            open_ = self.closed is None
         try:
-            async for message in requests:
+            if open_:
+                await self._read_all(context)
+            await self._finish()
+        except BaseException:
+            if self._writer is not None:
+                self._writer.cancel()
+            raise
+
+    async def _read_all(self, context: grpc.aio.ServicerContext) -> None:
+        self._reading = True
+        try:
+            while (message := await context.read()) is not grpc.aio.EOF:
                 self.last_heard = time.monotonic()
-                if not self._accept(message):
+                accepted = self._accept(message)
+                del message  # an idle stream keeps no message
+                if not accepted:
                     return
-        except (grpc.RpcError, asyncio.CancelledError):
-            pass  # the client went away, or the call ended: the call closes the stream
+        except asyncio.CancelledError:
+            if not self._ending:  # the call was cancelled (the bot went away)
+                raise
+            # ``close`` stopped the read: the call ends with the stream's status.
+            if self._call is not None:
+                self._call.uncancel()
+        except grpc.RpcError:
+            pass  # the client went away, or the call ended: the stream closes
         except Exception:
             log.exception("stream %s reader failed", self.id)
         finally:
+            self._reading = False
+            # The bot closed its stream, went away, or the call ended under the read.
             self.close(grpc.StatusCode.CANCELLED, "the bot closed its stream")
+
+    def _stop_reading(self) -> None:
+        """On the loop, once the stream was closed from elsewhere: end the call's read."""
+        call = self._call
+        if self._reading and call is not None and not call.done():
+            self._ending = True
+            call.cancel()
+
+    async def _finish(self) -> None:
+        """Send what was queued before the close, then end the call with the stream's
+        status; a bot that does not read what is sent gets its call cancelled instead."""
+        self._write_soon()
+        writer = self._writer
+        if writer is not None:
+            done, _ = await asyncio.wait({writer}, timeout=CLOSE_WRITE_S)
+            if not done:
+                writer.cancel()
+                raise asyncio.CancelledError  # stuck sending to a bot that does not read
+        assert self.closed is not None
+        code, details = self.closed
+        if code != grpc.StatusCode.CANCELLED:
+            raise GrpcError(code, details)
 
     def _accept(self, message: Any) -> bool:
         """Handle one client message; False when it ended the stream."""
@@ -401,44 +463,31 @@ class PlayStream:
 
     # --- the writer -----------------------------------------------------------------------
 
-    async def write(self, context: grpc.aio.ServicerContext) -> None:
-        """Send the outbox until the stream closes (the call's coroutine). A client that
-        goes away cancels the call (grpc.aio), which ends this wait too."""
-        loop = asyncio.get_running_loop()
-        # One future at a time, made before the outbox is emptied (a message put meanwhile
-        # resolves it, so the wait ends at once): lighter than an asyncio.Event a stream.
-        waiting: list[asyncio.Future[None]] = [loop.create_future()]
-        self._task = asyncio.current_task()
-        self._wake = functools.partial(_wake_up, loop, waiting)
-        while True:
-            waiting[0] = loop.create_future()
+    def _write_soon(self) -> None:
+        """On the loop: make the writer task, unless one runs (it sends what is queued)."""
+        context, loop = self._context, self._loop
+        idle = self._writer is None and not self.outbox.empty()
+        if idle and context is not None and loop is not None:
+            self._writer = loop.create_task(self._write(context))
+
+    async def _write(self, context: grpc.aio.ServicerContext) -> None:
+        """Send the outbox until it is empty, or up to the close (a task on the loop)."""
+        try:
             while True:
                 try:
                     message = self.outbox.get_nowait()
                 except queue.Empty:
-                    break
+                    return
                 if message is _CLOSE:
-                    assert self.closed is not None
-                    code, details = self.closed
-                    if code != grpc.StatusCode.CANCELLED:
-                        raise GrpcError(code, details)
                     return
                 await context.write(message)
-            await waiting[0]
-
-
-def _wake_up(loop: asyncio.AbstractEventLoop, waiting: list[asyncio.Future[None]]) -> None:
-    loop.call_soon_threadsafe(_resolve, waiting)
-
-
-def _resolve(waiting: list[asyncio.Future[None]]) -> None:
-    """On the loop: end the writer's current wait (the future it waits on now)."""
-    if not waiting[0].done():
-        waiting[0].set_result(None)
-
-
-def _cancel_later(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
-    loop.call_later(2.0, task.cancel)
+                del message  # an idle stream keeps no message
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the call ended under it: the read ends too
+            log.debug("stream %s: write failed: %s", self.id, exc)
+        finally:
+            self._writer = None
 
 
 def why_not_playing(bot: Bot | None) -> tuple[str, str]:
@@ -459,11 +508,10 @@ def why_not_playing(bot: Bot | None) -> tuple[str, str]:
 
 @dataclass(slots=True)
 class Opened:
-    """A stream admitted by ``PlayHub.open``, the rest of its call's messages and its welcome
-    (dropped once sent: the call holds this for the stream's life)."""
+    """A stream admitted by ``PlayHub.open`` and its welcome (dropped once sent: the call
+    holds this for the stream's life)."""
 
     stream: PlayStream
-    messages: AsyncIterator[Any] | None
     welcome: ladder_pb2.PlayServerMessage | None
 
 
@@ -519,7 +567,7 @@ class PlayHub:
 
     async def open(
         self,
-        requests: AsyncIterator[Any],
+        read: Callable[[], Awaitable[Any]],
         context: grpc.aio.ServicerContext,
         *,
         user: Any,
@@ -530,12 +578,13 @@ class PlayHub:
         within the limits (a coroutine on the loop; ``offload`` runs what touches the
         database or presence on the thread pool). What it returns keeps no model
         instance: a stream lives for hours, and objects kept from a burst of
-        admissions would pin the memory of everything allocated beside them."""
+        admissions would pin the memory of everything allocated beside them.
+        ``read`` gives the call's next message (``context.read``: no request iterator,
+        which grpc.aio would keep for the stream's life), ``grpc.aio.EOF`` at its end."""
         if self._stopping.is_set():
             raise GrpcError(grpc.StatusCode.UNAVAILABLE, "the server is stopping; reconnect")
         assert token_id is not None  # Play is not a public method: the guard wants a token
-        messages = aiter(requests)
-        hello = await self._hello(messages)
+        hello = await self._hello(read)
         bot = await offload(self._admit, hello, user)
         limits = self.limits
         record = presence.StreamRecord(
@@ -577,23 +626,21 @@ class PlayHub:
                 max_streams_per_user=limits.streams_per_user,
             )
         )
-        return Opened(stream, messages, welcome)
+        return Opened(stream, welcome)
 
     async def serve(
         self, opened: Opened, context: grpc.aio.ServicerContext, offload: Offload
     ) -> None:
-        """Hold an opened stream until it closes: its reader task, its writer here."""
-        stream, messages, welcome = opened.stream, opened.messages, opened.welcome
-        opened.messages = opened.welcome = None
-        assert messages is not None and welcome is not None
-        reader = asyncio.create_task(stream.read(messages))
-        del messages
+        """Hold an opened stream until it closes: its welcome first, then ``PlayStream.hold``
+        (reads here, writes in a task while there is something to send)."""
+        stream, welcome = opened.stream, opened.welcome
+        opened.welcome = None
+        assert welcome is not None
         try:
             await context.write(welcome)
             del welcome
-            await stream.write(context)
+            await stream.hold(context)
         finally:
-            reader.cancel()
             self._end(stream, offload)
 
     def _end(self, stream: PlayStream, offload: Offload) -> None:
@@ -613,11 +660,13 @@ class PlayHub:
         finally:
             connection.close()
 
-    async def _hello(self, messages: AsyncIterator[Any]) -> Any:
+    async def _hello(self, read: Callable[[], Awaitable[Any]]) -> Any:
         """The first client message, which must be a hello, within ``HELLO_TIMEOUT_S``."""
         message: Any
         try:
-            message = await asyncio.wait_for(anext(messages), HELLO_TIMEOUT_S)
+            message = await asyncio.wait_for(read(), HELLO_TIMEOUT_S)
+            if message is grpc.aio.EOF:
+                message = None
         except TimeoutError:
             raise GrpcError(
                 grpc.StatusCode.INVALID_ARGUMENT,

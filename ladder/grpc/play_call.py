@@ -33,7 +33,7 @@ def play_handler(
 ) -> grpc.RpcMethodHandler:
     """The handler of ``Ladder.Play``: ``handler`` (the generated one) as a coroutine."""
 
-    async def play(requests: Any, context: grpc.aio.ServicerContext) -> None:
+    async def play(_requests: Any, context: grpc.aio.ServicerContext) -> None:
         STARTED.labels(SERVICE, "Play").inc()
         started = time.perf_counter()
         code = grpc.StatusCode.OK
@@ -43,8 +43,10 @@ def play_handler(
             with request_id.bound(rid):
                 try:
                     caller = await offload(guard.admit_stream, "Play", context)
+                    # Messages are read with ``context.read``: iterating ``_requests`` would
+                    # make an async generator that grpc.aio keeps for the stream's life.
                     opened = await hub.open(
-                        requests, context, user=caller.user, token_id=caller.token_id,
+                        context.read, context, user=caller.user, token_id=caller.token_id,
                         offload=offload,
                     )  # fmt: skip
                     del caller  # the stream keeps no model instance (``PlayHub.open``)

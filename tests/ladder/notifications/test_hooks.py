@@ -117,7 +117,7 @@ def test_a_connected_bot_refused_is_told_once_per_reason_and_hour(
 
     for _ in range(3):  # a bot that keeps reconnecting
         with pytest.raises(GrpcError) as refused:
-            opening = hub.open(messages(), None, user=user, token_id=1, offload=offload)  # type: ignore[arg-type]
+            opening = hub.open(messages().__anext__, None, user=user, token_id=1, offload=offload)  # type: ignore[arg-type]
             asyncio.run(opening)
         assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
     [told] = owed(user, Kind.CONNECTED_REFUSED)
