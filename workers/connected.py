@@ -134,7 +134,7 @@ class ConnectedTransport:
     seat: int
     time_control: TimeControl
     lookup: Callable[[int], list[presence.StreamRecord]] = presence.streams_of_bot
-    version_label: str = ""  # the seat's version: its streams are preferred (connect, issue 38)
+    version_label: str = ""  # the seat's version label: streams that named it are preferred
     stream: presence.StreamRecord | None = None
     closed_reason: str = ""  # set when the bound stream's relay said it is closed
     # Streams the ladder lost for this seat. By stream, not by relay address: a grpcserver

@@ -38,7 +38,7 @@ class HeuristicParams:
     """The heuristic's weights, in one value so that variants can play each other.
 
     Values are in "torch" units. The defaults were chosen by self-play and
-    head-to-head runs of `engine.simulate` (see the report of issue 2).
+    head-to-head runs of `engine.simulate`.
     """
 
     win_value: float = 100.0  # completing the last objective ends the game

@@ -159,7 +159,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     ladder = asked_ladder(request)
     form = LeaderboardFilter(request.GET)
     f = form.values()
-    # --- ratings: a finished season's final table instead of the live board (issue 26) ---
+    # --- ratings: a finished season's final table instead of the live board ---
     seasons = rating_selectors.season_list(ladder=ladder.key)
     season = _asked_season(request, seasons)
     context: dict[str, Any] = {
@@ -302,7 +302,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
             "low": [h["low"] for h in history],
             "high": [h["high"] for h in history],
         },
-        # --- ratings: seasons and version lineage (issue 26) ---
+        # --- ratings: seasons and version lineage ---
         "season": season,
         "seasons": seasons,
         "lineage": rating_selectors.bot_lineage(bot_id=bot.pk, ladder=ladder.key),

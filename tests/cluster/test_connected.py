@@ -1,7 +1,7 @@
 """Drills of the connected bots (``tests/cluster/stack.py``: four on ``conn``, each with
 a Play stream to one of the two Ladder gRPC servers, ``web`` and ``web2``).
 
-Issue 37, corner 4 (the first test): a single Ladder gRPC server restarted (an upgrade)
+The first test: a single Ladder gRPC server restarted (an upgrade)
 cost a connected bot a rated forfeit. Now a seat whose stream the ladder lost waits for
 its bot to reconnect, within ``LADDER_CONNECT_RELAY_GRACE_S``, and the decision is asked
 again; a bot not back in time gets its match released, never rated with faults charged.
@@ -75,7 +75,7 @@ def test_a_single_grpc_server_restarted_mid_match_charges_no_connected_bot(
 
 
 def test_a_connected_seats_relay_vouches_for_the_worker(stack: Stack) -> None:
-    """Issue 37, corner 5: matches of a remote bot (on ``bots``) against a connected one
+    """Matches of a remote bot (on ``bots``) against a connected one
     (its relay on ``web``), played by w1 alone; w1 is cut off from ``bots`` mid-match.
     The remote seat's decisions time out and nothing answers a connection on ``bots``,
     but the connected seat's relay (a ladder server, probed at that moment) does: the

@@ -315,7 +315,7 @@ def _wait_log(service: Any, pattern: re.Pattern[str], after: int, what: str,
 
 
 def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None:
-    """The corner of issue 37 (1 and 3): the worker's handshakes fail inside a cut from the
+    """The worker's handshakes fail inside a cut from the
     bots, and the network comes back right then, before the game. The game must not use
     the connections that failed (stuck in their connect or their reconnect backoff, they
     fail or time out the first decisions after the heal, and the referee, probing after
@@ -347,7 +347,7 @@ def test_heal_right_after_failed_handshakes_charges_nobody(stack: Stack) -> None
 
 
 def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
-    """Issue 37, corner 2: every bot process of the bots' machine dead. Forfeiting the
+    """Every bot process of the bots' machine dead. Forfeiting the
     seats one by one in seat order handed the last seat a win with no decision (rated);
     now no seat played, so the match is errored and no rating moves."""
     bots = [f"bot{i}" for i in range(len(BOT_PORTS))]
@@ -369,7 +369,7 @@ def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
 # not yet found; alone, and in `make cluster`, it passes. Its timeout now names the matches.
 @full_only
 def test_a_cut_healed_just_before_the_deadline_charges_nobody(stack: Stack) -> None:
-    """Issue 37, corner 3 (found again by the nemesis): a cut between the worker and the
+    """Found again by the nemesis: a cut between the worker and the
     bots shorter than a decision's deadline and bank (1 + 2 s here). The answer sent
     after the heal comes late (TCP's retransmission timer), the decision times out just
     after the heal, and a probe then finds the bot: evidence from after the fault. The

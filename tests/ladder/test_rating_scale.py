@@ -1,6 +1,6 @@
 """The house bots on the product's default rating system: an Elo-scale board that settles.
 
-Issue 40: on the default system (Plackett-Luce) every bot stayed "prov." for ever,
+Before: on the default system (Plackett-Luce) every bot stayed "prov." for ever,
 the board showed numbers like 2,790 ± 520 and a rank column below zero. Here the
 three house bots (random, heuristic, starter) play real games (the rules engine,
 in this process) for about 40 games each and the results are recorded through the

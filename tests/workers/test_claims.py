@@ -183,7 +183,7 @@ def test_janitor_requeues_lost_workers_and_resends_lost_messages(
 def test_a_worker_whose_own_infrastructure_failed_stays_away_for_a_while(
     bots: list[int], queue: Path, django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
-    """Issue 37, corner 5: a worker cut off (from the bots, from every engine) released a
+    """A worker cut off (from the bots, from every engine) released a
     match; for LADDER_WORKER_OWN_FAULT_COOLDOWN_S it claims nothing, so the released
     matches land on a worker that can play them instead of spending their attempts here."""
     from workers import queued_match

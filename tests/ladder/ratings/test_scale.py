@@ -93,7 +93,7 @@ def test_the_default_system_settles_within_30_games_on_the_elo_scale() -> None:
 
 
 def test_the_earlier_default_kept_every_bot_provisional() -> None:
-    """What issue 40 found: openskill's defaults x 60 (sigma/c damping) left every bot's
+    """What was found: openskill's defaults x 60 (sigma/c damping) left every bot's
     sigma wide after 30 games and spread the ratings about twice as wide as Elo's."""
     earlier = OpenSkillSystem("plackett-luce-x60", "earlier", "PlackettLuce", OPENSKILL_X60)
     trail = play(earlier, games_each=60, seed=4)
