@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
+
 from tests.cluster.stack import CONNECTED, GRPC_PORT, GRPC_SERVERS, Stack
-from tests.cluster.test_drills import SCALE, SETTLE_S, drill, playing_on
+from tests.cluster.test_drills import SCALE, SETTLE_S, drill, full_only, playing_on
 from tests.support.workers import wait_until
 
 ASKED_AGAIN = re.compile(r"back on stream \S+; the decision is asked again")
@@ -113,3 +115,33 @@ def test_a_connected_seats_relay_vouches_for_the_worker(stack: Stack) -> None:
     assert all(set(s["kinds"]) <= {"timeout", "unavailable"} for s in seats), charges
     # ... and the worker never called itself cut off.
     assert "worker cut off from the bots" not in w1.log()[seen:]
+
+
+# The known gap of the hour of nemesis (docs/operations.md): a cut between the gRPC
+# servers and the connected bots' machine, shorter than the ping timeout, while their
+# matches are played. The relay waits, the answer never comes through, and the seat is
+# charged a timeout, though nothing vouched that the server's own link was up (the rule
+# the workers apply to remote bots). Strict xfail: it passes (and so fails here) once a
+# connected seat is charged only when its server can vouch for its link.
+@full_only
+@pytest.mark.xfail(strict=True, reason="a server-to-bot cut is charged to connected bots")
+def test_a_cut_between_the_servers_and_the_connected_bots_charges_nobody(
+    stack: Stack,
+) -> None:
+    rounds = 2 * SCALE
+
+    def cuts(ids: list[int]) -> float:
+        for _ in range(rounds):
+            wait_until(lambda: playing_on(stack, "w1") or playing_on(stack, "w2"), 120,
+                       "a match of connected bots is played", poll_s=0.2)  # fmt: skip
+            time.sleep(0.5)  # decisions in flight
+            for node in GRPC_SERVERS.values():
+                stack.net.cut(node, "conn")
+            time.sleep(4.0)  # under the ping timeout (6 s): the streams stay open
+            for node in GRPC_SERVERS.values():
+                stack.net.heal(node, "conn")
+            time.sleep(2.0)
+        return time.monotonic()
+
+    drill(stack, "a cut between the servers and the connected bots", 4 * rounds, cuts,
+          pool="connected", settle_s=SETTLE_S * 2)  # fmt: skip
