@@ -33,8 +33,11 @@ class TooManyFailures(ApplicationError):
 
     code = "too_many_failures"
 
-    def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__(message, extra={"retry_after": retry_after})
+    def __init__(self, *, retry_after: int) -> None:
+        super().__init__(
+            f"too many failed authentications; retry in {retry_after} s",
+            extra={"retry_after": retry_after},
+        )
         self.retry_after = retry_after
 
 
@@ -73,9 +76,7 @@ def auth_check(*, address: str | None, username: str | None = None) -> None:
     """Raise TooManyFailures when this address or account may not try now (cheap: no hash)."""
     wait = retry_after(address=address, username=username)
     if wait:
-        raise TooManyFailures(
-            f"too many failed authentications; retry in {wait} s", retry_after=wait
-        )
+        raise TooManyFailures(retry_after=wait)
 
 
 def auth_attempt(*, address: str | None, username: str | None = None) -> Callable[[], None]:
@@ -98,10 +99,7 @@ def auth_attempt(*, address: str | None, username: str | None = None) -> Callabl
     if over is not None:
         for window, key in hits:
             window.give_back(key)
-        wait = over.retry_after()
-        raise TooManyFailures(
-            f"too many failed authentications; retry in {wait} s", retry_after=wait
-        )
+        raise TooManyFailures(retry_after=over.retry_after())
 
     def succeeded() -> None:
         for window, key in hits:
@@ -135,8 +133,5 @@ def token_authenticate_limited(*, secret: str, address: str) -> ApiToken | None:
         return token
     per_address, _ = _windows()
     if per_address and address and per_address.hit(address) > per_address.limit:
-        wait = per_address.retry_after()
-        raise TooManyFailures(
-            f"too many failed authentications; retry in {wait} s", retry_after=wait
-        )
+        raise TooManyFailures(retry_after=per_address.retry_after())
     return None

@@ -155,7 +155,6 @@ def _redis_heartbeat(records: Sequence[StreamRecord]) -> None:
             pipe.zremrangebyscore(owner, "-inf", now)
             pipe.pexpire(owner, ttl_ms)
         pipe.execute()
-        del pipe, owners
 
 
 def _redis_close(record: StreamRecord) -> None:

@@ -482,8 +482,6 @@ class PlayStream:
                     return
                 await context.write(message)
                 del message  # an idle stream keeps no message
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # the call ended under it: the read ends too
             log.debug("stream %s: write failed: %s", self.id, exc)
         finally:

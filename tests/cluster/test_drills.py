@@ -364,9 +364,10 @@ def test_a_match_no_seat_can_play_is_errored_unrated(stack: Stack) -> None:
     assert all("no seat could play" in error for _, error in report["errors"]), report["errors"]
 
 
-# In the full set only: in two clean-clone runs of the whole suite (a loaded machine) its
-# worker neither played nor settled the drill's matches for 120 s between two cuts, a cause
-# not yet found; alone, and in `make cluster`, it passes. Its timeout now names the matches.
+# In the full set only: each cut rightly releases w1's match, and w1 then stays away for
+# LADDER_WORKER_OWN_FAULT_COOLDOWN_S (20 s) with w2 stopped, so a round costs 24 s or more.
+# Why a round twice waited past 120 s in the bounded set on a loaded machine is not
+# proven; its timeout names the matches.
 @full_only
 def test_a_cut_healed_just_before_the_deadline_charges_nobody(stack: Stack) -> None:
     """Found again by the nemesis: a cut between the worker and the

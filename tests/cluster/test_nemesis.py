@@ -72,15 +72,15 @@ def test_nemesis(stack: Stack) -> None:
     log_path = stack.tmp / "nemesis.jsonl"
     ids: list[int] = []
     lifted: list[str] = []
-    started = time.monotonic()
-    tended = [started]
+    started = tended = time.monotonic()
 
     def tend() -> None:
         """The house bots' owner, every TEND_S: lift the suspensions the faults earned, and
         start again a connected bot that stopped (a suspended one is told so and exits)."""
-        if time.monotonic() - tended[0] < TEND_S:
+        nonlocal tended
+        if time.monotonic() - tended < TEND_S:
             return
-        tended[0] = time.monotonic()
+        tended = time.monotonic()
         lifted.extend(stack.drive("lift"))
         for name in (f"cbot{i}" for i in range(CONNECTED)):
             if not stack.services[name].alive():
